@@ -1,0 +1,141 @@
+// The Snowflake generator: unique, strictly increasing IDs for one
+// (datacenter, worker) node.
+//
+// Uniqueness rests on one invariant, kept in generator.cc: the pair
+// (timestamp, sequence) of every issued ID is strictly greater than that of
+// every ID issued before it by this generator, or by an earlier generator that
+// used the same state file. Node fields are fixed, so IDs strictly increase too.
+//
+// Thread-safety: every method may be called from any number of threads. next()
+// and next_block() take no lock, allocate nothing and make no system call but
+// the clock read, except on the rare slow path that extends the persisted
+// reservation (see GeneratorOptions::state_file).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "snowid/clock.h"
+#include "snowid/decode.h"
+#include "snowid/error.h"
+#include "snowid/layout.h"
+
+namespace snowid {
+
+// What to do when the clock reads earlier than the last issued timestamp.
+enum class ClockPolicy {
+  // Refuse at once, saying by how much the clock moved back (original Snowflake).
+  kReject,
+  // Wait for the clock to catch up if that takes at most max_wait, else refuse.
+  kWait,
+  // Keep issuing from the last issued timestamp, running ahead of the wall
+  // clock by at most max_drift; beyond that, refuse. This also absorbs bursts
+  // beyond the per-unit sequence capacity by borrowing future units. The default.
+  kMonotonic,
+};
+
+const char* clock_policy_name(ClockPolicy policy);  // "reject", "wait", "monotonic"
+Result<ClockPolicy> parse_clock_policy(std::string_view name);
+
+enum class SequenceStart {
+  kZero,    // every time unit starts at sequence 0
+  kRandom,  // every time unit starts at a random offset below random_start_bound
+};
+
+const char* sequence_start_name(SequenceStart start);  // "zero", "random"
+Result<SequenceStart> parse_sequence_start(std::string_view name);
+
+struct GeneratorOptions {
+  Layout layout;
+  std::uint64_t datacenter_id = 0;
+  std::uint64_t worker_id = 0;
+
+  // Default monotonic: small NTP steps and bursts never cost availability, and
+  // the timestamps of IDs never run more than max_drift ahead of real time.
+  ClockPolicy clock_policy = ClockPolicy::kMonotonic;
+  std::chrono::milliseconds max_wait{5};      // kWait: longest rollback waited out per call
+  std::chrono::milliseconds max_drift{1000};  // kMonotonic: largest lead over the wall clock
+
+  SequenceStart sequence_start = SequenceStart::kZero;
+  // Exclusive bound of the random start; 0 means ids_per_unit / 32 (at least 1).
+  std::uint64_t random_start_bound = 0;
+
+  // Optional file holding the persisted high-water mark: a Unix-ms timestamp
+  // above every timestamp this node has issued or may issue before the file is
+  // written again. The generator keeps it `reserve_ahead` in front of use, so a
+  // restart after a crash, even with the clock set back, starts above it. The
+  // file is locked ("<file>.lock") for the generator's lifetime.
+  std::filesystem::path state_file;
+  std::chrono::milliseconds reserve_ahead{2000};
+  // At start, if the clock is behind the mark: kReject refuses; kWait waits up
+  // to max_start_wait; kMonotonic starts above the mark if that is within max_drift.
+  std::chrono::milliseconds max_start_wait{10000};
+
+  // The clock to read; nullptr means SystemClock::instance(). Must outlive the generator.
+  Clock* clock = nullptr;
+};
+
+// Up to `count` IDs issued in one step, all in one time unit:
+// at(i) = first + i * stride.
+struct IdBlock {
+  Id first = 0;
+  std::uint32_t count = 0;
+  Id stride = 1;
+
+  Id at(std::uint32_t i) const { return first + static_cast<Id>(i) * stride; }
+  Id last() const { return at(count - 1); }
+};
+
+// Counters and gauges for operators; a consistent-enough snapshot, read without locks.
+struct GeneratorStats {
+  std::uint64_t clock_behind_events = 0;      // fresh clock reads behind the last issued unit
+  std::uint64_t refusals = 0;                 // calls that returned an error
+  std::uint64_t state_write_failures = 0;
+  std::chrono::milliseconds last_issued{0};   // Unix ms of the last issued unit (0 if none)
+  std::chrono::milliseconds high_water{0};    // persisted mark (0 without a state file)
+  std::chrono::milliseconds drift{0};         // lead of the last issued unit over the clock
+};
+
+class Generator {
+ public:
+  // Validates the options, opens and locks the state file and applies the
+  // clock policy if the clock is behind the persisted mark.
+  static Result<std::unique_ptr<Generator>> create(const GeneratorOptions& options);
+
+  ~Generator();
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+
+  // One ID.
+  Result<Id> next();
+  // Between 1 and max_count IDs (fewer when the time unit runs out of
+  // sequence numbers) in one atomic step. Requires max_count >= 1.
+  Result<IdBlock> next_block(std::uint32_t max_count);
+  // Fills `out` completely, strictly increasing, in as few steps as possible.
+  // On error, `out` may be partly filled and those IDs are consumed.
+  Status next(std::span<Id> out);
+
+  // Persists a mark reserve_ahead beyond now if less than half of it is left.
+  // A server calls this from a timer so that next() never waits on the disk.
+  Status extend_reservation();
+  // Writes the exact high-water mark (the last issued unit) for a clean stop,
+  // so that a restart need not skip the reserved time ahead.
+  // Requires: no call to next() or next_block() runs concurrently (a call that
+  // had read the old reservation could otherwise issue above the new mark).
+  // Later calls are fine: they raise the mark again first.
+  Status checkpoint();
+
+  GeneratorStats stats() const;
+  const GeneratorOptions& options() const;
+
+ private:
+  struct Impl;
+  explicit Generator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace snowid

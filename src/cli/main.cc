@@ -1,0 +1,347 @@
+// snowid: generate, decode and compose IDs and show layouts from the shell.
+//
+// Exit codes: 0 success; 1 the work failed (clock behind, state file locked);
+// 2 bad input (one line on stderr, nothing printed on stdout).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "id_json.h"
+#include "layout_drawing.h"
+#include "snowid/decode.h"
+#include "snowid/generator.h"
+#include "snowid/layout.h"
+
+namespace snowid::cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+// Thrown inside a subcommand to leave with one line on stderr.
+struct Exit {
+  int code;
+  std::string message;
+};
+
+[[noreturn]] void usage_error(const Error& error) { throw Exit{kExitUsage, error.message}; }
+[[noreturn]] void failure(const Error& error) { throw Exit{kExitFailure, error.message}; }
+
+template <typename T>
+T or_usage_error(Result<T> result) {
+  if (!result.ok()) usage_error(result.error());
+  return std::move(result).value();
+}
+
+std::uint64_t parse_number(const std::string& text, std::uint64_t max, std::string_view option) {
+  return or_usage_error(parse_unsigned(text, max, option));
+}
+
+// Layout options shared by every subcommand.
+struct LayoutArgs {
+  std::string preset = "twitter";
+  std::string timestamp_bits, datacenter_bits, worker_bits, sequence_bits, time_unit_ms, epoch,
+      sequence_position;
+
+  void add_to(CLI::App& app) {
+    app.add_option("--preset", preset,
+                   "Layout preset: twitter, discord, sonyflake, baidu, js-safe")
+        ->default_str("twitter");
+    app.add_option("--timestamp-bits", timestamp_bits, "Bits of the timestamp field");
+    app.add_option("--datacenter-bits", datacenter_bits, "Bits of the datacenter field (0 allowed)");
+    app.add_option("--worker-bits", worker_bits, "Bits of the worker field (0 allowed)");
+    app.add_option("--sequence-bits", sequence_bits, "Bits of the sequence field");
+    app.add_option("--time-unit-ms", time_unit_ms, "Length of one timestamp step in ms");
+    app.add_option("--epoch", epoch, "Epoch: Unix ms or ISO 8601 (2014-09-01T00:00:00Z)");
+    app.add_option("--sequence-position", sequence_position,
+                   "Sequence below (low) or above (high) the node fields");
+  }
+
+  Layout resolve_layout() const {
+    LayoutSpec spec;
+    spec.preset = preset;
+    auto bits = [](const std::string& text, std::string_view option) -> std::optional<int> {
+      if (text.empty()) return std::nullopt;
+      return static_cast<int>(parse_number(text, 64, option));
+    };
+    spec.timestamp_bits = bits(timestamp_bits, "--timestamp-bits");
+    spec.datacenter_bits = bits(datacenter_bits, "--datacenter-bits");
+    spec.worker_bits = bits(worker_bits, "--worker-bits");
+    spec.sequence_bits = bits(sequence_bits, "--sequence-bits");
+    if (!time_unit_ms.empty()) {
+      spec.time_unit = milliseconds{
+          static_cast<long long>(parse_number(time_unit_ms, 86'400'000, "--time-unit-ms"))};
+    }
+    if (!epoch.empty()) spec.epoch = or_usage_error(parse_time(epoch));
+    if (!sequence_position.empty()) {
+      spec.sequence_position = or_usage_error(parse_sequence_position(sequence_position));
+    }
+    return or_usage_error(resolve(spec));
+  }
+};
+
+milliseconds wall_now() { return SystemClock::instance().now_fresh(); }
+
+// Buffered writer to stdout: formatting and writing must not be the bottleneck
+// of `snowid gen`.
+class Output {
+ public:
+  ~Output() { flush(); }
+  void id(Id value) {
+    if (buffer_.size() - used_ < 32) flush();
+    auto [end, ec] = std::to_chars(buffer_.data() + used_, buffer_.data() + buffer_.size(), value);
+    (void)ec;
+    *end = '\n';
+    used_ = static_cast<std::size_t>(end - buffer_.data()) + 1;
+  }
+  void flush() {
+    std::size_t done = 0;
+    while (done < used_) {
+      const ssize_t n = ::write(STDOUT_FILENO, buffer_.data() + done, used_ - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw Exit{kExitFailure, fmt::format("cannot write output: {}", std::strerror(errno))};
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    used_ = 0;
+  }
+
+ private:
+  std::vector<char> buffer_ = std::vector<char>(1 << 20);
+  std::size_t used_ = 0;
+};
+
+// A one-line progress bar on stderr, for long runs on a terminal.
+class Progress {
+ public:
+  explicit Progress(std::uint64_t total)
+      : total_(total), shown_(total >= 1'000'000 && ::isatty(STDERR_FILENO) == 1) {}
+  ~Progress() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+  }
+  void update(std::uint64_t done) {
+    if (!shown_) return;
+    const auto percent = static_cast<int>(done * 100 / total_);
+    if (percent == last_percent_) return;
+    last_percent_ = percent;
+    const int filled = percent * 40 / 100;
+    std::fprintf(stderr, "\r[%.*s%*s] %3d%%  %llu/%llu", filled,
+                 "########################################", 40 - filled, "", percent,
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_));
+  }
+
+ private:
+  std::uint64_t total_;
+  bool shown_;
+  int last_percent_ = -1;
+};
+
+struct GenArgs {
+  std::string count = "1", worker_id = "0", datacenter_id = "0", state_file, clock_policy,
+              max_wait_ms, max_drift_ms, sequence_start = "zero";
+};
+
+int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
+  GeneratorOptions options;
+  options.layout = layout_args.resolve_layout();
+  const std::uint64_t count =
+      parse_number(args.count, std::numeric_limits<std::uint64_t>::max(), "-n");
+  options.datacenter_id = parse_number(args.datacenter_id, std::numeric_limits<std::uint32_t>::max(),
+                                       "--datacenter-id");
+  options.worker_id =
+      parse_number(args.worker_id, std::numeric_limits<std::uint32_t>::max(), "--worker-id");
+  options.state_file = args.state_file;
+  if (!args.clock_policy.empty()) {
+    options.clock_policy = or_usage_error(parse_clock_policy(args.clock_policy));
+  }
+  if (!args.max_wait_ms.empty()) {
+    options.max_wait = milliseconds{
+        static_cast<long long>(parse_number(args.max_wait_ms, 3'600'000, "--max-wait-ms"))};
+  }
+  if (!args.max_drift_ms.empty()) {
+    options.max_drift = milliseconds{
+        static_cast<long long>(parse_number(args.max_drift_ms, 3'600'000, "--max-drift-ms"))};
+  }
+  options.sequence_start = or_usage_error(parse_sequence_start(args.sequence_start));
+
+  auto created = Generator::create(options);
+  if (!created.ok()) {
+    if (created.error().code == ErrorCode::kInvalidArgument) usage_error(created.error());
+    failure(created.error());
+  }
+  Generator& generator = **created;
+  if (auto warning = layout_facts(options.layout, wall_now()).warning) {
+    std::fprintf(stderr, "snowid: warning: %s\n", warning->c_str());
+  }
+
+  Output out;
+  Progress progress(count);
+  std::uint64_t done = 0;
+  while (done < count) {
+    const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, 1u << 16));
+    auto block = generator.next_block(want);
+    if (!block.ok()) {
+      out.flush();
+      failure(block.error());
+    }
+    for (std::uint32_t i = 0; i < block->count; ++i) out.id(block->at(i));
+    done += block->count;
+    progress.update(done);
+  }
+  out.flush();
+  Status saved = generator.checkpoint();
+  if (!saved.ok()) failure(saved.error());
+  return 0;
+}
+
+int run_decode(const std::vector<std::string>& ids, bool json, const LayoutArgs& layout_args) {
+  const Layout layout = layout_args.resolve_layout();
+  std::vector<std::pair<Id, IdFields>> decoded;
+  for (const std::string& text : ids) {
+    const Id id = or_usage_error(parse_id(text));
+    decoded.emplace_back(id, or_usage_error(decode(layout, id)));
+  }
+  for (const auto& [id, fields] : decoded) {
+    if (json) {
+      std::printf("%s\n", decoded_id_json(id, fields).dump().c_str());
+    } else {
+      std::printf("%lld time=%s timestamp_ms=%lld datacenter=%llu worker=%llu sequence=%llu\n",
+                  static_cast<long long>(id), format_time(fields.timestamp).c_str(),
+                  static_cast<long long>(fields.timestamp.count()),
+                  static_cast<unsigned long long>(fields.datacenter),
+                  static_cast<unsigned long long>(fields.worker),
+                  static_cast<unsigned long long>(fields.sequence));
+    }
+  }
+  return 0;
+}
+
+struct ComposeArgs {
+  std::string timestamp, datacenter = "0", worker = "0", sequence = "0";
+};
+
+int run_compose(const ComposeArgs& args, const LayoutArgs& layout_args) {
+  const Layout layout = layout_args.resolve_layout();
+  IdFields fields;
+  fields.timestamp = or_usage_error(parse_time(args.timestamp));
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  fields.datacenter = parse_number(args.datacenter, kMax, "--datacenter");
+  fields.worker = parse_number(args.worker, kMax, "--worker");
+  fields.sequence = parse_number(args.sequence, kMax, "--sequence");
+  std::printf("%lld\n", static_cast<long long>(or_usage_error(compose(layout, fields))));
+  return 0;
+}
+
+int run_layout(bool json, const LayoutArgs& layout_args) {
+  const Layout layout = layout_args.resolve_layout();
+  const milliseconds now = wall_now();
+  if (json) {
+    std::printf("%s\n", layout_json(layout, now).dump(2).c_str());
+    return 0;
+  }
+  const LayoutFacts facts = layout_facts(layout, now);
+  std::string text = draw_layout(layout);
+  text += fmt::format("\nlayout             {}\n", describe(layout));
+  text += fmt::format("total bits         {}\n", facts.total_bits);
+  text += fmt::format("max datacenter id  {}\n", facts.max_datacenter_id);
+  text += fmt::format("max worker id      {}\n", facts.max_worker_id);
+  text += fmt::format("IDs per unit       {} per node\n", facts.ids_per_unit);
+  text += fmt::format("IDs per second     {:.0f} per node\n", facts.ids_per_second);
+  text += fmt::format("largest ID         {}\n", facts.max_id);
+  text += fmt::format("timestamp overflow {}\n", format_time(facts.overflow_at));
+  if (facts.warning) text += fmt::format("warning: {}\n", *facts.warning);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"snowid: unique, time-ordered 64-bit IDs (Snowflake layouts)", "snowid"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  LayoutArgs layout_args;
+  GenArgs gen_args;
+  auto* gen = app.add_subcommand("gen", "Print new IDs, one per line");
+  gen->add_option("-n,--count", gen_args.count, "How many IDs")->default_str("1");
+  gen->add_option("--worker-id", gen_args.worker_id, "Worker id of this node")->default_str("0");
+  gen->add_option("--datacenter-id", gen_args.datacenter_id, "Datacenter id of this node")
+      ->default_str("0");
+  gen->add_option("--state-file", gen_args.state_file,
+                  "File holding the high-water mark, so a restart never repeats IDs");
+  gen->add_option("--clock-policy", gen_args.clock_policy,
+                  "On a clock step back: reject, wait or monotonic")
+      ->default_str("monotonic");
+  gen->add_option("--max-wait-ms", gen_args.max_wait_ms, "wait policy: longest wait")
+      ->default_str("5");
+  gen->add_option("--max-drift-ms", gen_args.max_drift_ms,
+                  "monotonic policy: largest lead over the clock")
+      ->default_str("1000");
+  gen->add_option("--sequence-start", gen_args.sequence_start,
+                  "Sequence start of each time unit: zero or random")
+      ->default_str("zero");
+  layout_args.add_to(*gen);
+
+  std::vector<std::string> ids;
+  bool decode_json = false;
+  auto* dec = app.add_subcommand("decode", "Print the fields of IDs");
+  dec->add_option("ids", ids, "IDs to decode")->required();
+  dec->add_flag("--json", decode_json, "One JSON object per line");
+  layout_args.add_to(*dec);
+
+  ComposeArgs compose_args;
+  auto* comp = app.add_subcommand("compose", "Print the ID made of the given fields");
+  comp->add_option("--timestamp-ms", compose_args.timestamp,
+                   "Unix ms (or ISO 8601) of the ID's time")
+      ->required();
+  comp->add_option("--datacenter", compose_args.datacenter, "Datacenter id")->default_str("0");
+  comp->add_option("--worker", compose_args.worker, "Worker id")->default_str("0");
+  comp->add_option("--sequence", compose_args.sequence, "Sequence number")->default_str("0");
+  layout_args.add_to(*comp);
+
+  bool layout_json_flag = false;
+  auto* lay = app.add_subcommand("layout", "Show a layout's bit fields and derived facts");
+  lay->add_flag("--json", layout_json_flag, "Print JSON");
+  layout_args.add_to(*lay);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "snowid: %s\n", one_line(e.what()).c_str());
+    return kExitUsage;
+  }
+
+  try {
+    if (gen->parsed()) return run_gen(gen_args, layout_args);
+    if (dec->parsed()) return run_decode(ids, decode_json, layout_args);
+    if (comp->parsed()) return run_compose(compose_args, layout_args);
+    if (lay->parsed()) return run_layout(layout_json_flag, layout_args);
+  } catch (const Exit& exit) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "snowid: %s\n", one_line(exit.message).c_str());
+    return exit.code;
+  }
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace snowid::cli
+
+int main(int argc, char** argv) { return snowid::cli::run(argc, argv); }

@@ -1,0 +1,142 @@
+// SystemClock and ManualClock.
+//
+// SystemClock::now() keeps, per thread, its last CLOCK_REALTIME reading and
+// the cycle counter (TSC) value taken just before it. While fewer cycles have
+// passed than the time left in that reading's millisecond (less a margin of
+// 20 us and 2% for calibration error), the millisecond is still the current
+// one and the reading is returned again. The invariant: now() returns only
+// values a real clock read produced, and a reused value is never reused past
+// the end of its millisecond. A TSC that jumps backwards (another core, VM
+// migration) makes the unsigned difference huge, which forces a real read.
+#include "snowid/clock.h"
+
+#include <ctime>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+namespace snowid {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+constexpr long long kNanosPerMilli = 1'000'000;
+constexpr long long kMarginNanos = 20'000;
+
+long long monotonic_raw_nanos() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+// Cycles per nanosecond of an invariant TSC, or 0 where there is none (then
+// every now() reads the clock).
+double measure_tsc_rate() {
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 8)) == 0) {
+    return 0;  // no invariant TSC
+  }
+  const long long t0 = monotonic_raw_nanos();
+  const unsigned long long c0 = __rdtsc();
+  long long t1 = t0;
+  while (t1 - t0 < 2'000'000) t1 = monotonic_raw_nanos();
+  const unsigned long long c1 = __rdtsc();
+  const double rate = static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0);
+  if (rate < 0.1 || rate > 20.0) return 0;  // implausible: do not trust the counter
+  return rate * 0.98;  // a slower assumed rate makes every budget shorter, never longer
+#else
+  return 0;
+#endif
+}
+
+double tsc_cycles_per_nano() {
+  static const double rate = measure_tsc_rate();
+  return rate;
+}
+
+unsigned long long read_tsc() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return 0;
+#endif
+}
+
+struct ThreadReading {
+  long long unix_ms = 0;
+  unsigned long long tsc = 0;
+  unsigned long long budget_cycles = 0;  // 0: nothing to reuse
+};
+
+thread_local ThreadReading t_reading;
+
+}  // namespace
+
+milliseconds SystemClock::now() {
+  ThreadReading& r = t_reading;
+  if (read_tsc() - r.tsc < r.budget_cycles) return milliseconds{r.unix_ms};
+  return now_fresh();
+}
+
+milliseconds SystemClock::now_fresh() {
+  const unsigned long long tsc = read_tsc();
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const long long ms = ts.tv_sec * 1000LL + ts.tv_nsec / kNanosPerMilli;
+  const long long nanos_left = kNanosPerMilli - ts.tv_nsec % kNanosPerMilli - kMarginNanos;
+  ThreadReading& r = t_reading;
+  r.unix_ms = ms;
+  r.tsc = tsc;
+  const double rate = tsc_cycles_per_nano();
+  r.budget_cycles = (rate > 0 && nanos_left > 0)
+                        ? static_cast<unsigned long long>(static_cast<double>(nanos_left) * rate)
+                        : 0;
+  return milliseconds{ms};
+}
+
+void SystemClock::sleep_for(microseconds duration) {
+  if (duration >= milliseconds{2}) {
+    std::this_thread::sleep_for(duration);
+    return;
+  }
+  // Short waits spin: a sleeping thread wakes tens of microseconds late.
+  const auto deadline = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < deadline) {
+#if defined(__x86_64__)
+    _mm_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+}
+
+SystemClock& SystemClock::instance() {
+  static SystemClock clock;
+  tsc_cycles_per_nano();  // calibrate once, at set-up rather than on the first ID
+  return clock;
+}
+
+milliseconds ManualClock::now() { return milliseconds{now_.load()}; }
+
+void ManualClock::sleep_for(microseconds duration) {
+  slept_us_.fetch_add(duration.count());
+  const long long total = sub_ms_us_.fetch_add(duration.count()) + duration.count();
+  const long long whole_ms = total / 1000;
+  if (whole_ms > 0) {
+    sub_ms_us_.fetch_sub(whole_ms * 1000);
+    now_.fetch_add(whole_ms);
+  }
+}
+
+void ManualClock::set(milliseconds unix_time) { now_.store(unix_time.count()); }
+
+void ManualClock::advance(milliseconds delta) { now_.fetch_add(delta.count()); }
+
+microseconds ManualClock::slept() const { return microseconds{slept_us_.load()}; }
+
+}  // namespace snowid

@@ -1,0 +1,448 @@
+// The lock-free Snowflake generator.
+//
+// State: one 64-bit atomic word holding (tick << sequence_bits) | sequence of
+// the last issued ID, where tick counts time units since the layout's epoch.
+//
+// THE UNIQUENESS INVARIANT. Every successful compare-exchange on `state_`
+// replaces (tick, seq) with a strictly greater pair (tick', seq' + n - 1),
+// where (tick', seq') is the first pair handed out. Pairs are ordered by tick,
+// then sequence; node fields are constant; so every issued ID is strictly
+// greater than every ID issued before it, from any thread. The clock only
+// proposes a tick: a clock that reads earlier than the last issued tick can
+// make a call wait or fail, never move `state_` backwards. Decisions about
+// the clock are made before `state_` changes, so a refused call consumes
+// nothing (the original Snowflake reset its sequence before checking for a
+// rollback and so repeated IDs once time came back).
+//
+// THE PERSISTENCE INVARIANT. With a state file, no ID is issued with a tick
+// above `ceiling_`, and `ceiling_` is raised only after a mark at least as high
+// has been written durably. A restarted generator starts strictly above the
+// persisted mark, so even a restart with the clock set back cannot repeat an
+// ID from an earlier run.
+#include "snowid/generator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include "bit_fields.h"
+#include "state_file.h"
+
+namespace snowid {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+// SplitMix64 finaliser: a well-mixed function of the tick, so the random
+// sequence start needs no shared PRNG state on the hot path.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const char* clock_policy_name(ClockPolicy policy) {
+  switch (policy) {
+    case ClockPolicy::kReject: return "reject";
+    case ClockPolicy::kWait: return "wait";
+    case ClockPolicy::kMonotonic: return "monotonic";
+  }
+  return "?";
+}
+
+Result<ClockPolicy> parse_clock_policy(std::string_view name) {
+  for (auto policy : {ClockPolicy::kReject, ClockPolicy::kWait, ClockPolicy::kMonotonic}) {
+    if (name == clock_policy_name(policy)) return policy;
+  }
+  return invalid_argument(
+      fmt::format("unknown clock policy '{}'; expected reject, wait or monotonic", name));
+}
+
+const char* sequence_start_name(SequenceStart start) {
+  return start == SequenceStart::kZero ? "zero" : "random";
+}
+
+Result<SequenceStart> parse_sequence_start(std::string_view name) {
+  if (name == "zero") return SequenceStart::kZero;
+  if (name == "random") return SequenceStart::kRandom;
+  return invalid_argument(
+      fmt::format("unknown sequence start '{}'; expected zero or random", name));
+}
+
+struct Generator::Impl {
+  GeneratorOptions options;
+  Clock* clock = nullptr;
+  internal::BitFields fields;
+  int sequence_bits = 0;
+  std::uint64_t sequence_mask = 0;
+  std::int64_t epoch_ms = 0;
+  std::int64_t unit_ms = 1;
+  std::uint64_t node_bits = 0;       // datacenter and worker fields in place
+  std::int64_t max_tick = 0;
+  std::int64_t drift_ticks = 0;      // lead over the clock allowed without waiting
+  std::int64_t reserve_ticks = 0;
+  std::uint64_t random_bound = 0;    // 0: sequence starts at zero
+  std::uint64_t random_seed = 0;
+
+  alignas(64) std::atomic<std::uint64_t> state{0};
+  alignas(64) std::atomic<std::int64_t> ceiling{std::numeric_limits<std::int64_t>::max()};
+  std::atomic<std::int64_t> wall_high{0};  // highest clock tick seen; for rollback counting
+  std::atomic<std::uint64_t> clock_behind_events{0};
+  std::atomic<std::uint64_t> refusals{0};
+  std::atomic<std::uint64_t> state_write_failures{0};
+
+  std::mutex persist_mutex;  // serialises state-file writes; never taken on the fast path
+  std::optional<internal::StateFile> state_file;
+
+  std::int64_t tick_of(milliseconds unix_time) const {
+    const std::int64_t since = unix_time.count() - epoch_ms;
+    return unit_ms == 1 ? since : floor_div(since, unit_ms);
+  }
+  std::int64_t ms_of(std::int64_t tick) const { return epoch_ms + tick * unit_ms; }
+  std::int64_t last_tick() const {
+    return static_cast<std::int64_t>(state.load(std::memory_order_acquire) >> sequence_bits);
+  }
+
+  std::uint64_t start_sequence(std::int64_t tick) const {
+    if (random_bound == 0) return 0;
+    return mix(static_cast<std::uint64_t>(tick) ^ random_seed) % random_bound;
+  }
+
+  Error refuse(Error error) {
+    refusals.fetch_add(1, std::memory_order_relaxed);
+    return error;
+  }
+
+  Result<IdBlock> reserve(std::uint32_t want);
+  // What to do when the proposed tick lies ahead of the clock reading `now`.
+  // Returns the clock tick to retry with, or nullopt to issue `tick` as it is.
+  Result<std::optional<std::int64_t>> on_lead(std::int64_t now, std::int64_t last,
+                                              std::int64_t tick, microseconds& waited);
+  // Blocks until the clock reaches `tick` or `budget` of waiting is used up.
+  bool wait_for_tick(std::int64_t tick, microseconds budget, microseconds& waited);
+  Status extend_to(std::int64_t tick);
+  Status persist(std::int64_t ceiling_tick);
+};
+
+Result<IdBlock> Generator::Impl::reserve(std::uint32_t want) {
+  microseconds waited{0};
+  std::int64_t now = tick_of(clock->now());
+  std::uint64_t old = state.load(std::memory_order_relaxed);
+  for (;;) {
+    const auto last = static_cast<std::int64_t>(old >> sequence_bits);
+    const std::uint64_t last_seq = old & sequence_mask;
+    std::int64_t tick;
+    std::uint64_t seq;
+    if (now > last) [[likely]] {
+      tick = now;
+      seq = start_sequence(now);
+    } else if (last_seq < sequence_mask) {
+      tick = last;
+      seq = last_seq + 1;
+    } else {
+      tick = last + 1;  // this unit is used up: the next one
+      seq = 0;
+    }
+    if (tick > now) [[unlikely]] {
+      auto verdict = on_lead(now, last, tick, waited);
+      if (!verdict.ok()) return refuse(verdict.error());
+      if (verdict->has_value()) {
+        now = **verdict;
+        old = state.load(std::memory_order_relaxed);
+        continue;
+      }
+    }
+    if (tick > max_tick) [[unlikely]] {
+      return refuse(Error{ErrorCode::kTimestampOverflow,
+                          fmt::format("the timestamp field is full since {}: the layout's "
+                                      "lifetime is over; choose a later epoch or more bits",
+                                      format_time(milliseconds{ms_of(max_tick + 1)}))});
+    }
+    if (tick > ceiling.load(std::memory_order_acquire)) [[unlikely]] {
+      Status extended = extend_to(tick);
+      if (!extended.ok()) return refuse(extended.error());
+      old = state.load(std::memory_order_relaxed);
+      continue;
+    }
+    const std::uint64_t n = std::min<std::uint64_t>(want, sequence_mask - seq + 1);
+    const std::uint64_t next = (static_cast<std::uint64_t>(tick) << sequence_bits) | (seq + n - 1);
+    if (state.compare_exchange_weak(old, next, std::memory_order_acq_rel,
+                                    std::memory_order_relaxed)) [[likely]] {
+      if (tick == now && tick > last) wall_high.store(now, std::memory_order_relaxed);
+      const std::uint64_t first = (static_cast<std::uint64_t>(tick) << fields.timestamp_shift) |
+                                  node_bits | (seq << fields.sequence_shift);
+      return IdBlock{static_cast<Id>(first), static_cast<std::uint32_t>(n),
+                     Id{1} << fields.sequence_shift};
+    }
+  }
+}
+
+Result<std::optional<std::int64_t>> Generator::Impl::on_lead(std::int64_t now, std::int64_t last,
+                                                               std::int64_t tick,
+                                                               microseconds& waited) {
+  // A reading reused within its millisecond, or taken just before another
+  // thread issued at a later unit, may be stale: judge only a fresh one.
+  const std::int64_t fresh = tick_of(clock->now_fresh());
+  if (fresh > now) return std::optional<std::int64_t>{fresh};
+  if (fresh < 0) {
+    return Error{ErrorCode::kClockBeforeEpoch,
+                 fmt::format("the clock reads {}, before the layout's epoch {}",
+                             format_time(clock->now_fresh()), format_time(milliseconds{epoch_ms}))};
+  }
+  std::int64_t seen = wall_high.load(std::memory_order_relaxed);
+  while (fresh > seen && !wall_high.compare_exchange_weak(seen, fresh)) {
+  }
+  if (fresh < last) {
+    // Count each step back once: later readings at or above `fresh` do not count again.
+    std::int64_t high = wall_high.load(std::memory_order_relaxed);
+    if (fresh < high && wall_high.compare_exchange_strong(high, fresh)) {
+      clock_behind_events.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  const std::int64_t lead = tick - fresh;
+  if (options.clock_policy == ClockPolicy::kReject && fresh < last) {
+    return Error{ErrorCode::kClockBehind,
+                 fmt::format("the clock moved back: it is {} ms behind the last issued ID; the "
+                             "reject policy refuses until it catches up",
+                             (last - fresh) * unit_ms)};
+  }
+  if (lead <= drift_ticks) return std::optional<std::int64_t>{};  // monotonic: issue ahead
+  // Waiting until the clock reaches tick - drift_ticks would make the lead acceptable.
+  const std::int64_t target = tick - drift_ticks;
+  const bool unit_used_up = tick == last + 1 && target - fresh == 1;
+  const microseconds needed = milliseconds{(target - fresh) * unit_ms};
+  microseconds budget{0};
+  if (unit_used_up) {
+    budget = needed + milliseconds{unit_ms};  // the natural wait for the next unit
+  } else if (options.clock_policy == ClockPolicy::kWait) {
+    budget = options.max_wait;
+  }
+  if (waited + needed > budget) {
+    const std::int64_t behind_ms = (last - fresh) * unit_ms;
+    if (options.clock_policy == ClockPolicy::kMonotonic) {
+      return Error{ErrorCode::kClockBehind,
+                   fmt::format("the clock is {} ms behind the last issued ID, more than the "
+                               "monotonic policy's max_drift of {} ms",
+                               behind_ms, options.max_drift.count())};
+    }
+    return Error{ErrorCode::kClockBehind,
+                 fmt::format("the clock is {} ms behind the last issued ID, more than the "
+                             "wait policy's max_wait of {} ms",
+                             behind_ms, options.max_wait.count())};
+  }
+  if (!wait_for_tick(target, budget, waited)) {
+    return Error{ErrorCode::kClockBehind,
+                 fmt::format("the clock did not reach the next time unit within {} us",
+                             budget.count())};
+  }
+  return std::optional<std::int64_t>{tick_of(clock->now())};
+}
+
+bool Generator::Impl::wait_for_tick(std::int64_t tick, microseconds budget, microseconds& waited) {
+  constexpr microseconds kSpinStep{20};
+  for (;;) {
+    const std::int64_t now_ms = clock->now().count();
+    const std::int64_t gap_ms = ms_of(tick) - now_ms;
+    if (gap_ms <= 0) return true;
+    if (waited >= budget) return false;
+    // Sleep through whole milliseconds but the last, then poll finely.
+    const microseconds step = gap_ms > 1 ? milliseconds{gap_ms - 1} : kSpinStep;
+    const microseconds slice = std::min(step, budget - waited + kSpinStep);
+    clock->sleep_for(slice);
+    waited += slice;
+  }
+}
+
+Status Generator::Impl::persist(std::int64_t ceiling_tick) {
+  Status stored = state_file->store(milliseconds{ms_of(ceiling_tick)});
+  if (!stored.ok()) {
+    state_write_failures.fetch_add(1, std::memory_order_relaxed);
+    return Error{ErrorCode::kStateFile,
+                 fmt::format("cannot raise the high-water mark: {}", stored.error().message)};
+  }
+  ceiling.store(ceiling_tick, std::memory_order_release);
+  return {};
+}
+
+Status Generator::Impl::extend_to(std::int64_t tick) {
+  std::lock_guard lock(persist_mutex);
+  if (tick <= ceiling.load(std::memory_order_acquire)) return {};
+  const std::int64_t base = std::max(tick, tick_of(clock->now()));
+  return persist(std::min(base + reserve_ticks, max_tick));
+}
+
+Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Generator::~Generator() = default;
+
+Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& options) {
+  Status valid = validate(options.layout);
+  if (!valid.ok()) return valid.error();
+  const auto& layout = options.layout;
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->clock = options.clock != nullptr ? options.clock : &SystemClock::instance();
+  impl->fields = internal::bit_fields(layout);
+  const auto& f = impl->fields;
+  if (options.datacenter_id > f.datacenter_mask) {
+    return invalid_argument(fmt::format("datacenter id {} is out of range 0..{} ({} bits)",
+                                        options.datacenter_id, f.datacenter_mask,
+                                        layout.datacenter_bits));
+  }
+  if (options.worker_id > f.worker_mask) {
+    return invalid_argument(fmt::format("worker id {} is out of range 0..{} ({} bits)",
+                                        options.worker_id, f.worker_mask, layout.worker_bits));
+  }
+  if (options.max_wait.count() < 0 || options.max_drift.count() < 0 ||
+      options.max_start_wait.count() < 0) {
+    return invalid_argument("max_wait, max_drift and max_start_wait must not be negative");
+  }
+  if (options.reserve_ahead < layout.time_unit) {
+    return invalid_argument(fmt::format("reserve_ahead must be at least one time unit ({} ms)",
+                                        layout.time_unit.count()));
+  }
+  impl->sequence_bits = layout.sequence_bits;
+  impl->sequence_mask = f.sequence_mask;
+  impl->epoch_ms = layout.epoch.count();
+  impl->unit_ms = layout.time_unit.count();
+  impl->node_bits = (options.datacenter_id << f.datacenter_shift) |
+                    (options.worker_id << f.worker_shift);
+  impl->max_tick = static_cast<std::int64_t>(f.timestamp_mask);
+  impl->drift_ticks = options.clock_policy == ClockPolicy::kMonotonic
+                          ? options.max_drift.count() / impl->unit_ms
+                          : 0;
+  impl->reserve_ticks = options.reserve_ahead.count() / impl->unit_ms;
+  if (options.sequence_start == SequenceStart::kRandom) {
+    const std::uint64_t capacity = f.sequence_mask + 1;
+    std::uint64_t bound = options.random_start_bound;
+    if (bound == 0) bound = std::max<std::uint64_t>(1, capacity / 32);
+    if (bound > capacity) {
+      return invalid_argument(fmt::format("random_start_bound {} exceeds the {} sequence numbers "
+                                          "of a time unit", bound, capacity));
+    }
+    impl->random_bound = bound;
+    std::random_device entropy;
+    impl->random_seed = (std::uint64_t{entropy()} << 32) | entropy();
+  }
+
+  // Nothing issued yet: the state says "unit 0 used up", so the first ID has tick >= 1.
+  std::int64_t floor_tick = 0;
+  if (!options.state_file.empty()) {
+    auto file = internal::StateFile::open(options.state_file, describe(layout));
+    if (!file.ok()) return file.error();
+    impl->state_file.emplace(std::move(*file));
+    if (auto mark = impl->state_file->mark()) floor_tick = std::max<std::int64_t>(0, impl->tick_of(*mark));
+  }
+  impl->state.store((static_cast<std::uint64_t>(floor_tick) << impl->sequence_bits) |
+                    impl->sequence_mask);
+
+  const std::int64_t now = impl->tick_of(impl->clock->now_fresh());
+  impl->wall_high.store(now);
+  if (impl->state_file) {
+    if (now <= floor_tick) {
+      const std::int64_t gap_ms = (floor_tick + 1 - now) * impl->unit_ms;
+      const auto behind = [&](std::string_view rest) {
+        return Error{ErrorCode::kClockBehind,
+                     fmt::format("the clock is {} ms behind the high-water mark {} in {}; {}",
+                                 gap_ms, format_time(milliseconds{impl->ms_of(floor_tick)}),
+                                 options.state_file.string(), rest)};
+      };
+      switch (options.clock_policy) {
+        case ClockPolicy::kReject:
+          return behind("the reject policy refuses to start until the clock passes it");
+        case ClockPolicy::kWait: {
+          microseconds waited{0};
+          if (milliseconds{gap_ms} > options.max_start_wait ||
+              !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
+            return behind(fmt::format("more than max_start_wait ({} ms)",
+                                      options.max_start_wait.count()));
+          }
+          break;
+        }
+        case ClockPolicy::kMonotonic:
+          if (milliseconds{gap_ms} > options.max_drift) {
+            return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
+                                      options.max_drift.count()));
+          }
+          break;
+      }
+    }
+    std::lock_guard lock(impl->persist_mutex);
+    const std::int64_t base = std::max(floor_tick + 1, impl->tick_of(impl->clock->now()));
+    Status stored = impl->persist(std::min(base + impl->reserve_ticks, impl->max_tick));
+    if (!stored.ok()) return stored.error();
+  }
+  return std::unique_ptr<Generator>(new Generator(std::move(impl)));
+}
+
+Result<Id> Generator::next() {
+  auto block = impl_->reserve(1);
+  if (!block.ok()) return block.error();
+  return block->first;
+}
+
+Result<IdBlock> Generator::next_block(std::uint32_t max_count) {
+  if (max_count == 0) return invalid_argument("next_block needs a count of at least 1");
+  return impl_->reserve(max_count);
+}
+
+Status Generator::next(std::span<Id> out) {
+  std::size_t filled = 0;
+  while (filled < out.size()) {
+    const auto want = static_cast<std::uint32_t>(
+        std::min<std::size_t>(out.size() - filled, std::numeric_limits<std::uint32_t>::max()));
+    auto block = impl_->reserve(want);
+    if (!block.ok()) return block.error();
+    for (std::uint32_t i = 0; i < block->count; ++i) out[filled + i] = block->at(i);
+    filled += block->count;
+  }
+  return {};
+}
+
+Status Generator::extend_reservation() {
+  Impl& g = *impl_;
+  if (!g.state_file) return {};
+  std::lock_guard lock(g.persist_mutex);
+  const std::int64_t base = std::max(g.last_tick(), g.tick_of(g.clock->now()));
+  if (g.ceiling.load(std::memory_order_acquire) - base >= g.reserve_ticks / 2) return {};
+  return g.persist(std::min(base + g.reserve_ticks, g.max_tick));
+}
+
+Status Generator::checkpoint() {
+  Impl& g = *impl_;
+  if (!g.state_file) return {};
+  std::lock_guard lock(g.persist_mutex);
+  return g.persist(g.last_tick());
+}
+
+GeneratorStats Generator::stats() const {
+  const Impl& g = *impl_;
+  GeneratorStats s;
+  s.clock_behind_events = g.clock_behind_events.load(std::memory_order_relaxed);
+  s.refusals = g.refusals.load(std::memory_order_relaxed);
+  s.state_write_failures = g.state_write_failures.load(std::memory_order_relaxed);
+  const std::int64_t last = g.last_tick();
+  if (last > 0) s.last_issued = milliseconds{g.ms_of(last)};
+  if (g.state_file) s.high_water = milliseconds{g.ms_of(g.ceiling.load())};
+  const std::int64_t lead = last - g.tick_of(g.clock->now());
+  s.drift = milliseconds{std::max<std::int64_t>(0, lead) * g.unit_ms};
+  return s;
+}
+
+const GeneratorOptions& Generator::options() const { return impl_->options; }
+
+}  // namespace snowid

@@ -1,0 +1,43 @@
+#include "id_json.h"
+
+#include <string>
+
+namespace snowid {
+
+nlohmann::json decoded_id_json(Id id, const IdFields& fields) {
+  return nlohmann::json{
+      {"id", std::to_string(id)},
+      {"timestamp_ms", fields.timestamp.count()},
+      {"time", format_time(fields.timestamp)},
+      {"datacenter", fields.datacenter},
+      {"worker", fields.worker},
+      {"sequence", fields.sequence},
+  };
+}
+
+nlohmann::json layout_json(const Layout& layout, std::chrono::milliseconds now_unix) {
+  const LayoutFacts facts = layout_facts(layout, now_unix);
+  nlohmann::json out{
+      {"timestamp_bits", layout.timestamp_bits},
+      {"datacenter_bits", layout.datacenter_bits},
+      {"worker_bits", layout.worker_bits},
+      {"sequence_bits", layout.sequence_bits},
+      {"time_unit_ms", layout.time_unit.count()},
+      {"epoch_ms", layout.epoch.count()},
+      {"epoch", format_time(layout.epoch)},
+      {"sequence_position", sequence_position_name(layout.sequence_position)},
+      {"total_bits", facts.total_bits},
+      {"max_datacenter_id", facts.max_datacenter_id},
+      {"max_worker_id", facts.max_worker_id},
+      {"ids_per_unit", facts.ids_per_unit},
+      {"ids_per_second", facts.ids_per_second},
+      {"overflow_at_ms", facts.overflow_at.count()},
+      {"overflow_at", format_time(facts.overflow_at)},
+      {"max_id", std::to_string(facts.max_id)},
+      {"warning", nullptr},
+  };
+  if (facts.warning) out["warning"] = *facts.warning;
+  return out;
+}
+
+}  // namespace snowid
