@@ -224,31 +224,32 @@ Result<std::optional<std::int64_t>> Generator::Impl::on_lead(std::int64_t now, s
   if (lead <= drift_ticks) return std::optional<std::int64_t>{};  // monotonic: issue ahead
   // Waiting until the clock reaches tick - drift_ticks would make the lead acceptable.
   const std::int64_t target = tick - drift_ticks;
-  const bool unit_used_up = tick == last + 1 && target - fresh == 1;
   const microseconds needed = milliseconds{(target - fresh) * unit_ms};
-  microseconds budget{0};
-  if (unit_used_up) {
-    budget = needed + milliseconds{unit_ms};  // the natural wait for the next unit
-  } else if (options.clock_policy == ClockPolicy::kWait) {
-    budget = options.max_wait;
-  }
-  if (waited + needed > budget) {
-    const std::int64_t behind_ms = (last - fresh) * unit_ms;
-    if (options.clock_policy == ClockPolicy::kMonotonic) {
+  if (tick == last + 1 && target - fresh == 1) {
+    // The unit is used up: the natural wait for the next one, about one unit.
+    // It is not charged to the rollback budget: time is passing as it should.
+    microseconds unit_wait{0};
+    if (!wait_for_tick(target, needed + milliseconds{unit_ms}, unit_wait)) {
       return Error{ErrorCode::kClockBehind,
-                   fmt::format("the clock is {} ms behind the last issued ID, more than the "
-                               "monotonic policy's max_drift of {} ms",
-                               behind_ms, options.max_drift.count())};
+                   fmt::format("the clock did not reach the next time unit within {} ms",
+                               2 * unit_ms)};
     }
+    return std::optional<std::int64_t>{tick_of(clock->now())};
+  }
+  const std::int64_t behind_ms = (last - fresh) * unit_ms;
+  if (options.clock_policy == ClockPolicy::kMonotonic) {
+    return Error{ErrorCode::kClockBehind,
+                 fmt::format("the clock is {} ms behind the last issued ID, more than the "
+                             "monotonic policy's max_drift of {} ms",
+                             behind_ms, options.max_drift.count())};
+  }
+  // kWait: wait out the rollback if the whole call stays within max_wait.
+  if (waited + needed > options.max_wait ||
+      !wait_for_tick(target, options.max_wait, waited)) {
     return Error{ErrorCode::kClockBehind,
                  fmt::format("the clock is {} ms behind the last issued ID, more than the "
                              "wait policy's max_wait of {} ms",
                              behind_ms, options.max_wait.count())};
-  }
-  if (!wait_for_tick(target, budget, waited)) {
-    return Error{ErrorCode::kClockBehind,
-                 fmt::format("the clock did not reach the next time unit within {} us",
-                             budget.count())};
   }
   return std::optional<std::int64_t>{tick_of(clock->now())};
 }

@@ -1,0 +1,194 @@
+// The real `snowid` binary, run as a user would.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "snowid/decode.h"
+#include "snowid/generator.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using test::ProcessResult;
+using test::run_process;
+using test::split_lines;
+
+ProcessResult snowid_cli(std::vector<std::string> args,
+                         const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), SNOWID_CLI_PATH);
+  return run_process(args, env);
+}
+
+// Bad input: exit 2, nothing on stdout, exactly one line on stderr.
+void expect_usage_error(const std::vector<std::string>& args, const std::string& says = "") {
+  const ProcessResult r = snowid_cli(args);
+  std::string joined;
+  for (const auto& a : args) joined += a + " ";
+  EXPECT_EQ(r.exit_code, 2) << joined << r.err;
+  EXPECT_EQ(r.out, "") << joined;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << joined << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << joined << r.err;
+}
+
+TEST(Cli, ComposeKnownAnswer) {
+  const ProcessResult r = snowid_cli({"compose", "--timestamp-ms", "1505914988849",
+                                      "--datacenter", "17", "--worker", "25", "--sequence", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "910499571847892992\n");
+}
+
+TEST(Cli, DecodeJsonGivesTheFieldsBack) {
+  const ProcessResult r = snowid_cli({"decode", "--json", "910499571847892992"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["id"], "910499571847892992");
+  EXPECT_EQ(json["timestamp_ms"], 1505914988849);
+  EXPECT_EQ(json["time"], "2017-09-20T13:43:08.849Z");
+  EXPECT_EQ(json["datacenter"], 17);
+  EXPECT_EQ(json["worker"], 25);
+  EXPECT_EQ(json["sequence"], 0);
+}
+
+TEST(Cli, DecodeTextAndSeveralIds) {
+  const ProcessResult r = snowid_cli({"decode", "910499571847892992", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("datacenter=17 worker=25 sequence=0"), std::string::npos);
+}
+
+TEST(Cli, LayoutOf73BitsIsRefusedNamingTheTotal) {
+  expect_usage_error({"layout", "--timestamp-bits", "37", "--datacenter-bits", "0",
+                      "--worker-bits", "20", "--sequence-bits", "16"},
+                     "73 bits");
+}
+
+TEST(Cli, LayoutJsonHasDerivedFacts) {
+  const ProcessResult r = snowid_cli({"layout", "--json", "--preset", "sonyflake"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["timestamp_bits"], 39);
+  EXPECT_EQ(json["sequence_position"], "high");
+  EXPECT_EQ(json["ids_per_unit"], 256);
+  EXPECT_EQ(json["max_worker_id"], 65535);
+  EXPECT_TRUE(json["warning"].is_null());
+}
+
+TEST(Cli, LayoutTextDrawsTheFields) {
+  const ProcessResult r = snowid_cli({"layout"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| 62..22"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sequence (12)"), std::string::npos);
+  EXPECT_NE(r.out.find("4096000"), std::string::npos);
+}
+
+TEST(Cli, LayoutWarnsAboutAnExpiredLayout) {
+  const ProcessResult r = snowid_cli({"layout", "--preset", "baidu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning: the timestamp field overflowed on 2024-11-20"),
+            std::string::npos);
+}
+
+TEST(Cli, BadInputIsOneLineAndExitTwo) {
+  expect_usage_error({"decode", "abc"}, "not a decimal number");
+  expect_usage_error({"decode", "--", "-1"}, "negative");
+  expect_usage_error({"decode", "9223372036854775808"}, "2^63-1");
+  expect_usage_error({"decode", "1", "x"}, "not a decimal number");
+  expect_usage_error({"compose", "--timestamp-ms", "1505914988849", "--datacenter", "32"},
+                     "out of range 0..31");
+  expect_usage_error({"compose", "--timestamp-ms", "soon"}, "ISO 8601");
+  expect_usage_error({"gen", "-n", "ten"}, "not a decimal number");
+  expect_usage_error({"gen", "--worker-id", "32"}, "out of range");
+  expect_usage_error({"gen", "--clock-policy", "sometimes"}, "unknown clock policy");
+  expect_usage_error({"layout", "--preset", "flake"}, "unknown preset");
+  expect_usage_error({"layout", "--time-unit-ms", "0"}, "time unit");
+  expect_usage_error({"layout", "--epoch", "2014-02-30"}, "no such date");
+  expect_usage_error({"frobnicate"});
+  expect_usage_error({});
+}
+
+TEST(Cli, GenFiveMillionDistinctIncreasing) {
+  const ProcessResult r = snowid_cli({"gen", "-n", "5000000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 5'000'000u);
+  Id previous = -1;
+  for (const auto& line : lines) {
+    auto id = parse_id(line);
+    ASSERT_TRUE(id.ok()) << line;
+    ASSERT_GT(*id, previous);
+    previous = *id;
+  }
+}
+
+TEST(Cli, GenUsesNodeIdsAndPresets) {
+  const ProcessResult r =
+      snowid_cli({"gen", "-n", "3", "--preset", "sonyflake", "--worker-id", "513"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& line : split_lines(r.out)) {
+    const auto decoded = snowid_cli({"decode", "--json", "--preset", "sonyflake", line});
+    EXPECT_EQ(nlohmann::json::parse(decoded.out)["worker"], 513);
+  }
+}
+
+TEST(Cli, GenWithExpiredLayoutFails) {
+  const ProcessResult r = snowid_cli({"gen", "--preset", "baidu"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("timestamp field is full"), std::string::npos) << r.err;
+}
+
+// Restarts with the clock set back by libfaketime: the state file keeps every
+// run's IDs above the previous run's.
+TEST(Cli, StateFileSurvivesRestartsWithTheClockSetBack) {
+  const char* candidates[] = {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                              "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"};
+  std::string faketime;
+  for (const char* c : candidates) {
+    if (std::filesystem::exists(c)) faketime = c;
+  }
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed (Debian package faketime)";
+  test::TempDir dir;
+  const std::string state = dir.file("gen.state");
+  auto gen = [&](const std::string& offset, const std::string& policy) {
+    std::map<std::string, std::string> env;
+    if (!offset.empty()) env = {{"LD_PRELOAD", faketime}, {"FAKETIME", offset}};
+    return snowid_cli({"gen", "-n", "20000", "--state-file", state, "--clock-policy", policy,
+                       "--max-drift-ms", "600000"},
+                      env);
+  };
+  const ProcessResult first = gen("", "reject");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const Id first_max = *parse_id(split_lines(first.out).back());
+
+  const ProcessResult refused = gen("-60s", "reject");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("behind the high-water mark"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.out, "");
+
+  const ProcessResult continued = gen("-60s", "monotonic");
+  ASSERT_EQ(continued.exit_code, 0) << continued.err;
+  const auto lines = split_lines(continued.out);
+  ASSERT_EQ(lines.size(), 20000u);
+  EXPECT_GT(*parse_id(lines.front()), first_max);
+}
+
+TEST(Cli, StateFileInUseByAnotherProcessIsRefused) {
+  test::TempDir dir;
+  const std::string state = dir.file("held.state");
+  GeneratorOptions options;
+  options.state_file = state;
+  auto holder = Generator::create(options);
+  ASSERT_TRUE(holder.ok()) << holder.error().message;
+  const ProcessResult r = snowid_cli({"gen", "-n", "1", "--state-file", state});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("in use by another process"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,43 @@
+// Runs a real program for a test: captures stdout, stderr and the exit code,
+// and kills it if it outlives its time limit, so a hang fails the test rather
+// than the suite.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snowid::test {
+
+struct ProcessResult {
+  int exit_code = -1;      // -1 if killed by a signal
+  int signal = 0;          // the signal that ended it, if any
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (a path) with `argv`, extra environment `env`, stdin from /dev/null.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env = {},
+                          std::chrono::seconds limit = std::chrono::seconds{60});
+
+// Splits text into lines without their '\n'.
+std::vector<std::string> split_lines(const std::string& text);
+
+// A fresh directory under $TMPDIR, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace snowid::test

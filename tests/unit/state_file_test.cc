@@ -1,0 +1,210 @@
+// The persisted high-water mark: crash and restart with the clock behind it
+// under each policy, damaged files, locking and write failures.
+#include "state_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "snowid/generator.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kStart{1'790'000'000'000};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class StateFileTest : public ::testing::Test {
+ protected:
+  test::TempDir dir;
+  ManualClock clock{kStart};
+  std::string path = dir.file("snowid.state");
+
+  GeneratorOptions options(ClockPolicy policy) {
+    GeneratorOptions o;
+    o.clock = &clock;
+    o.clock_policy = policy;
+    o.state_file = path;
+    o.reserve_ahead = milliseconds{2000};
+    return o;
+  }
+  // Issues `count` IDs, adding them to `seen`; fails the test on a repeat.
+  void issue(Generator& g, int count, std::set<Id>& seen) {
+    for (int i = 0; i < count; ++i) {
+      auto id = g.next();
+      ASSERT_TRUE(id.ok()) << id.error().message;
+      ASSERT_TRUE(seen.insert(*id).second) << "repeated ID " << *id;
+      if (i % 1000 == 999) clock.advance(milliseconds{1});
+    }
+  }
+  std::optional<milliseconds> mark() {
+    std::istringstream lines(read_file(path));
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind("high_water_unix_ms=", 0) == 0) return milliseconds{std::stoll(line.substr(19))};
+    }
+    return std::nullopt;
+  }
+};
+
+TEST_F(StateFileTest, FreshStartWritesAMarkAhead) {
+  auto g = Generator::create(options(ClockPolicy::kReject));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(mark(), kStart + milliseconds{2000});
+  EXPECT_EQ((*g)->stats().high_water, kStart + milliseconds{2000});
+}
+
+// A crash leaves the mark reserve_ahead in front; the clock is then set back.
+TEST_F(StateFileTest, CrashAndRestartWithClockBehindTheMark) {
+  struct Case {
+    ClockPolicy policy;
+    milliseconds max_drift;
+    bool starts;
+  };
+  for (const Case& c : {Case{ClockPolicy::kReject, milliseconds{1000}, false},
+                        Case{ClockPolicy::kWait, milliseconds{1000}, true},
+                        Case{ClockPolicy::kMonotonic, milliseconds{1000}, false},
+                        Case{ClockPolicy::kMonotonic, milliseconds{10'000}, true}}) {
+    std::filesystem::remove(path);
+    clock.set(kStart);
+    std::set<Id> seen;
+    {
+      auto first = Generator::create(options(c.policy));
+      ASSERT_TRUE(first.ok());
+      issue(**first, 5000, seen);
+      // Destroyed without checkpoint(): as after kill -9.
+    }
+    const Id highest = *seen.rbegin();
+    clock.set(kStart - milliseconds{5000});
+    auto o = options(c.policy);
+    o.max_drift = c.max_drift;
+    o.max_start_wait = milliseconds{10'000};
+    auto second = Generator::create(o);
+    ASSERT_EQ(second.ok(), c.starts) << clock_policy_name(c.policy);
+    if (!second.ok()) {
+      EXPECT_EQ(second.error().code, ErrorCode::kClockBehind);
+      EXPECT_NE(second.error().message.find("ms behind the high-water mark"), std::string::npos)
+          << second.error().message;
+      continue;
+    }
+    auto id = (*second)->next();
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    EXPECT_GT(*id, highest);
+    EXPECT_GT(decode(Layout{}, *id)->timestamp, kStart + milliseconds{2000});
+    issue(**second, 3000, seen);
+  }
+}
+
+TEST_F(StateFileTest, CleanStopNeedsNoGap) {
+  std::set<Id> seen;
+  {
+    auto g = Generator::create(options(ClockPolicy::kReject));
+    issue(**g, 100, seen);
+    ASSERT_TRUE((*g)->checkpoint().ok());
+  }
+  EXPECT_EQ(mark(), kStart);
+  clock.advance(milliseconds{1});
+  auto g = Generator::create(options(ClockPolicy::kReject));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  issue(**g, 100, seen);
+}
+
+TEST_F(StateFileTest, MarkAlwaysCoversIssuedIds) {
+  auto o = options(ClockPolicy::kMonotonic);
+  o.reserve_ahead = milliseconds{50};
+  auto g = Generator::create(o);
+  for (int i = 0; i < 2000; ++i) {
+    const Id id = *(*g)->next();
+    ASSERT_LE(decode(Layout{}, id)->timestamp, *mark());
+    clock.advance(milliseconds{1});
+  }
+  // extend_reservation() keeps the mark ahead so next() need not write.
+  ASSERT_TRUE((*g)->extend_reservation().ok());
+  EXPECT_GE(*mark(), clock.now() + milliseconds{25});
+}
+
+TEST_F(StateFileTest, SecondUserOfTheFileIsRefused) {
+  auto first = Generator::create(options(ClockPolicy::kReject));
+  ASSERT_TRUE(first.ok());
+  auto second = Generator::create(options(ClockPolicy::kReject));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kStateLocked);
+  EXPECT_NE(second.error().message.find("in use by another process"), std::string::npos);
+}
+
+TEST_F(StateFileTest, DamagedFileIsAnErrorAndIsLeftAlone) {
+  for (const std::string& damage :
+       {std::string("garbage\n"), std::string(""),
+        std::string("version=1\nhigh_water_unix_ms=5\nchecksum=0000000000000000\n")}) {
+    { std::ofstream(path) << damage; }
+    auto g = Generator::create(options(ClockPolicy::kMonotonic));
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.error().code, ErrorCode::kStateFile);
+    EXPECT_EQ(read_file(path), damage);
+  }
+}
+
+TEST_F(StateFileTest, EditedMarkFailsTheChecksum) {
+  { auto g = Generator::create(options(ClockPolicy::kReject)); }
+  std::string content = read_file(path);
+  const auto at = content.find("high_water_unix_ms=") + 19;
+  content[at] = content[at] == '1' ? '2' : '1';
+  { std::ofstream(path) << content; }
+  auto g = Generator::create(options(ClockPolicy::kReject));
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("checksum"), std::string::npos);
+}
+
+TEST_F(StateFileTest, FileOfAnotherLayoutIsRefused) {
+  { auto g = Generator::create(options(ClockPolicy::kReject)); }
+  auto o = options(ClockPolicy::kReject);
+  o.layout = *preset("discord");
+  auto g = Generator::create(o);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("layout"), std::string::npos);
+}
+
+TEST_F(StateFileTest, UnwritableLocationFailsAtCreate) {
+  auto o = options(ClockPolicy::kReject);
+  o.state_file = dir.file("missing-dir/snowid.state");
+  auto g = Generator::create(o);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().code, ErrorCode::kStateFile);
+}
+
+// A failed write keeps the old mark in force: IDs stop at the mark rather
+// than run past what is on disk.
+TEST_F(StateFileTest, WriteFailureStopsIssuingAtTheMark) {
+  auto o = options(ClockPolicy::kReject);
+  o.state_file = dir.file("sub/snowid.state");
+  std::filesystem::create_directory(dir.file("sub"));
+  o.reserve_ahead = milliseconds{10};
+  auto g = Generator::create(o);
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE((*g)->next().ok());
+  // Make the rename target a directory so the next write fails.
+  std::filesystem::create_directory(dir.file("sub/snowid.state.tmp"));
+  clock.advance(milliseconds{50});
+  auto id = (*g)->next();
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, ErrorCode::kStateFile);
+  EXPECT_EQ((*g)->stats().state_write_failures, 1u);
+  std::filesystem::remove(dir.file("sub/snowid.state.tmp"));
+  auto again = (*g)->next();
+  ASSERT_TRUE(again.ok()) << again.error().message;
+}
+
+}  // namespace
+}  // namespace snowid
