@@ -45,6 +45,7 @@ class [[nodiscard]] Result {
   const T& value() const& { assert(ok()); return std::get<0>(data_); }
   T&& value() && { assert(ok()); return std::get<0>(std::move(data_)); }
   T& operator*() & { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
