@@ -70,7 +70,9 @@ struct GeneratorOptions {
   // restart after a crash, even with the clock set back, starts above it. The
   // file is locked ("<file>.lock") for the generator's lifetime.
   std::filesystem::path state_file;
-  std::chrono::milliseconds reserve_ahead{2000};
+  // Kept below max_drift, so that the monotonic policy restarts after a crash
+  // without waiting (the mark is then at most this far ahead of the clock).
+  std::chrono::milliseconds reserve_ahead{500};
   // At start, if the clock is behind the mark: kReject refuses; kWait waits up
   // to max_start_wait; kMonotonic starts above the mark if that is within max_drift.
   std::chrono::milliseconds max_start_wait{10000};

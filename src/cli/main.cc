@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -96,7 +98,13 @@ milliseconds wall_now() { return SystemClock::instance().now_fresh(); }
 // of `snowid gen`.
 class Output {
  public:
-  ~Output() { flush(); }
+  // Flushes what is left; a write error here is reported by the explicit flush() calls.
+  ~Output() {
+    try {
+      flush();
+    } catch (const Exit&) {
+    }
+  }
   void id(Id value) {
     if (buffer_.size() - used_ < 32) flush();
     auto [end, ec] = std::to_chars(buffer_.data() + used_, buffer_.data() + buffer_.size(), value);
@@ -110,6 +118,7 @@ class Output {
       const ssize_t n = ::write(STDOUT_FILENO, buffer_.data() + done, used_ - done);
       if (n < 0) {
         if (errno == EINTR) continue;
+        used_ = 0;  // drop the rest: the destructor must not try again
         throw Exit{kExitFailure, fmt::format("cannot write output: {}", std::strerror(errno))};
       }
       done += static_cast<std::size_t>(n);
@@ -175,15 +184,15 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   }
   options.sequence_start = or_usage_error(parse_sequence_start(args.sequence_start));
 
+  const LayoutFacts facts = layout_facts(options.layout, wall_now());
+  if (facts.overflow_at <= wall_now()) usage_error(invalid_argument(*facts.warning));
   auto created = Generator::create(options);
   if (!created.ok()) {
     if (created.error().code == ErrorCode::kInvalidArgument) usage_error(created.error());
     failure(created.error());
   }
   Generator& generator = **created;
-  if (auto warning = layout_facts(options.layout, wall_now()).warning) {
-    std::fprintf(stderr, "snowid: warning: %s\n", warning->c_str());
-  }
+  if (facts.warning) std::fprintf(stderr, "snowid: warning: %s\n", facts.warning->c_str());
 
   Output out;
   Progress progress(count);
@@ -193,6 +202,8 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
     auto block = generator.next_block(want);
     if (!block.ok()) {
       out.flush();
+      (void)generator.checkpoint();  // best effort: the failure below is what matters
+      if (block.error().code == ErrorCode::kClockBeforeEpoch) usage_error(block.error());
       failure(block.error());
     }
     for (std::uint32_t i = 0; i < block->count; ++i) out.id(block->at(i));
@@ -330,9 +341,14 @@ int run(int argc, char** argv) {
 
   try {
     if (gen->parsed()) return run_gen(gen_args, layout_args);
-    if (dec->parsed()) return run_decode(ids, decode_json, layout_args);
-    if (comp->parsed()) return run_compose(compose_args, layout_args);
-    if (lay->parsed()) return run_layout(layout_json_flag, layout_args);
+    int code = kExitUsage;
+    if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
+    if (comp->parsed()) code = run_compose(compose_args, layout_args);
+    if (lay->parsed()) code = run_layout(layout_json_flag, layout_args);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      throw Exit{kExitFailure, fmt::format("cannot write output: {}", std::strerror(errno))};
+    }
+    return code;
   } catch (const Exit& exit) {
     std::fflush(stdout);
     std::fprintf(stderr, "snowid: %s\n", one_line(exit.message).c_str());

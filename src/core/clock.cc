@@ -10,6 +10,7 @@
 // migration) makes the unsigned difference huge, which forces a real read.
 #include "snowid/clock.h"
 
+#include <algorithm>
 #include <ctime>
 #include <thread>
 
@@ -41,14 +42,29 @@ double measure_tsc_rate() {
   if (__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 8)) == 0) {
     return 0;  // no invariant TSC
   }
-  const long long t0 = monotonic_raw_nanos();
-  const unsigned long long c0 = __rdtsc();
-  long long t1 = t0;
-  while (t1 - t0 < 2'000'000) t1 = monotonic_raw_nanos();
-  const unsigned long long c1 = __rdtsc();
-  const double rate = static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0);
-  if (rate < 0.1 || rate > 20.0) return 0;  // implausible: do not trust the counter
-  return rate * 0.98;  // a slower assumed rate makes every budget shorter, never longer
+  // Each sample brackets a TSC read between two clock reads at both ends, so
+  // a preemption inside a bracket shows as a wide bracket and the sample is
+  // dropped. The lowest rate of the good samples is kept: a slower assumed
+  // rate makes every reuse budget shorter, never longer.
+  constexpr long long kSpan = 1'000'000, kMaxBracket = 5'000;
+  double lowest = 0;
+  int good = 0;
+  for (int attempt = 0; attempt < 20 && good < 3; ++attempt) {
+    const long long a0 = monotonic_raw_nanos();
+    const unsigned long long c0 = __rdtsc();
+    const long long b0 = monotonic_raw_nanos();
+    long long a1 = b0;
+    while (a1 - b0 < kSpan) a1 = monotonic_raw_nanos();
+    const unsigned long long c1 = __rdtsc();
+    const long long b1 = monotonic_raw_nanos();
+    if (b0 - a0 > kMaxBracket || b1 - a1 > kMaxBracket || c1 <= c0) continue;
+    // Cycles counted over at least (a1 - b0) and at most (b1 - a0) nanoseconds.
+    const double rate = static_cast<double>(c1 - c0) / static_cast<double>(b1 - a0);
+    lowest = good == 0 ? rate : std::min(lowest, rate);
+    ++good;
+  }
+  if (good < 3 || lowest < 0.1 || lowest > 20.0) return 0;  // do not trust the counter
+  return lowest * 0.98;
 #else
   return 0;
 #endif

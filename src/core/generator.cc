@@ -197,12 +197,14 @@ Result<std::optional<std::int64_t>> Generator::Impl::on_lead(std::int64_t now, s
                                                                microseconds& waited) {
   // A reading reused within its millisecond, or taken just before another
   // thread issued at a later unit, may be stale: judge only a fresh one.
-  const std::int64_t fresh = tick_of(clock->now_fresh());
+  const std::int64_t fresh_ms = clock->now_fresh().count();
+  const std::int64_t fresh = tick_of(milliseconds{fresh_ms});
   if (fresh > now) return std::optional<std::int64_t>{fresh};
   if (fresh < 0) {
     return Error{ErrorCode::kClockBeforeEpoch,
                  fmt::format("the clock reads {}, before the layout's epoch {}",
-                             format_time(clock->now_fresh()), format_time(milliseconds{epoch_ms}))};
+                             format_time(milliseconds{fresh_ms}),
+                             format_time(milliseconds{epoch_ms}))};
   }
   std::int64_t seen = wall_high.load(std::memory_order_relaxed);
   while (fresh > seen && !wall_high.compare_exchange_weak(seen, fresh)) {
@@ -219,12 +221,12 @@ Result<std::optional<std::int64_t>> Generator::Impl::on_lead(std::int64_t now, s
     return Error{ErrorCode::kClockBehind,
                  fmt::format("the clock moved back: it is {} ms behind the last issued ID; the "
                              "reject policy refuses until it catches up",
-                             (last - fresh) * unit_ms)};
+                             ms_of(last) - fresh_ms)};
   }
   if (lead <= drift_ticks) return std::optional<std::int64_t>{};  // monotonic: issue ahead
   // Waiting until the clock reaches tick - drift_ticks would make the lead acceptable.
   const std::int64_t target = tick - drift_ticks;
-  const microseconds needed = milliseconds{(target - fresh) * unit_ms};
+  const microseconds needed = milliseconds{ms_of(target) - fresh_ms};
   if (tick == last + 1 && target - fresh == 1) {
     // The unit is used up: the natural wait for the next one, about one unit.
     // It is not charged to the rollback budget: time is passing as it should.
@@ -236,7 +238,7 @@ Result<std::optional<std::int64_t>> Generator::Impl::on_lead(std::int64_t now, s
     }
     return std::optional<std::int64_t>{tick_of(clock->now())};
   }
-  const std::int64_t behind_ms = (last - fresh) * unit_ms;
+  const std::int64_t behind_ms = ms_of(last) - fresh_ms;
   if (options.clock_policy == ClockPolicy::kMonotonic) {
     return Error{ErrorCode::kClockBehind,
                  fmt::format("the clock is {} ms behind the last issued ID, more than the "
@@ -312,9 +314,8 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
       options.max_start_wait.count() < 0) {
     return invalid_argument("max_wait, max_drift and max_start_wait must not be negative");
   }
-  if (options.reserve_ahead < layout.time_unit) {
-    return invalid_argument(fmt::format("reserve_ahead must be at least one time unit ({} ms)",
-                                        layout.time_unit.count()));
+  if (options.reserve_ahead.count() < 0) {
+    return invalid_argument("reserve_ahead must not be negative");
   }
   impl->sequence_bits = layout.sequence_bits;
   impl->sequence_mask = f.sequence_mask;
@@ -326,7 +327,7 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
   impl->drift_ticks = options.clock_policy == ClockPolicy::kMonotonic
                           ? options.max_drift.count() / impl->unit_ms
                           : 0;
-  impl->reserve_ticks = options.reserve_ahead.count() / impl->unit_ms;
+  impl->reserve_ticks = std::max<std::int64_t>(1, options.reserve_ahead.count() / impl->unit_ms);
   if (options.sequence_start == SequenceStart::kRandom) {
     const std::uint64_t capacity = f.sequence_mask + 1;
     std::uint64_t bound = options.random_start_bound;

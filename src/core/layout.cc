@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <limits>
 
 #include "bit_fields.h"
 #include "snowid/decode.h"
@@ -118,13 +117,16 @@ Status validate(const Layout& layout) {
     return invalid_argument(
         fmt::format("epoch must not be before 1970-01-01, got {} ms", layout.epoch.count()));
   }
+  // The last moment must be printable as an ISO 8601 date: before the year 10000.
+  constexpr std::uint64_t kYear10000 = 253'402'300'800'000;  // Unix ms of 10000-01-01
+  const auto epoch = static_cast<std::uint64_t>(layout.epoch.count());
   const std::uint64_t units = internal::low_mask(layout.timestamp_bits);
-  const auto max_ms = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (units > (max_ms - static_cast<std::uint64_t>(layout.epoch.count())) /
-                  static_cast<std::uint64_t>(unit) - 1) {
+  if (epoch >= kYear10000 ||
+      units >= (kYear10000 - epoch) / static_cast<std::uint64_t>(unit)) {
     return invalid_argument(fmt::format(
-        "a {}-bit timestamp of {} ms units runs past the year 292 million; use fewer bits",
-        layout.timestamp_bits, unit));
+        "a {}-bit timestamp of {} ms units from epoch {} ms runs past the year 9999; use fewer "
+        "bits, a shorter unit or an earlier epoch",
+        layout.timestamp_bits, unit, layout.epoch.count()));
   }
   return {};
 }

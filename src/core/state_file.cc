@@ -166,11 +166,10 @@ Status StateFile::store(std::chrono::milliseconds high_water) {
   if (::rename(tmp.c_str(), path_.c_str()) != 0) return errno_error(path_, "cannot replace");
   const auto dir = path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    const bool synced = ::fsync(dir_fd) == 0;
-    ::close(dir_fd);
-    if (!synced) return errno_error(dir, "cannot sync directory");
-  }
+  if (dir_fd < 0) return errno_error(dir, "cannot open directory to sync it");
+  const bool synced = ::fsync(dir_fd) == 0;
+  ::close(dir_fd);
+  if (!synced) return errno_error(dir, "cannot sync directory");
   mark_ = high_water;
   return {};
 }

@@ -192,6 +192,27 @@ TEST_F(GeneratorTest, WaitPolicyWaitsOutASmallRollback) {
   EXPECT_GE(clock.now(), kStart);
 }
 
+// With a 1 s unit, a 1 ms step back across a second boundary is a 1 ms wait,
+// not a whole unit.
+TEST_F(GeneratorTest, WaitIsMeasuredInMillisecondsNotUnits) {
+  GeneratorOptions options;
+  options.clock_policy = ClockPolicy::kWait;
+  options.max_wait = milliseconds{5};
+  options.layout.time_unit = milliseconds{1000};
+  options.layout.timestamp_bits = 31;
+  options.layout.sequence_bits = 22;
+  options.layout.datacenter_bits = options.layout.worker_bits = 5;
+  const milliseconds second_start{(kStart.count() / 1000 + 1) * 1000};
+  clock.set(second_start);
+  auto g = make(options);
+  const Id before = *g->next();
+  clock.set(second_start - milliseconds{1});
+  auto after = g->next();
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_GT(*after, before);
+  EXPECT_LE(clock.slept(), milliseconds{2});
+}
+
 // The mistake of the original Snowflake: on a rollback it reset the sequence
 // before checking the clock, so when time came back to the same millisecond
 // it handed out sequence numbers again. The check must precede any change.

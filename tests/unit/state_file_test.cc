@@ -107,6 +107,25 @@ TEST_F(StateFileTest, CrashAndRestartWithClockBehindTheMark) {
   }
 }
 
+// With the default options, a crash followed by an immediate restart on the
+// same clock starts at once (the mark is at most reserve_ahead < max_drift ahead).
+TEST_F(StateFileTest, DefaultOptionsRestartRightAfterACrash) {
+  GeneratorOptions defaults;
+  defaults.clock = &clock;
+  defaults.state_file = path;
+  ASSERT_LT(defaults.reserve_ahead, defaults.max_drift);
+  std::set<Id> seen;
+  {
+    auto first = Generator::create(defaults);
+    ASSERT_TRUE(first.ok());
+    issue(**first, 2000, seen);
+  }
+  auto second = Generator::create(defaults);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  const Id id = *(*second)->next();
+  EXPECT_GT(id, *seen.rbegin());
+}
+
 TEST_F(StateFileTest, CleanStopNeedsNoGap) {
   std::set<Id> seen;
   {
