@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds with warnings as errors, and runs the
-# whole test suite through ctest.
+# whole test suite through ctest: once in the normal build, then again under
+# AddressSanitizer + UndefinedBehaviorSanitizer and under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-cd build
-ctest --output-on-failure --parallel "$(nproc)" --timeout 600
+(cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600)
+scripts/sanitize.sh

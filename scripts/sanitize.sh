@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the test suite under AddressSanitizer + UndefinedBehaviorSanitizer and
+# under ThreadSanitizer (./build-asan, ./build-tsan) and runs it in both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for kind in asan tsan; do
+  case $kind in
+    asan) sanitizers="address;undefined" ;;
+    tsan) sanitizers="thread" ;;
+  esac
+  echo "== tests under $sanitizers"
+  cmake -S . -B "build-$kind" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSNOWID_WERROR=ON \
+    -DSNOWID_BUILD_BENCH=OFF "-DSNOWID_SANITIZE=$sanitizers" >/dev/null
+  cmake --build "build-$kind" --parallel "$(nproc)"
+  (cd "build-$kind" && ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
+done
