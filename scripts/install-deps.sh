@@ -5,9 +5,9 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libfmt-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libtomlplusplus-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  faketime
+  faketime curl
 )
 
 missing=()

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: installs what is missing, builds, and
-# issues IDs as worker 0 of datacenter 0 with its state in ./.snowid/.
+# starts snowidd as worker 0 of datacenter 0 on 127.0.0.1:8080, with its state
+# in ./.snowid/. Stop it with Ctrl-C (it writes its final state and exits 0).
+# Extra arguments go to snowidd, e.g. --http 127.0.0.1:0 or --config FILE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-mkdir -p .snowid
-build/src/cli/snowid gen -n "${SNOWID_COUNT:-10}" --state-file .snowid/gen.state "$@"
+exec build/src/server/snowidd --state-dir .snowid "$@"

@@ -131,6 +131,11 @@ class Generator {
   // Later calls are fine: they raise the mark again first.
   Status checkpoint();
 
+  // Ok if a call to next() made now would issue without waiting beyond the
+  // policy's bounds; otherwise the reason (clock behind, state file failing).
+  // Consumes nothing. For readiness probes.
+  Status readiness() const;
+
   GeneratorStats stats() const;
   const GeneratorOptions& options() const;
 

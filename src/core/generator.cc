@@ -106,6 +106,7 @@ struct Generator::Impl {
   std::atomic<std::uint64_t> refusals{0};
   std::atomic<std::uint64_t> state_write_failures{0};
 
+  std::atomic<bool> persist_failing{false};  // the last state-file write failed
   std::mutex persist_mutex;  // serialises state-file writes; never taken on the fast path
   std::optional<internal::StateFile> state_file;
 
@@ -273,6 +274,7 @@ bool Generator::Impl::wait_for_tick(std::int64_t tick, microseconds budget, micr
 
 Status Generator::Impl::persist(std::int64_t ceiling_tick) {
   Status stored = state_file->store(milliseconds{ms_of(ceiling_tick)});
+  persist_failing.store(!stored.ok(), std::memory_order_relaxed);
   if (!stored.ok()) {
     state_write_failures.fetch_add(1, std::memory_order_relaxed);
     return Error{ErrorCode::kStateFile,
@@ -429,6 +431,38 @@ Status Generator::checkpoint() {
   if (!g.state_file) return {};
   std::lock_guard lock(g.persist_mutex);
   return g.persist(g.last_tick());
+}
+
+Status Generator::readiness() const {
+  const Impl& g = *impl_;
+  const std::int64_t now_ms = g.clock->now_fresh().count();
+  const std::int64_t now = g.tick_of(milliseconds{now_ms});
+  if (now < 0) {
+    return Error{ErrorCode::kClockBeforeEpoch, "the clock reads earlier than the layout's epoch"};
+  }
+  if (now > g.max_tick) {
+    return Error{ErrorCode::kTimestampOverflow, "the layout's timestamp field is full"};
+  }
+  const std::int64_t last = g.last_tick();
+  const std::int64_t behind_ms = g.ms_of(last) - now_ms;
+  if (now < last) {
+    const auto policy = g.options.clock_policy;
+    const std::int64_t allowed = policy == ClockPolicy::kReject ? 0
+                                 : policy == ClockPolicy::kWait ? g.options.max_wait.count()
+                                                                : g.options.max_drift.count();
+    if (behind_ms > allowed) {
+      return Error{ErrorCode::kClockBehind,
+                   fmt::format("the clock is {} ms behind the last issued ID ({} policy allows {} "
+                               "ms)",
+                               behind_ms, clock_policy_name(policy), allowed)};
+    }
+  }
+  if (g.persist_failing.load(std::memory_order_relaxed) &&
+      g.ceiling.load(std::memory_order_acquire) <= std::max(now, last)) {
+    return Error{ErrorCode::kStateFile,
+                 "the high-water mark cannot be raised: the state file is not writable"};
+  }
+  return {};
 }
 
 GeneratorStats Generator::stats() const {

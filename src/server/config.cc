@@ -1,0 +1,315 @@
+#include "config.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <functional>
+#include <limits>
+#include <toml++/toml.h>
+
+#include "snowid/decode.h"
+
+namespace snowid::server {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct Option {
+  const char* name;
+  std::function<Status(ServerConfig&, const std::string&)> set;
+  std::function<std::string(const ServerConfig&)> get;
+};
+
+Result<Endpoint> parse_endpoint(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return invalid_argument(fmt::format("'{}' is not ADDR:PORT", text));
+  }
+  auto port = parse_unsigned(text.substr(colon + 1), 65535, "port");
+  if (!port.ok()) return port.error();
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return Endpoint{host, static_cast<std::uint16_t>(*port)};
+}
+
+template <typename T>
+std::function<Status(ServerConfig&, const std::string&)> number(T ServerConfig::*field, T max) {
+  return [field, max](ServerConfig& c, const std::string& v) -> Status {
+    auto n = parse_unsigned(v, static_cast<std::uint64_t>(max), "value");
+    if (!n.ok()) return n.error();
+    c.*field = static_cast<T>(*n);
+    return {};
+  };
+}
+
+std::function<Status(ServerConfig&, const std::string&)> duration(milliseconds ServerConfig::*field) {
+  return [field](ServerConfig& c, const std::string& v) -> Status {
+    auto n = parse_unsigned(v, 86'400'000, "milliseconds");
+    if (!n.ok()) return n.error();
+    c.*field = milliseconds{static_cast<long long>(*n)};
+    return {};
+  };
+}
+
+std::function<Status(ServerConfig&, const std::string&)> text(std::string ServerConfig::*field) {
+  return [field](ServerConfig& c, const std::string& v) -> Status {
+    c.*field = v;
+    return {};
+  };
+}
+
+std::function<Status(ServerConfig&, const std::string&)> bits(std::optional<int> LayoutSpec::*field) {
+  return [field](ServerConfig& c, const std::string& v) -> Status {
+    auto n = parse_unsigned(v, 64, "bits");
+    if (!n.ok()) return n.error();
+    c.layout.*field = static_cast<int>(*n);
+    return {};
+  };
+}
+
+std::string optional_text(const std::optional<int>& value) {
+  return value ? std::to_string(*value) : "(preset)";
+}
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> kOptions = {
+      {"http",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto e = parse_endpoint(v);
+         if (!e.ok()) return e.error();
+         c.http = *e;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.http.text(); }},
+      {"grpc",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto e = parse_endpoint(v);
+         if (!e.ok()) return e.error();
+         c.grpc = *e;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.grpc.text(); }},
+      {"datacenter_id", number(&ServerConfig::datacenter_id, std::uint64_t{0xffffffff}),
+       [](const ServerConfig& c) { return std::to_string(c.datacenter_id); }},
+      {"worker_id", number(&ServerConfig::worker_id, std::uint64_t{0xffffffff}),
+       [](const ServerConfig& c) { return std::to_string(c.worker_id); }},
+      {"preset",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto p = preset(v);
+         if (!p.ok()) return p.error();
+         c.layout.preset = v;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.layout.preset; }},
+      {"timestamp_bits", bits(&LayoutSpec::timestamp_bits),
+       [](const ServerConfig& c) { return optional_text(c.layout.timestamp_bits); }},
+      {"datacenter_bits", bits(&LayoutSpec::datacenter_bits),
+       [](const ServerConfig& c) { return optional_text(c.layout.datacenter_bits); }},
+      {"worker_bits", bits(&LayoutSpec::worker_bits),
+       [](const ServerConfig& c) { return optional_text(c.layout.worker_bits); }},
+      {"sequence_bits", bits(&LayoutSpec::sequence_bits),
+       [](const ServerConfig& c) { return optional_text(c.layout.sequence_bits); }},
+      {"time_unit_ms",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto n = parse_unsigned(v, 86'400'000, "time unit");
+         if (!n.ok()) return n.error();
+         c.layout.time_unit = milliseconds{static_cast<long long>(*n)};
+         return {};
+       },
+       [](const ServerConfig& c) {
+         return c.layout.time_unit ? std::to_string(c.layout.time_unit->count()) : "(preset)";
+       }},
+      {"epoch",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto t = parse_time(v);
+         if (!t.ok()) return t.error();
+         c.layout.epoch = *t;
+         return {};
+       },
+       [](const ServerConfig& c) {
+         return c.layout.epoch ? format_time(*c.layout.epoch) : "(preset)";
+       }},
+      {"sequence_position",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto p = parse_sequence_position(v);
+         if (!p.ok()) return p.error();
+         c.layout.sequence_position = *p;
+         return {};
+       },
+       [](const ServerConfig& c) -> std::string {
+         return c.layout.sequence_position ? sequence_position_name(*c.layout.sequence_position)
+                                           : "(preset)";
+       }},
+      {"clock_policy",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto p = parse_clock_policy(v);
+         if (!p.ok()) return p.error();
+         c.clock_policy = *p;
+         return {};
+       },
+       [](const ServerConfig& c) { return std::string(clock_policy_name(c.clock_policy)); }},
+      {"max_wait_ms", duration(&ServerConfig::max_wait),
+       [](const ServerConfig& c) { return std::to_string(c.max_wait.count()); }},
+      {"max_drift_ms", duration(&ServerConfig::max_drift),
+       [](const ServerConfig& c) { return std::to_string(c.max_drift.count()); }},
+      {"max_start_wait_ms", duration(&ServerConfig::max_start_wait),
+       [](const ServerConfig& c) { return std::to_string(c.max_start_wait.count()); }},
+      {"sequence_start",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto s = parse_sequence_start(v);
+         if (!s.ok()) return s.error();
+         c.sequence_start = *s;
+         return {};
+       },
+       [](const ServerConfig& c) { return std::string(sequence_start_name(c.sequence_start)); }},
+      {"state_dir", text(&ServerConfig::state_dir),
+       [](const ServerConfig& c) { return c.state_dir; }},
+      {"max_batch", number(&ServerConfig::max_batch, std::uint32_t{1'000'000}),
+       [](const ServerConfig& c) { return std::to_string(c.max_batch); }},
+      {"io_threads", number(&ServerConfig::io_threads, 256),
+       [](const ServerConfig& c) { return std::to_string(c.io_threads); }},
+      {"max_connections", number(&ServerConfig::max_connections, 1'000'000),
+       [](const ServerConfig& c) { return std::to_string(c.max_connections); }},
+      {"max_header_bytes", number(&ServerConfig::max_header_bytes, std::uint32_t{1 << 20}),
+       [](const ServerConfig& c) { return std::to_string(c.max_header_bytes); }},
+      {"max_body_bytes", number(&ServerConfig::max_body_bytes, std::uint32_t{1 << 20}),
+       [](const ServerConfig& c) { return std::to_string(c.max_body_bytes); }},
+      {"read_timeout_ms", duration(&ServerConfig::read_timeout),
+       [](const ServerConfig& c) { return std::to_string(c.read_timeout.count()); }},
+      {"idle_timeout_ms", duration(&ServerConfig::idle_timeout),
+       [](const ServerConfig& c) { return std::to_string(c.idle_timeout.count()); }},
+      {"tls_cert", text(&ServerConfig::tls_cert), [](const ServerConfig& c) { return c.tls_cert; }},
+      {"tls_key", text(&ServerConfig::tls_key), [](const ServerConfig& c) { return c.tls_key; }},
+      {"bearer_token", text(&ServerConfig::bearer_token),
+       [](const ServerConfig& c) { return c.bearer_token.empty() ? "" : "(set)"; }},
+      {"log_level",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
+           if (v == level) {
+             c.log_level = v;
+             return {};
+           }
+         }
+         return invalid_argument(fmt::format(
+             "unknown log level '{}'; expected trace, debug, info, warn, error, critical or off",
+             v));
+       },
+       [](const ServerConfig& c) { return c.log_level; }},
+  };
+  return kOptions;
+}
+
+}  // namespace
+
+std::string Endpoint::text() const {
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
+                                             : fmt::format("{}:{}", host, port);
+}
+
+std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Option& o : options()) out.emplace_back(o.name, o.get(config));
+  return out;
+}
+
+Status apply_option(ServerConfig& config, const std::string& name, const std::string& value,
+                    const std::string& source) {
+  for (const Option& o : options()) {
+    if (name != o.name) continue;
+    Status s = o.set(config, value);
+    if (!s.ok()) {
+      return invalid_argument(fmt::format("{}: {}: {}", source, name, s.error().message));
+    }
+    return {};
+  }
+  return invalid_argument(fmt::format("{}: unknown option '{}'", source, name));
+}
+
+Status apply_environment(ServerConfig& config, char** environ_entries) {
+  for (char** e = environ_entries; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    if (entry.rfind("SNOWID_", 0) != 0) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    std::string name = entry.substr(7, eq - 7);
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    Status s = apply_option(config, name, entry.substr(eq + 1),
+                            fmt::format("environment variable {}", entry.substr(0, eq)));
+    if (!s.ok()) return s;
+  }
+  return {};
+}
+
+Status apply_toml_file(ServerConfig& config, const std::string& path) {
+  toml::table table;
+  try {
+    table = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    return invalid_argument(fmt::format("{}:{}:{}: {}", path, where.line, where.column,
+                                        e.description()));
+  }
+  for (const auto& [key, node] : table) {
+    std::string value;
+    if (const auto* s = node.as_string()) {
+      value = s->get();
+    } else if (const auto* i = node.as_integer()) {
+      if (i->get() < 0) {
+        return invalid_argument(fmt::format("{}: {}: must not be negative", path, key.str()));
+      }
+      value = std::to_string(i->get());
+    } else if (const auto* b = node.as_boolean()) {
+      value = b->get() ? "true" : "false";
+    } else {
+      return invalid_argument(
+          fmt::format("{}: {}: expected a string or an integer", path, key.str()));
+    }
+    Status s = apply_option(config, std::string(key.str()), value, path);
+    if (!s.ok()) return s;
+  }
+  return {};
+}
+
+Status validate(const ServerConfig& config) {
+  auto layout = resolve(config.layout);
+  if (!layout.ok()) return layout.error();
+  auto generator = generator_options(config);
+  if (!generator.ok()) return generator.error();
+  const auto facts = layout_facts(*layout, milliseconds{0});
+  if (config.datacenter_id > facts.max_datacenter_id) {
+    return invalid_argument(fmt::format("datacenter_id {} is out of range 0..{}",
+                                        config.datacenter_id, facts.max_datacenter_id));
+  }
+  if (config.worker_id > facts.max_worker_id) {
+    return invalid_argument(fmt::format("worker_id {} is out of range 0..{}", config.worker_id,
+                                        facts.max_worker_id));
+  }
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return invalid_argument("tls_cert and tls_key must be given together");
+  }
+  if (config.max_batch == 0) return invalid_argument("max_batch must be at least 1");
+  if (config.io_threads < 1) return invalid_argument("io_threads must be at least 1");
+  if (config.max_connections < 1) return invalid_argument("max_connections must be at least 1");
+  if (config.state_dir.empty()) return invalid_argument("state_dir must not be empty");
+  return {};
+}
+
+Result<GeneratorOptions> generator_options(const ServerConfig& config) {
+  auto layout = resolve(config.layout);
+  if (!layout.ok()) return layout.error();
+  GeneratorOptions o;
+  o.layout = *layout;
+  o.datacenter_id = config.datacenter_id;
+  o.worker_id = config.worker_id;
+  o.clock_policy = config.clock_policy;
+  o.max_wait = config.max_wait;
+  o.max_drift = config.max_drift;
+  o.max_start_wait = config.max_start_wait;
+  o.sequence_start = config.sequence_start;
+  o.state_file = std::filesystem::path(config.state_dir) / "generator.state";
+  return o;
+}
+
+}  // namespace snowid::server

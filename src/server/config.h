@@ -1,0 +1,70 @@
+// snowidd's configuration: defaults, then SNOWID_<OPTION> environment
+// variables, then the TOML file, then command-line flags, each overriding the
+// one before. snowid.example.toml documents every option with its default.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "snowid/error.h"
+#include "snowid/generator.h"
+#include "snowid/layout.h"
+
+namespace snowid::server {
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string text() const;
+};
+
+struct ServerConfig {
+  Endpoint http{"127.0.0.1", 8080};
+  Endpoint grpc{"127.0.0.1", 9090};
+  std::uint64_t datacenter_id = 0;
+  std::uint64_t worker_id = 0;
+  LayoutSpec layout;
+  ClockPolicy clock_policy = ClockPolicy::kMonotonic;
+  std::chrono::milliseconds max_wait{5};
+  std::chrono::milliseconds max_drift{1000};
+  std::chrono::milliseconds max_start_wait{10000};
+  SequenceStart sequence_start = SequenceStart::kZero;
+  std::string state_dir = "./.snowid";
+  std::uint32_t max_batch = 10000;
+  int io_threads = 2;
+  int max_connections = 10000;
+  std::uint32_t max_header_bytes = 8192;
+  std::uint32_t max_body_bytes = 4096;
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds idle_timeout{60000};
+  std::string tls_cert;
+  std::string tls_key;
+  std::string bearer_token;
+  std::string log_level = "info";
+};
+
+// Every option, as the flag/key/variable names use it, with its effective
+// value as text: for --check-config and /v1/info.
+std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& config);
+
+// Applies `name = value` (an option name in snake_case) to `config`. `source`
+// names where the value came from, for the error message.
+Status apply_option(ServerConfig& config, const std::string& name, const std::string& value,
+                    const std::string& source);
+
+// Reads options from SNOWID_<OPTION> environment variables.
+Status apply_environment(ServerConfig& config, char** environ_entries);
+
+// Reads options from a TOML file.
+Status apply_toml_file(ServerConfig& config, const std::string& path);
+
+// Checks the whole: the layout resolves, node ids fit, TLS has both files.
+Status validate(const ServerConfig& config);
+
+// Generator options for this configuration (state file inside state_dir).
+Result<GeneratorOptions> generator_options(const ServerConfig& config);
+
+}  // namespace snowid::server

@@ -1,0 +1,188 @@
+// snowidd: the snowid ID server.
+//
+// Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
+// then flags; validate; lock the state directory and apply the clock policy
+// to the persisted high-water mark; listen; log one line that says what the
+// node is. SIGTERM/SIGINT: stop accepting, let in-flight requests finish,
+// write the exact high-water mark, exit 0.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "config.h"
+#include "http_server.h"
+#include "service.h"
+
+extern char** environ;
+
+namespace snowid::server {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+std::string flag_name(const std::string& option) {
+  std::string flag = "--" + option;
+  for (char& c : flag) {
+    if (c == '_') c = '-';
+  }
+  return flag;
+}
+
+int fail(int code, const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  std::fprintf(stderr, "snowidd: %s\n", line.c_str());
+  return code;
+}
+
+// Raises the persisted high-water mark ahead of use every 100 ms, so that
+// requests never wait on the disk.
+void keep_reserving(asio::steady_timer& timer, Generator& generator) {
+  timer.expires_after(std::chrono::milliseconds{100});
+  timer.async_wait([&timer, &generator](const boost::system::error_code& ec) {
+    if (ec) return;
+    Status s = generator.extend_reservation();
+    if (!s.ok()) spdlog::error("{}", s.error().message);
+    keep_reserving(timer, generator);
+  });
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"snowidd: the snowid ID server", "snowidd"};
+  std::string config_file;
+  bool check_config = false;
+  app.add_option("--config", config_file, "TOML configuration file (see snowid.example.toml)");
+  app.add_flag("--check-config", check_config,
+               "Validate the configuration, print the effective values and exit");
+  ServerConfig defaults;
+  std::vector<std::pair<std::string, std::string>> flag_values;
+  std::vector<std::string> storage(describe(defaults).size());
+  std::size_t index = 0;
+  for (const auto& [name, value] : describe(defaults)) {
+    app.add_option(flag_name(name), storage[index],
+                   fmt::format("Option {} (default: {})", name, value.empty() ? "none" : value));
+    flag_values.emplace_back(name, "");
+    ++index;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return fail(kExitUsage, e.what());
+  }
+
+  ServerConfig config;
+  Status s = apply_environment(config, environ);
+  if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file);
+  for (std::size_t i = 0; s.ok() && i < flag_values.size(); ++i) {
+    if (app.count(flag_name(flag_values[i].first)) > 0) {
+      s = apply_option(config, flag_values[i].first, storage[i],
+                       "flag " + flag_name(flag_values[i].first));
+    }
+  }
+  if (s.ok()) s = validate(config);
+  if (!s.ok()) return fail(kExitUsage, s.error().message);
+  if (check_config) {
+    std::printf("# effective snowidd configuration\n");
+    for (const auto& [name, value] : describe(config)) {
+      std::printf("%s = \"%s\"\n", name.c_str(), value.c_str());
+    }
+    return 0;
+  }
+
+  auto level = spdlog::level::from_str(config.log_level);
+  spdlog::set_level(level);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config.state_dir, ec);
+  if (ec) {
+    return fail(kExitFailure, fmt::format("cannot create state directory {}: {}",
+                                          config.state_dir, ec.message()));
+  }
+  auto options = generator_options(config);
+  if (!options.ok()) return fail(kExitUsage, options.error().message);
+  auto generator = Generator::create(*options);
+  if (!generator.ok()) {
+    if (generator.error().code == ErrorCode::kStateLocked) {
+      return fail(kExitFailure, fmt::format("state directory {} is in use: {}", config.state_dir,
+                                            generator.error().message));
+    }
+    return fail(kExitFailure, generator.error().message);
+  }
+  IdService service(config, std::move(*generator));
+
+  asio::io_context io(config.io_threads);
+  HttpServer http(io, service);
+  auto http_endpoint = http.listen();
+  if (!http_endpoint.ok()) return fail(kExitFailure, http_endpoint.error().message);
+  service.set_bound_endpoints(*http_endpoint, config.grpc);
+
+  const Layout& layout = service.layout();
+  const auto stats = service.generator().stats();
+  spdlog::info(
+      "snowidd {} starting: layout {}, datacenter {}, worker {}, clock policy {} (max_wait {} ms, "
+      "max_drift {} ms), high-water mark {} in {}, http {}",
+      kVersion, describe(layout), config.datacenter_id, config.worker_id,
+      clock_policy_name(config.clock_policy), config.max_wait.count(), config.max_drift.count(),
+      format_time(stats.high_water), options->state_file.string(), http_endpoint->text());
+  if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
+    spdlog::warn("{}", *warning);
+  }
+
+  asio::steady_timer reserver(io);
+  keep_reserving(reserver, service.generator());
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    spdlog::info("received signal {}: draining connections", signal);
+    http.stop_accepting();
+    reserver.cancel();
+    // Give in-flight requests up to a second, then stop.
+    auto drain = std::make_shared<asio::steady_timer>(io);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
+    auto check = std::make_shared<std::function<void()>>();
+    *check = [&, drain, deadline, check] {
+      if (service.metrics().open_connections() == 0 ||
+          std::chrono::steady_clock::now() >= deadline) {
+        io.stop();
+        return;
+      }
+      drain->expires_after(std::chrono::milliseconds{20});
+      drain->async_wait([check](const boost::system::error_code&) { (*check)(); });
+    };
+    (*check)();
+  });
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < config.io_threads; ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : threads) t.join();
+
+  Status saved = service.generator().checkpoint();
+  if (!saved.ok()) {
+    spdlog::error("{}", saved.error().message);
+    return kExitFailure;
+  }
+  spdlog::info("stopped: {} IDs issued; high-water mark {}", service.metrics().ids_issued(),
+               format_time(service.generator().stats().high_water));
+  return 0;
+}
+
+}  // namespace
+}  // namespace snowid::server
+
+int main(int argc, char** argv) { return snowid::server::run(argc, argv); }

@@ -1,0 +1,60 @@
+// snowidd's Prometheus metrics. Counters are atomics updated on the request
+// path without locks, except the per-agent table, which takes a shared lock
+// to find an agent and an exclusive one only to add one (at most
+// kMaxAgents; the rest count as "other", so no client can grow the output).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+namespace snowid::server {
+
+enum class Route {
+  kId, kIds, kDecode, kInfo, kLeafSnowflake, kHealthz, kReadyz, kMetrics, kOther,
+};
+inline constexpr std::size_t kRouteCount = 9;
+std::string_view route_name(Route route);
+
+class Metrics {
+ public:
+  static constexpr std::size_t kMaxAgents = 100;
+
+  void count_ids(std::string_view agent, std::uint64_t ids);
+  void count_request(Route route, unsigned status, std::chrono::nanoseconds latency);
+  void connection_opened() { open_connections_.fetch_add(1, std::memory_order_relaxed); }
+  void connection_closed() { open_connections_.fetch_sub(1, std::memory_order_relaxed); }
+  void connection_refused() { refused_connections_.fetch_add(1, std::memory_order_relaxed); }
+  std::int64_t open_connections() const { return open_connections_.load(); }
+  std::uint64_t ids_issued() const { return ids_issued_.load(std::memory_order_relaxed); }
+
+  // Prometheus text exposition (format 0.0.4); `extra` is appended as is.
+  std::string render(const std::string& extra) const;
+
+ private:
+  static constexpr std::array<unsigned, 10> kStatuses{200, 400, 401, 404, 405, 413, 431, 500, 503, 0};
+  static constexpr std::array<double, 12> kBuckets{0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+                                                   0.0025,  0.005,  0.01,    0.05,   0.1,
+                                                   0.5,     1.0};
+  static std::size_t status_index(unsigned status);
+
+  std::atomic<std::uint64_t> ids_issued_{0};
+  mutable std::shared_mutex agents_mutex_;
+  std::map<std::string, std::unique_ptr<std::atomic<std::uint64_t>>, std::less<>> agents_;
+  std::atomic<std::uint64_t> other_agents_{0};
+
+  std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
+  std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> latency_buckets_{};
+  std::atomic<std::uint64_t> latency_sum_ns_{0};
+  std::atomic<std::uint64_t> latency_count_{0};
+  std::atomic<std::int64_t> open_connections_{0};
+  std::atomic<std::uint64_t> refused_connections_{0};
+};
+
+}  // namespace snowid::server

@@ -1,0 +1,73 @@
+#include "service.h"
+
+#include <fmt/format.h>
+
+#include "id_json.h"
+
+namespace snowid::server {
+
+IdService::IdService(ServerConfig config, std::unique_ptr<Generator> generator)
+    : config_(std::move(config)), generator_(std::move(generator)), http_(config_.http),
+      grpc_(config_.grpc) {}
+
+void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
+  http_ = std::move(http);
+  grpc_ = std::move(grpc);
+}
+
+nlohmann::json IdService::info() const {
+  const GeneratorStats stats = generator_->stats();
+  const auto now = SystemClock::instance().now_fresh();
+  const auto& options = generator_->options();
+  return nlohmann::json{
+      {"version", kVersion},
+      {"layout", layout_json(options.layout, now)},
+      {"datacenter_id", options.datacenter_id},
+      {"worker_id", options.worker_id},
+      {"clock_policy", clock_policy_name(options.clock_policy)},
+      {"max_wait_ms", options.max_wait.count()},
+      {"max_drift_ms", options.max_drift.count()},
+      {"sequence_start", sequence_start_name(options.sequence_start)},
+      {"state_file", options.state_file.string()},
+      {"high_water_ms", stats.high_water.count()},
+      {"high_water", format_time(stats.high_water)},
+      {"last_issued_ms", stats.last_issued.count()},
+      {"drift_ms", stats.drift.count()},
+      {"clock_behind_events", stats.clock_behind_events},
+      {"uptime_seconds",
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
+      {"ids_issued", metrics_.ids_issued()},
+      {"http", http_.text()},
+      {"grpc", grpc_.text()},
+      {"max_batch", config_.max_batch},
+  };
+}
+
+std::string IdService::metrics_text() const {
+  const GeneratorStats s = generator_->stats();
+  std::string extra;
+  extra += "# HELP snowid_clock_rollback_events_total Times the clock read behind the last "
+           "issued ID.\n# TYPE snowid_clock_rollback_events_total counter\n";
+  extra += fmt::format("snowid_clock_rollback_events_total {}\n", s.clock_behind_events);
+  extra += "# HELP snowid_generator_refusals_total Calls the generator refused.\n"
+           "# TYPE snowid_generator_refusals_total counter\n";
+  extra += fmt::format("snowid_generator_refusals_total {}\n", s.refusals);
+  extra += "# HELP snowid_drift_ahead_seconds Lead of the last issued ID over the wall clock.\n"
+           "# TYPE snowid_drift_ahead_seconds gauge\n";
+  extra += fmt::format("snowid_drift_ahead_seconds {:.3f}\n",
+                       static_cast<double>(s.drift.count()) / 1000.0);
+  extra += "# HELP snowid_state_write_failures_total Failed writes of the high-water mark.\n"
+           "# TYPE snowid_state_write_failures_total counter\n";
+  extra += fmt::format("snowid_state_write_failures_total {}\n", s.state_write_failures);
+  extra += "# HELP snowid_high_water_timestamp_seconds Persisted high-water mark (Unix time).\n"
+           "# TYPE snowid_high_water_timestamp_seconds gauge\n";
+  extra += fmt::format("snowid_high_water_timestamp_seconds {:.3f}\n",
+                       static_cast<double>(s.high_water.count()) / 1000.0);
+  const bool ready = generator_->readiness().ok();
+  extra += "# HELP snowid_ready Whether an ID can be issued right now.\n"
+           "# TYPE snowid_ready gauge\n";
+  extra += fmt::format("snowid_ready {}\n", ready ? 1 : 0);
+  return metrics_.render(extra);
+}
+
+}  // namespace snowid::server
