@@ -1,0 +1,392 @@
+// The real snowidd over real sockets: every route, the error table, limits,
+// slow clients, pipelining, concurrency, signals, and restarts with the clock
+// set back (libfaketime).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "server_process.h"
+#include "snowid/decode.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using test::HttpConnection;
+using test::HttpReply;
+using test::http_get;
+using test::http_raw;
+using test::ServerProcess;
+
+std::unique_ptr<ServerProcess> start(const test::TempDir& dir, std::vector<std::string> args = {},
+                                     const std::map<std::string, std::string>& env = {}) {
+  args.push_back("--state-dir");
+  args.push_back(dir.file("state"));
+  auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
+  EXPECT_TRUE(server->started()) << server->log();
+  return server;
+}
+
+void expect_json_error(const HttpReply& r, int status, const std::string& says) {
+  EXPECT_EQ(r.status, status) << r.body;
+  EXPECT_EQ(r.headers.count("content-type") ? r.headers.at("content-type") : "",
+            "application/json");
+  const auto json = nlohmann::json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << r.body;
+  ASSERT_TRUE(json.contains("error")) << r.body;
+  EXPECT_NE(json["error"].get<std::string>().find(says), std::string::npos) << r.body;
+}
+
+std::vector<Id> ids_of(const HttpReply& r) {
+  std::vector<Id> out;
+  const auto json = nlohmann::json::parse(r.body);
+  if (json.contains("id")) out.push_back(*parse_id(json["id"].get<std::string>()));
+  if (json.contains("ids")) {
+    for (const auto& s : json["ids"]) out.push_back(*parse_id(s.get<std::string>()));
+  }
+  return out;
+}
+
+class HttpTest : public ::testing::Test {
+ protected:
+  test::TempDir dir;
+};
+
+TEST_F(HttpTest, IdIsAJsonString) {
+  auto server = start(dir);
+  const HttpReply r = http_get(server->port(), "/v1/id");
+  ASSERT_EQ(r.status, 200);
+  const auto json = nlohmann::json::parse(r.body);
+  ASSERT_TRUE(json["id"].is_string());
+  EXPECT_TRUE(parse_id(json["id"].get<std::string>()).ok());
+}
+
+TEST_F(HttpTest, IdsAreDistinctAndIncreasing) {
+  auto server = start(dir);
+  const auto ids = ids_of(http_get(server->port(), "/v1/ids?count=5"));
+  ASSERT_EQ(ids.size(), 5u);
+  for (std::size_t i = 1; i < ids.size(); ++i) EXPECT_GT(ids[i], ids[i - 1]);
+  EXPECT_EQ(ids_of(http_get(server->port(), "/v1/ids?count=10000")).size(), 10000u);
+}
+
+TEST_F(HttpTest, BadCountsAre400) {
+  auto server = start(dir);
+  const int port = server->port();
+  expect_json_error(http_get(port, "/v1/ids?count=0"), 400, "out of range 1..10000");
+  expect_json_error(http_get(port, "/v1/ids?count=-1"), 400, "negative");
+  expect_json_error(http_get(port, "/v1/ids?count=100000000"), 400, "out of range");
+  expect_json_error(http_get(port, "/v1/ids?count=18446744073709551616"), 400, "maximum");
+  expect_json_error(http_get(port, "/v1/ids?count=x"), 400, "not a decimal number");
+  expect_json_error(http_get(port, "/v1/ids"), 400, "count is required");
+  expect_json_error(http_get(port, "/v1/ids?count=1&count=2"), 400, "given twice");
+}
+
+TEST_F(HttpTest, DecodeRoute) {
+  auto server = start(dir);
+  const int port = server->port();
+  const HttpReply ok = http_get(port, "/v1/decode/910499571847892992");
+  ASSERT_EQ(ok.status, 200);
+  const auto json = nlohmann::json::parse(ok.body);
+  EXPECT_EQ(json["id"], "910499571847892992");
+  EXPECT_EQ(json["timestamp_ms"], 1505914988849);
+  EXPECT_EQ(json["datacenter"], 17);
+  EXPECT_EQ(json["worker"], 25);
+  expect_json_error(http_get(port, "/v1/decode/abc"), 400, "not a decimal number");
+  expect_json_error(http_get(port, "/v1/decode/-5"), 400, "negative");
+  expect_json_error(http_get(port, "/v1/decode/18446744073709551616"), 400, "2^63-1");
+}
+
+TEST_F(HttpTest, AgentsAreCheckedAndCounted) {
+  auto server = start(dir);
+  const int port = server->port();
+  for (const char* bad : {"9lives", "a_b", "a%20b", "x.y"}) {
+    expect_json_error(http_get(port, std::string("/v1/id?agent=") + bad), 400, "agent");
+  }
+  expect_json_error(http_get(port, "/v1/id", {"X-Snowid-Agent: -x"}), 400, "agent");
+  expect_json_error(http_get(port, "/v1/id?agent=" + std::string(65, 'a')), 400, "agent");
+  EXPECT_EQ(http_get(port, "/v1/ids?count=3&agent=billing-api").status, 200);
+  EXPECT_EQ(http_get(port, "/v1/id", {"X-Snowid-Agent: orders"}).status, 200);
+  const std::string metrics = http_get(port, "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"billing-api\"} 3"), std::string::npos);
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"orders\"} 1"), std::string::npos);
+}
+
+TEST_F(HttpTest, AgentLabelsAreCapped) {
+  auto server = start(dir);
+  for (int i = 0; i < 130; ++i) {
+    ASSERT_EQ(http_get(server->port(), "/v1/id?agent=a" + std::to_string(i)).status, 200);
+  }
+  const std::string metrics = http_get(server->port(), "/metrics").body;
+  const auto labels = std::count(metrics.begin(), metrics.end(), '\n');
+  EXPECT_LT(labels, 400);
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"other\"} 30"), std::string::npos);
+}
+
+TEST_F(HttpTest, RoutingErrors) {
+  auto server = start(dir);
+  const int port = server->port();
+  expect_json_error(http_get(port, "/v2/id"), 404, "no route");
+  expect_json_error(http_get(port, "/"), 404, "no route");
+  const HttpReply post =
+      http_raw(port, "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  expect_json_error(post, 405, "GET only");
+  EXPECT_EQ(post.headers.at("allow"), "GET");
+}
+
+TEST_F(HttpTest, OversizedHeadersAndBodies) {
+  auto server = start(dir);
+  const int port = server->port();
+  expect_json_error(http_get(port, "/v1/id", {"X-Big: " + std::string(20000, 'a')}), 431,
+                    "header too large");
+  const std::string body(10000, 'b');
+  expect_json_error(http_raw(port, "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                       std::to_string(body.size()) + "\r\n\r\n" + body),
+                    413, "body too large");
+  expect_json_error(http_raw(port, "GARBAGE\r\n\r\n"), 400, "malformed");
+}
+
+TEST_F(HttpTest, SlowAndIdleClientsAreCutOff) {
+  auto server = start(dir, {"--read-timeout-ms", "300", "--idle-timeout-ms", "300"});
+  const int port = server->port();
+  HttpConnection half(port);
+  ASSERT_TRUE(half.send("GET /v1/id HTTP/1.1\r\nHo"));
+  HttpConnection idle(port);
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_TRUE(half.closed_by_peer(std::chrono::seconds{3}));
+  EXPECT_TRUE(idle.closed_by_peer(std::chrono::seconds{3}));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds{3});
+  EXPECT_EQ(http_get(port, "/v1/id").status, 200);  // the server is fine
+}
+
+TEST_F(HttpTest, KeepAliveAndPipelining) {
+  auto server = start(dir);
+  HttpConnection c(server->port());
+  std::string three;
+  for (const char* target : {"/v1/id", "/healthz", "/v1/ids?count=2"}) {
+    three += std::string("GET ") + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+  ASSERT_TRUE(c.send(three));
+  const HttpReply a = c.read(), b = c.read(), d = c.read();
+  EXPECT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find("\"id\""), std::string::npos);
+  EXPECT_NE(b.body.find("ok"), std::string::npos);
+  EXPECT_NE(d.body.find("\"ids\""), std::string::npos);
+  ASSERT_TRUE(c.send("GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(c.read().status, 200);
+}
+
+TEST_F(HttpTest, TextFormatAndLeafCompatibility) {
+  auto server = start(dir);
+  const int port = server->port();
+  const HttpReply text = http_get(port, "/v1/ids?count=3", {"Accept: text/plain"});
+  ASSERT_EQ(text.status, 200);
+  EXPECT_EQ(std::count(text.body.begin(), text.body.end(), '\n'), 3);
+  const HttpReply query = http_get(port, "/v1/id?format=text");
+  EXPECT_TRUE(parse_id(query.body.substr(0, query.body.size() - 1)).ok()) << query.body;
+  const HttpReply leaf = http_get(port, "/api/snowflake/get/order");
+  ASSERT_EQ(leaf.status, 200);
+  EXPECT_TRUE(parse_id(leaf.body).ok()) << leaf.body;
+}
+
+TEST_F(HttpTest, HealthReadinessInfoAndMetrics) {
+  auto server = start(dir, {"--worker-id", "7", "--datacenter-id", "3"});
+  const int port = server->port();
+  EXPECT_EQ(http_get(port, "/healthz").status, 200);
+  EXPECT_EQ(http_get(port, "/readyz").status, 200);
+  ASSERT_EQ(http_get(port, "/v1/ids?count=4").status, 200);
+  const auto info = nlohmann::json::parse(http_get(port, "/v1/info").body);
+  EXPECT_EQ(info["worker_id"], 7);
+  EXPECT_EQ(info["datacenter_id"], 3);
+  EXPECT_EQ(info["clock_policy"], "monotonic");
+  EXPECT_EQ(info["ids_issued"], 4);
+  EXPECT_EQ(info["layout"]["sequence_bits"], 12);
+  EXPECT_EQ(info["http"], "127.0.0.1:" + std::to_string(port));
+  EXPECT_GT(info["high_water_ms"].get<long long>(), 0);
+
+  const HttpReply metrics = http_get(port, "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.headers.at("content-type").find("text/plain; version=0.0.4"),
+            std::string::npos);
+  // Prometheus text format: comments, or `name{labels} value`.
+  const std::regex sample(R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*",?)*\})? [-+0-9.eEInf]+$)");
+  int samples = 0;
+  for (const auto& line : test::split_lines(metrics.body)) {
+    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
+    EXPECT_TRUE(std::regex_match(line, sample)) << line;
+    ++samples;
+  }
+  EXPECT_GT(samples, 10);
+  for (const char* name : {"snowid_http_request_duration_seconds_bucket", "snowid_open_connections",
+                           "snowid_clock_rollback_events_total", "snowid_drift_ahead_seconds",
+                           "snowid_state_write_failures_total"}) {
+    EXPECT_NE(metrics.body.find(name), std::string::npos) << name;
+  }
+}
+
+TEST_F(HttpTest, BearerTokenGuardsTheIdRoutes) {
+  auto server = start(dir, {"--bearer-token", "s3cret"});
+  const int port = server->port();
+  EXPECT_EQ(http_get(port, "/v1/id").status, 401);
+  EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: Bearer wrong"}).status, 401);
+  EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: Bearer s3cret"}).status, 200);
+  EXPECT_EQ(http_get(port, "/healthz").status, 200);
+}
+
+TEST_F(HttpTest, ConnectionLimitHolds) {
+  auto server = start(dir, {"--max-connections", "2"});
+  const int port = server->port();
+  HttpConnection a(port), b(port);
+  ASSERT_TRUE(a.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(b.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_EQ(a.read().status, 200);
+  ASSERT_EQ(b.read().status, 200);
+  expect_json_error(http_get(port, "/v1/id"), 503, "too many open connections");
+}
+
+TEST_F(HttpTest, SecondServerOnTheSameStateDirectoryRefuses) {
+  auto first = start(dir);
+  ServerProcess second(SNOWIDD_PATH, {"--state-dir", dir.file("state")});
+  EXPECT_FALSE(second.started());
+  EXPECT_NE(second.log().find("is in use"), std::string::npos) << second.log();
+}
+
+TEST_F(HttpTest, BadConfigurationIsOneLineAndExitTwo) {
+  const auto r = test::run_process({SNOWIDD_PATH, "--worker-id", "32", "--check-config"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("worker_id 32 is out of range"), std::string::npos) << r.err;
+  const auto bad_policy = test::run_process({SNOWIDD_PATH, "--clock-policy", "maybe"});
+  EXPECT_EQ(bad_policy.exit_code, 2);
+}
+
+// Concurrent keep-alive clients: the union of their IDs has no duplicate.
+TEST_F(HttpTest, ConcurrentClientsNeverShareAnId) {
+  auto server = start(dir, {"--io-threads", "2"});
+  const int port = server->port();
+  std::vector<std::vector<Id>> per_client(4);
+  std::vector<std::thread> clients;
+  for (auto& mine : per_client) {
+    clients.emplace_back([port, &mine] {
+      HttpConnection c(port);
+      for (int i = 0; i < 500; ++i) {
+        if (!c.send("GET /v1/ids?count=50 HTTP/1.1\r\nHost: x\r\n\r\n")) return;
+        const HttpReply r = c.read();
+        if (r.status != 200) return;
+        for (Id id : ids_of(r)) mine.push_back(id);
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  std::vector<Id> all;
+  for (const auto& mine : per_client) {
+    EXPECT_EQ(mine.size(), 25000u);
+    EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+}
+
+TEST_F(HttpTest, SigtermWritesTheExactMarkAndExitsZero) {
+  Id last = 0;
+  {
+    auto server = start(dir);
+    last = ids_of(http_get(server->port(), "/v1/ids?count=100")).back();
+    server->signal(SIGTERM);
+    EXPECT_EQ(server->wait(), 0) << server->log();
+    EXPECT_NE(server->log().find("stopped"), std::string::npos);
+  }
+  auto again = start(dir);
+  const Id next = ids_of(http_get(again->port(), "/v1/id")).front();
+  EXPECT_GT(next, last);
+}
+
+std::string faketime_library() {
+  for (const char* c : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"}) {
+    if (std::filesystem::exists(c)) return c;
+  }
+  return "";
+}
+
+// Runs load, kills the server with SIGKILL, restarts it with the clock set
+// back by `offset`, and checks the policy's outcome and that no ID repeats.
+struct RestartCase {
+  const char* name;
+  const char* policy;
+  const char* offset;
+  std::vector<std::string> extra;
+  bool starts;
+};
+
+class RestartTest : public HttpTest, public ::testing::WithParamInterface<RestartCase> {};
+
+TEST_P(RestartTest, KillNineThenClockBehindNeverRepeats) {
+  const std::string faketime = faketime_library();
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const RestartCase c = GetParam();
+  std::vector<std::string> args{"--clock-policy", c.policy};
+  args.insert(args.end(), c.extra.begin(), c.extra.end());
+  std::set<Id> seen;
+  Id highest = 0;
+  {
+    auto server = start(dir, args);
+    std::atomic<bool> stop{false};
+    std::vector<Id> collected;
+    std::thread load([&] {
+      HttpConnection conn(server->port());
+      while (!stop) {
+        if (!conn.send("GET /v1/ids?count=1000 HTTP/1.1\r\nHost: x\r\n\r\n")) break;
+        const HttpReply r = conn.read();
+        if (r.status != 200) break;
+        for (Id id : ids_of(r)) collected.push_back(id);
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds{300});
+    server->signal(SIGKILL);
+    stop = true;
+    load.join();
+    ASSERT_GT(collected.size(), 1000u);
+    for (Id id : collected) ASSERT_TRUE(seen.insert(id).second);
+    highest = *seen.rbegin();
+  }
+  const std::map<std::string, std::string> env{{"LD_PRELOAD", faketime}, {"FAKETIME", c.offset},
+                                               {"ASAN_OPTIONS", "verify_asan_link_order=0"}};
+  args.push_back("--state-dir");
+  args.push_back(dir.file("state"));
+  ServerProcess restarted(SNOWIDD_PATH, args, env);
+  ASSERT_EQ(restarted.started(), c.starts) << restarted.log();
+  if (!c.starts) {
+    EXPECT_NE(restarted.log().find("behind the high-water mark"), std::string::npos)
+        << restarted.log();
+    return;
+  }
+  for (int i = 0; i < 20; ++i) {
+    const HttpReply r = http_get(restarted.port(), "/v1/ids?count=1000");
+    ASSERT_EQ(r.status, 200) << r.body;
+    for (Id id : ids_of(r)) {
+      ASSERT_GT(id, highest);
+      ASSERT_TRUE(seen.insert(id).second);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachPolicy, RestartTest,
+    ::testing::Values(
+        RestartCase{"RejectRefuses", "reject", "-30s", {}, false},
+        RestartCase{"WaitWaits", "wait", "-2s", {"--max-start-wait-ms", "8000"}, true},
+        RestartCase{"WaitRefusesBeyondBound", "wait", "-30s", {"--max-start-wait-ms", "1000"},
+                    false},
+        RestartCase{"MonotonicContinues", "monotonic", "-30s", {"--max-drift-ms", "60000"}, true},
+        RestartCase{"MonotonicRefusesBeyondDrift", "monotonic", "-30s", {}, false}),
+    [](const ::testing::TestParamInfo<RestartCase>& param) { return param.param.name; });
+
+}  // namespace
+}  // namespace snowid

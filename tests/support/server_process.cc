@@ -1,0 +1,223 @@
+#include "server_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace snowid::test {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Parses one complete response from the front of `data`; returns its length
+// or 0 if more bytes are needed.
+std::size_t parse_response(const std::string& data, HttpReply& reply) {
+  const auto end = data.find("\r\n\r\n");
+  if (end == std::string::npos) return 0;
+  std::istringstream head(data.substr(0, end));
+  std::string line;
+  std::getline(head, line);
+  std::istringstream status_line(line);
+  std::string version;
+  status_line >> version >> reply.status;
+  reply.headers.clear();
+  while (std::getline(head, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    reply.headers[lower(line.substr(0, colon))] = value;
+  }
+  std::size_t length = 0;
+  if (auto it = reply.headers.find("content-length"); it != reply.headers.end()) {
+    length = std::stoul(it->second);
+  }
+  if (data.size() < end + 4 + length) return 0;
+  reply.body = data.substr(end + 4, length);
+  return end + 4 + length;
+}
+
+}  // namespace
+
+ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string> args,
+                             const std::map<std::string, std::string>& env) {
+  char pattern[] = "/tmp/snowidd-log-XXXXXX";
+  const int log_fd = ::mkstemp(pattern);
+  if (log_fd < 0) throw std::runtime_error("mkstemp failed");
+  ::close(log_fd);
+  log_path_ = pattern;
+
+  args.insert(args.begin(), binary);
+  args.push_back("--http");
+  args.push_back("127.0.0.1:0");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_APPEND, 0);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + binary);
+
+  const std::regex listening(R"(http 127\.0\.0\.1:(\d+))");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::smatch m;
+    const std::string text = slurp(log_path_);
+    if (std::regex_search(text, m, listening)) {
+      port_ = std::stoi(m[1]);
+      return;
+    }
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      return;  // exited during start; started() is false, log() says why
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+}
+
+ServerProcess::~ServerProcess() {
+  if (!reaped_ && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  ::unlink(log_path_.c_str());
+}
+
+std::string ServerProcess::log() const { return slurp(log_path_); }
+
+void ServerProcess::signal(int sig) {
+  if (!reaped_) ::kill(pid_, sig);
+}
+
+int ServerProcess::wait(std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (!reaped_) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      reaped_ = true;
+      return -SIGKILL;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
+}
+
+HttpConnection::HttpConnection(int port) : fd_(connect_loopback(port)) {}
+
+HttpConnection::~HttpConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool HttpConnection::send(const std::string& bytes) {
+  std::size_t done = 0;
+  while (fd_ >= 0 && done < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return fd_ >= 0;
+}
+
+HttpReply HttpConnection::read(std::chrono::milliseconds timeout) {
+  HttpReply reply;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (const std::size_t used = parse_response(pending_, reply); used > 0) {
+      pending_.erase(0, used);
+      return reply;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (fd_ < 0 || left.count() <= 0) return HttpReply{};
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return HttpReply{};
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return HttpReply{};
+    pending_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+bool HttpConnection::closed_by_peer(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return true;
+    }
+  }
+  return false;
+}
+
+HttpReply http_raw(int port, const std::string& bytes, std::chrono::milliseconds timeout) {
+  HttpConnection c(port);
+  if (!c.send(bytes)) return HttpReply{};
+  return c.read(timeout);
+}
+
+HttpReply http_get(int port, const std::string& target, const std::vector<std::string>& headers) {
+  std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  for (const auto& h : headers) request += h + "\r\n";
+  request += "\r\n";
+  return http_raw(port, request);
+}
+
+}  // namespace snowid::test

@@ -1,0 +1,72 @@
+// A snowidd started by a test on a free loopback port with a temporary state
+// directory, and plain-socket HTTP for talking to it, malformed requests
+// included. The process is killed (SIGKILL) if still running at destruction.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snowid::test {
+
+class ServerProcess {
+ public:
+  // Starts `binary` with `args` (plus --http 127.0.0.1:0) and waits until it
+  // logs the port it listens on. `env` adds environment variables.
+  ServerProcess(const std::string& binary, std::vector<std::string> args,
+                const std::map<std::string, std::string>& env = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  bool started() const { return port_ != 0; }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  std::string log() const;  // stdout and stderr so far
+
+  void signal(int sig);
+  // Waits for the process to end; returns its exit code, or -signal.
+  int wait(std::chrono::seconds limit = std::chrono::seconds{10});
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string log_path_;
+  bool reaped_ = false;
+};
+
+struct HttpReply {
+  int status = 0;  // 0: no response (connection closed or timed out)
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+
+// Sends raw bytes on a new connection and reads one response.
+HttpReply http_raw(int port, const std::string& bytes,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
+// GET `target` with optional extra header lines ("Name: value").
+HttpReply http_get(int port, const std::string& target,
+                   const std::vector<std::string>& headers = {});
+
+// A kept-alive client connection.
+class HttpConnection {
+ public:
+  explicit HttpConnection(int port);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+  bool send(const std::string& bytes);
+  // Reads the next response; status 0 if the server closed or timed out.
+  HttpReply read(std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
+  // True if the server closed the connection within `timeout`.
+  bool closed_by_peer(std::chrono::milliseconds timeout);
+
+ private:
+  int fd_ = -1;
+  std::string pending_;
+};
+
+}  // namespace snowid::test
