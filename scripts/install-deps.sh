@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libtomlplusplus-dev libboost-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev
   faketime curl
 )

@@ -12,8 +12,6 @@
 namespace snowid::server {
 namespace {
 
-constexpr std::size_t kMaxAgentLength = 64;
-
 struct Target {
   std::string_view path;
   std::map<std::string_view, std::string_view> query;
@@ -84,45 +82,32 @@ HttpResponse refusal(const Error& error) {
 
 HttpResponse issue(IdService& service, std::uint32_t count, bool text, std::string_view agent,
                    bool leaf_text) {
-  std::string body;
-  nlohmann::json ids = nlohmann::json::array();
-  std::uint32_t done = 0;
+  std::vector<Id> ids;
+  ids.reserve(count);
+  Status issued = service.issue(count, agent, ids);
+  if (!issued.ok()) return refusal(issued.error());
   char digits[24];
-  while (done < count) {
-    auto block = service.generator().next_block(count - done);
-    if (!block.ok()) {
-      if (done > 0) service.metrics().count_ids(agent, done);
-      return refusal(block.error());
+  auto decimal = [&digits](Id id) {
+    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, id);
+    (void)ec;
+    return std::string_view(digits, static_cast<std::size_t>(end - digits));
+  };
+  if (text) {
+    std::string body;
+    body.reserve(ids.size() * 20);
+    for (Id id : ids) {
+      body += decimal(id);
+      if (!leaf_text) body += '\n';
     }
-    for (std::uint32_t i = 0; i < block->count; ++i) {
-      auto [end, ec] = std::to_chars(digits, digits + sizeof digits, block->at(i));
-      (void)ec;
-      if (text) {
-        body.append(digits, end);
-        if (!leaf_text) body += '\n';
-      } else {
-        ids.emplace_back(std::string(digits, end));
-      }
-    }
-    done += block->count;
+    return text_response(std::move(body));
   }
-  service.metrics().count_ids(agent, count);
-  if (text) return text_response(std::move(body));
-  if (count == 1 && !leaf_text) return json_response(nlohmann::json{{"id", ids[0]}});
-  return json_response(nlohmann::json{{"ids", std::move(ids)}});
+  if (count == 1) return json_response(nlohmann::json{{"id", decimal(ids[0])}});
+  nlohmann::json array = nlohmann::json::array();
+  for (Id id : ids) array.emplace_back(decimal(id));
+  return json_response(nlohmann::json{{"ids", std::move(array)}});
 }
 
 }  // namespace
-
-bool valid_agent(std::string_view agent) {
-  if (agent.empty() || agent.size() > kMaxAgentLength) return false;
-  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
-  if (!alpha(agent[0])) return false;
-  for (char c : agent) {
-    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '-') return false;
-  }
-  return true;
-}
 
 HttpResponse error_response(unsigned status, std::string_view message) {
   HttpResponse r;

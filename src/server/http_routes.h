@@ -42,7 +42,4 @@ HttpResponse handle_http(IdService& service, const HttpRequest& request);
 // {"error":"…"} with the given status.
 HttpResponse error_response(unsigned status, std::string_view message);
 
-// True if `agent` matches [a-zA-Z][a-zA-Z0-9-]* and is at most 64 characters.
-bool valid_agent(std::string_view agent);
-
 }  // namespace snowid::server

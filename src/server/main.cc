@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config.h"
+#include "grpc_service.h"
 #include "http_server.h"
 #include "service.h"
 
@@ -128,16 +129,20 @@ int run(int argc, char** argv) {
   HttpServer http(io, service);
   auto http_endpoint = http.listen();
   if (!http_endpoint.ok()) return fail(kExitFailure, http_endpoint.error().message);
-  service.set_bound_endpoints(*http_endpoint, config.grpc);
+  GrpcServer grpc_server(service);
+  auto grpc_endpoint = grpc_server.start();
+  if (!grpc_endpoint.ok()) return fail(kExitFailure, grpc_endpoint.error().message);
+  service.set_bound_endpoints(*http_endpoint, *grpc_endpoint);
 
   const Layout& layout = service.layout();
   const auto stats = service.generator().stats();
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {}, clock policy {} (max_wait {} ms, "
-      "max_drift {} ms), high-water mark {} in {}, http {}",
+      "max_drift {} ms), high-water mark {} in {}, http {}, grpc {}",
       kVersion, describe(layout), config.datacenter_id, config.worker_id,
       clock_policy_name(config.clock_policy), config.max_wait.count(), config.max_drift.count(),
-      format_time(stats.high_water), options->state_file.string(), http_endpoint->text());
+      format_time(stats.high_water), options->state_file.string(), http_endpoint->text(),
+      grpc_endpoint->text());
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }
@@ -150,6 +155,7 @@ int run(int argc, char** argv) {
     if (error) return;
     spdlog::info("received signal {}: draining connections", signal);
     http.stop_accepting();
+    grpc_server.shutdown(std::chrono::milliseconds{500});
     reserver.cancel();
     // Give in-flight requests up to a second, then stop.
     auto drain = std::make_shared<asio::steady_timer>(io);

@@ -6,6 +6,33 @@
 
 namespace snowid::server {
 
+bool valid_agent(std::string_view agent) {
+  constexpr std::size_t kMaxAgentLength = 64;
+  if (agent.empty() || agent.size() > kMaxAgentLength) return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!alpha(agent[0])) return false;
+  for (char c : agent) {
+    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '-') return false;
+  }
+  return true;
+}
+
+Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out) {
+  std::uint32_t done = 0;
+  Status result;
+  while (done < count) {
+    auto block = generator_->next_block(count - done);
+    if (!block.ok()) {
+      result = block.error();
+      break;
+    }
+    for (std::uint32_t i = 0; i < block->count; ++i) out.push_back(block->at(i));
+    done += block->count;
+  }
+  if (done > 0) metrics_.count_ids(agent, done);
+  return result;
+}
+
 IdService::IdService(ServerConfig config, std::unique_ptr<Generator> generator)
     : config_(std::move(config)), generator_(std::move(generator)), http_(config_.http),
       grpc_(config_.grpc) {}

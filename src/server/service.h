@@ -7,6 +7,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,9 @@
 namespace snowid::server {
 
 inline constexpr const char* kVersion = "0.1.0";
+
+// True if `agent` matches [a-zA-Z][a-zA-Z0-9-]* and is at most 64 characters.
+bool valid_agent(std::string_view agent);
 
 class IdService {
  public:
@@ -29,6 +34,10 @@ class IdService {
 
   // Ports actually bound (port 0 in the config picks a free one).
   void set_bound_endpoints(Endpoint http, Endpoint grpc);
+
+  // Appends `count` strictly increasing IDs to `out` and counts them for
+  // `agent`. On a refusal, IDs already appended stay consumed and counted.
+  Status issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out);
 
   nlohmann::json info() const;
   std::string metrics_text() const;

@@ -89,6 +89,8 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   args.insert(args.begin(), binary);
   args.push_back("--http");
   args.push_back("127.0.0.1:0");
+  args.push_back("--grpc");
+  args.push_back("127.0.0.1:0");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -106,13 +108,14 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + binary);
 
-  const std::regex listening(R"(http 127\.0\.0\.1:(\d+))");
+  const std::regex listening(R"(http 127\.0\.0\.1:(\d+), grpc 127\.0\.0\.1:(\d+))");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
   while (std::chrono::steady_clock::now() < deadline) {
     std::smatch m;
     const std::string text = slurp(log_path_);
     if (std::regex_search(text, m, listening)) {
       port_ = std::stoi(m[1]);
+      grpc_port_ = std::stoi(m[2]);
       return;
     }
     int status = 0;

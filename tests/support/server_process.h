@@ -1,4 +1,4 @@
-// A snowidd started by a test on a free loopback port with a temporary state
+// A snowidd started by a test on free loopback ports (HTTP and gRPC) with a temporary state
 // directory, and plain-socket HTTP for talking to it, malformed requests
 // included. The process is killed (SIGKILL) if still running at destruction.
 #pragma once
@@ -23,7 +23,8 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   bool started() const { return port_ != 0; }
-  int port() const { return port_; }
+  int port() const { return port_; }  // HTTP
+  int grpc_port() const { return grpc_port_; }
   pid_t pid() const { return pid_; }
   std::string log() const;  // stdout and stderr so far
 
@@ -34,6 +35,7 @@ class ServerProcess {
  private:
   pid_t pid_ = -1;
   int port_ = 0;
+  int grpc_port_ = 0;
   std::string log_path_;
   bool reaped_ = false;
 };

@@ -1,0 +1,148 @@
+// The real snowidd over gRPC (a generated stub on a real channel), and both
+// APIs at once.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <thread>
+
+#include "server_process.h"
+#include "snowid/decode.h"
+#include "snowid/v1/snowid.grpc.pb.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+namespace v1 = ::snowid::v1;
+using test::ServerProcess;
+
+class GrpcTest : public ::testing::Test {
+ protected:
+  test::TempDir dir;
+  std::unique_ptr<ServerProcess> server;
+  std::unique_ptr<v1::IdService::Stub> stub;
+
+  void start(std::vector<std::string> args = {}) {
+    args.push_back("--state-dir");
+    args.push_back(dir.file("state"));
+    server = std::make_unique<ServerProcess>(SNOWIDD_PATH, args);
+    ASSERT_TRUE(server->started()) << server->log();
+    stub = v1::IdService::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(server->grpc_port()), grpc::InsecureChannelCredentials()));
+  }
+  static std::unique_ptr<grpc::ClientContext> context(const std::string& token = "") {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds{10});
+    if (!token.empty()) c->AddMetadata("authorization", "Bearer " + token);
+    return c;
+  }
+};
+
+TEST_F(GrpcTest, NextIdAndNextIds) {
+  start();
+  v1::NextIdResponse one;
+  ASSERT_TRUE(stub->NextId(context().get(), v1::NextIdRequest{}, &one).ok());
+  EXPECT_GT(one.id(), 0u);
+  v1::NextIdsRequest request;
+  request.set_count(1000);
+  v1::NextIdsResponse many;
+  ASSERT_TRUE(stub->NextIds(context().get(), request, &many).ok());
+  ASSERT_EQ(many.ids_size(), 1000);
+  EXPECT_GT(many.ids(0), one.id());
+  for (int i = 1; i < many.ids_size(); ++i) EXPECT_GT(many.ids(i), many.ids(i - 1));
+}
+
+TEST_F(GrpcTest, StatusCodes) {
+  start({"--max-batch", "100"});
+  v1::NextIdsRequest request;
+  v1::NextIdsResponse response;
+  request.set_count(0);
+  EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  request.set_count(101);
+  EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  request.set_count(5);
+  request.set_agent("9bad");
+  EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  v1::DecodeRequest decode_request;
+  v1::DecodeResponse decoded;
+  decode_request.set_id(std::uint64_t{1} << 63);
+  EXPECT_EQ(stub->Decode(context().get(), decode_request, &decoded).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(GrpcTest, DecodeAndInfo) {
+  start({"--worker-id", "5"});
+  v1::DecodeRequest request;
+  request.set_id(910499571847892992ULL);
+  v1::DecodeResponse decoded;
+  ASSERT_TRUE(stub->Decode(context().get(), request, &decoded).ok());
+  EXPECT_EQ(decoded.timestamp_ms(), 1505914988849);
+  EXPECT_EQ(decoded.time(), "2017-09-20T13:43:08.849Z");
+  EXPECT_EQ(decoded.datacenter(), 17u);
+  EXPECT_EQ(decoded.worker(), 25u);
+  v1::InfoResponse info;
+  ASSERT_TRUE(stub->Info(context().get(), v1::InfoRequest{}, &info).ok());
+  EXPECT_EQ(info.worker_id(), 5u);
+  EXPECT_EQ(info.clock_policy(), "monotonic");
+  EXPECT_TRUE(nlohmann::json::parse(info.info_json()).contains("layout"));
+}
+
+TEST_F(GrpcTest, BearerToken) {
+  start({"--bearer-token", "t0ken"});
+  v1::NextIdResponse response;
+  EXPECT_EQ(stub->NextId(context().get(), v1::NextIdRequest{}, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(stub->NextId(context("t0ken").get(), v1::NextIdRequest{}, &response).ok());
+}
+
+// Concurrent clients over both APIs: the union of all IDs has no duplicate.
+TEST_F(GrpcTest, BothApisTogetherNeverShareAnId) {
+  start();
+  std::vector<std::vector<Id>> per_client(4);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 2; ++c) {
+    clients.emplace_back([this, &mine = per_client[static_cast<std::size_t>(c)]] {
+      v1::NextIdsRequest request;
+      request.set_count(100);
+      for (int i = 0; i < 300; ++i) {
+        v1::NextIdsResponse response;
+        const grpc::Status status = stub->NextIds(context().get(), request, &response);
+        if (!status.ok()) {
+          ADD_FAILURE() << status.error_message();
+          return;
+        }
+        for (auto id : response.ids()) mine.push_back(static_cast<Id>(id));
+      }
+    });
+  }
+  for (int c = 2; c < 4; ++c) {
+    clients.emplace_back([this, &mine = per_client[static_cast<std::size_t>(c)]] {
+      test::HttpConnection conn(server->port());
+      for (int i = 0; i < 300; ++i) {
+        if (!conn.send("GET /v1/ids?count=100 HTTP/1.1\r\nHost: x\r\n\r\n")) return;
+        const auto reply = conn.read();
+        if (reply.status != 200) return;
+        const auto body = nlohmann::json::parse(reply.body);
+        for (const auto& s : body["ids"]) mine.push_back(*parse_id(s.get<std::string>()));
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  std::vector<Id> all;
+  for (const auto& mine : per_client) {
+    EXPECT_EQ(mine.size(), 30000u);
+    EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+}
+
+}  // namespace
+}  // namespace snowid
