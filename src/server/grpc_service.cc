@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "snowid/decode.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -138,13 +136,6 @@ class Handlers final : public v1::IdService::CallbackService {
   IdService& service_;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 struct GrpcServer::Impl {
@@ -160,12 +151,7 @@ GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds{0}); }
 
 Result<Endpoint> GrpcServer::start() {
   const ServerConfig& config = impl_->service.config();
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (!config.tls_cert.empty()) {
-    grpc::SslServerCredentialsOptions tls;
-    tls.pem_key_cert_pairs.push_back({read_file(config.tls_key), read_file(config.tls_cert)});
-    credentials = grpc::SslServerCredentials(tls);
-  }
+  const auto credentials = grpc::InsecureServerCredentials();
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.grpc.text(), credentials, &port);

@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -150,6 +151,19 @@ int run(int argc, char** argv) {
   asio::steady_timer reserver(io);
   keep_reserving(reserver, service.generator());
 
+  // Draining: stop once no connection is open, or after one second.
+  asio::steady_timer drain_timer(io);
+  std::chrono::steady_clock::time_point drain_deadline;
+  std::function<void()> drain = [&] {
+    if (service.metrics().open_connections() == 0 ||
+        std::chrono::steady_clock::now() >= drain_deadline) {
+      io.stop();
+      return;
+    }
+    drain_timer.expires_after(std::chrono::milliseconds{20});
+    drain_timer.async_wait([&](const boost::system::error_code&) { drain(); });
+  };
+
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& error, int signal) {
     if (error) return;
@@ -157,20 +171,8 @@ int run(int argc, char** argv) {
     http.stop_accepting();
     grpc_server.shutdown(std::chrono::milliseconds{500});
     reserver.cancel();
-    // Give in-flight requests up to a second, then stop.
-    auto drain = std::make_shared<asio::steady_timer>(io);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
-    auto check = std::make_shared<std::function<void()>>();
-    *check = [&, drain, deadline, check] {
-      if (service.metrics().open_connections() == 0 ||
-          std::chrono::steady_clock::now() >= deadline) {
-        io.stop();
-        return;
-      }
-      drain->expires_after(std::chrono::milliseconds{20});
-      drain->async_wait([check](const boost::system::error_code&) { (*check)(); });
-    };
-    (*check)();
+    drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
+    drain();
   });
 
   std::vector<std::thread> threads;
