@@ -12,5 +12,7 @@ for kind in asan tsan; do
   cmake -S . -B "build-$kind" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSNOWID_WERROR=ON \
     -DSNOWID_BUILD_BENCH=OFF "-DSNOWID_SANITIZE=$sanitizers" >/dev/null
   cmake --build "build-$kind" --parallel "$(nproc)"
-  (cd "build-$kind" && ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
+  (cd "build-$kind" &&
+    TSAN_OPTIONS="suppressions=$PWD/../tests/sanitizers/tsan.supp halt_on_error=1" \
+    ctest --output-on-failure --parallel "$(nproc)" --timeout 900)
 done
