@@ -73,27 +73,22 @@ nlohmann::json IdService::info() const {
 std::string IdService::metrics_text() const {
   const GeneratorStats s = generator_->stats();
   std::string extra;
-  extra += "# HELP snowid_clock_rollback_events_total Times the clock read behind the last "
-           "issued ID.\n# TYPE snowid_clock_rollback_events_total counter\n";
-  extra += fmt::format("snowid_clock_rollback_events_total {}\n", s.clock_behind_events);
-  extra += "# HELP snowid_generator_refusals_total Calls the generator refused.\n"
-           "# TYPE snowid_generator_refusals_total counter\n";
-  extra += fmt::format("snowid_generator_refusals_total {}\n", s.refusals);
-  extra += "# HELP snowid_drift_ahead_seconds Lead of the last issued ID over the wall clock.\n"
-           "# TYPE snowid_drift_ahead_seconds gauge\n";
-  extra += fmt::format("snowid_drift_ahead_seconds {:.3f}\n",
-                       static_cast<double>(s.drift.count()) / 1000.0);
-  extra += "# HELP snowid_state_write_failures_total Failed writes of the high-water mark.\n"
-           "# TYPE snowid_state_write_failures_total counter\n";
-  extra += fmt::format("snowid_state_write_failures_total {}\n", s.state_write_failures);
-  extra += "# HELP snowid_high_water_timestamp_seconds Persisted high-water mark (Unix time).\n"
-           "# TYPE snowid_high_water_timestamp_seconds gauge\n";
-  extra += fmt::format("snowid_high_water_timestamp_seconds {:.3f}\n",
-                       static_cast<double>(s.high_water.count()) / 1000.0);
-  const bool ready = generator_->readiness().ok();
-  extra += "# HELP snowid_ready Whether an ID can be issued right now.\n"
-           "# TYPE snowid_ready gauge\n";
-  extra += fmt::format("snowid_ready {}\n", ready ? 1 : 0);
+  auto add = [&extra](std::string_view name, std::string_view type, std::string_view help,
+                      const std::string& value) {
+    extra += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help, type, value);
+  };
+  add("snowid_clock_rollback_events_total", "counter",
+      "Times the clock read behind the last issued ID.", std::to_string(s.clock_behind_events));
+  add("snowid_generator_refusals_total", "counter", "Calls the generator refused.",
+      std::to_string(s.refusals));
+  add("snowid_drift_ahead_seconds", "gauge", "Lead of the last issued ID over the wall clock.",
+      fmt::format("{:.3f}", static_cast<double>(s.drift.count()) / 1000.0));
+  add("snowid_state_write_failures_total", "counter", "Failed writes of the high-water mark.",
+      std::to_string(s.state_write_failures));
+  add("snowid_high_water_timestamp_seconds", "gauge", "Persisted high-water mark (Unix time).",
+      fmt::format("{:.3f}", static_cast<double>(s.high_water.count()) / 1000.0));
+  add("snowid_ready", "gauge", "Whether an ID can be issued right now.",
+      generator_->readiness().ok() ? "1" : "0");
   return metrics_.render(extra);
 }
 

@@ -1,5 +1,7 @@
 #include "server_process.h"
 
+#include "subprocess.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -21,13 +23,6 @@ extern char** environ;
 
 namespace snowid::test {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -112,7 +107,7 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
   while (std::chrono::steady_clock::now() < deadline) {
     std::smatch m;
-    const std::string text = slurp(log_path_);
+    const std::string text = read_file(log_path_);
     if (std::regex_search(text, m, listening)) {
       port_ = std::stoi(m[1]);
       grpc_port_ = std::stoi(m[2]);
@@ -135,7 +130,7 @@ ServerProcess::~ServerProcess() {
   ::unlink(log_path_.c_str());
 }
 
-std::string ServerProcess::log() const { return slurp(log_path_); }
+std::string ServerProcess::log() const { return read_file(log_path_); }
 
 void ServerProcess::signal(int sig) {
   if (!reaped_) ::kill(pid_, sig);

@@ -16,16 +16,12 @@
 extern char** environ;
 
 namespace snowid::test {
-namespace {
-
-std::string slurp(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
-
-}  // namespace
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
@@ -88,8 +84,8 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  result.out = slurp(out_path);
-  result.err = slurp(err_path);
+  result.out = read_file(out_path);
+  result.err = read_file(err_path);
   return result;
 }
 

@@ -23,6 +23,9 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           std::chrono::seconds limit = std::chrono::seconds{60});
 
+// The whole content of a file ("" if it cannot be read).
+std::string read_file(const std::string& path);
+
 // Splits text into lines without their '\n'.
 std::vector<std::string> split_lines(const std::string& text);
 
