@@ -127,9 +127,8 @@ Result<StateFile> StateFile::open(const std::filesystem::path& path,
     return errno_error(lock_path, "cannot lock");
   }
   const std::string pid = fmt::format("{}\n", ::getpid());
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    // The pid is only for the message another process shows; the lock holds without it.
-  }
+  // The pid only feeds the message another process shows; the lock holds without it.
+  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, pid.data(), pid.size(), 0);
   StateFile file(path, layout_description, fd);
 
   std::ifstream in(path, std::ios::binary);

@@ -13,10 +13,7 @@ namespace {
 namespace v1 = ::snowid::v1;
 
 grpc::Status refusal(const Error& error) {
-  const bool transient = error.code == ErrorCode::kClockBehind ||
-                         error.code == ErrorCode::kStateFile ||
-                         error.code == ErrorCode::kUnavailable;
-  return grpc::Status(transient ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::INTERNAL,
+  return grpc::Status(is_transient(error) ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::INTERNAL,
                       error.message);
 }
 

@@ -72,9 +72,7 @@ HttpResponse text_response(std::string body) {
 // The generator's refusal as an HTTP error: 503 while the clock or the state
 // file keeps it from issuing, 500 otherwise.
 HttpResponse refusal(const Error& error) {
-  const bool transient = error.code == ErrorCode::kClockBehind ||
-                         error.code == ErrorCode::kStateFile ||
-                         error.code == ErrorCode::kUnavailable;
+  const bool transient = is_transient(error);
   HttpResponse r = error_response(transient ? 503 : 500, error.message);
   if (transient) r.headers.emplace_back("Retry-After", "1");
   return r;

@@ -189,12 +189,10 @@ Result<Endpoint> HttpServer::listen() {
 }
 
 void HttpServer::stop_accepting() {
-  beast::error_code ignored;
   asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
     beast::error_code ec;
     impl->acceptor.close(ec);
   });
-  (void)ignored;
 }
 
 }  // namespace snowid::server

@@ -5,10 +5,10 @@
 // to the persisted high-water mark; listen; log one line that says what the
 // node is. SIGTERM/SIGINT: stop accepting, let in-flight requests finish,
 // write the exact high-water mark, exit 0.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -68,15 +68,13 @@ int run(int argc, char** argv) {
   app.add_option("--config", config_file, "TOML configuration file (see snowid.example.toml)");
   app.add_flag("--check-config", check_config,
                "Validate the configuration, print the effective values and exit");
-  ServerConfig defaults;
-  std::vector<std::pair<std::string, std::string>> flag_values;
-  std::vector<std::string> storage(describe(defaults).size());
-  std::size_t index = 0;
-  for (const auto& [name, value] : describe(defaults)) {
-    app.add_option(flag_name(name), storage[index],
+  // One flag per configuration option; `defaults[i].first` names flag_values[i].
+  const auto defaults = describe(ServerConfig{});
+  std::vector<std::string> flag_values(defaults.size());
+  for (std::size_t i = 0; i < defaults.size(); ++i) {
+    const auto& [name, value] = defaults[i];
+    app.add_option(flag_name(name), flag_values[i],
                    fmt::format("Option {} (default: {})", name, value.empty() ? "none" : value));
-    flag_values.emplace_back(name, "");
-    ++index;
   }
   try {
     app.parse(argc, argv);
@@ -88,10 +86,10 @@ int run(int argc, char** argv) {
   ServerConfig config;
   Status s = apply_environment(config, environ);
   if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file);
-  for (std::size_t i = 0; s.ok() && i < flag_values.size(); ++i) {
-    if (app.count(flag_name(flag_values[i].first)) > 0) {
-      s = apply_option(config, flag_values[i].first, storage[i],
-                       "flag " + flag_name(flag_values[i].first));
+  for (std::size_t i = 0; s.ok() && i < defaults.size(); ++i) {
+    const std::string flag = flag_name(defaults[i].first);
+    if (app.count(flag) > 0) {
+      s = apply_option(config, defaults[i].first, flag_values[i], "flag " + flag);
     }
   }
   if (s.ok()) s = validate(config);
@@ -111,8 +109,8 @@ int run(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
   if (ec) {
-    return fail(kExitFailure, fmt::format("cannot create state directory {}: {}",
-                                          config.state_dir, ec.message()));
+    return fail(kExitFailure, fmt::format("cannot create state directory {}: {}", config.state_dir,
+                                          ec.message()));
   }
   auto options = generator_options(config);
   if (!options.ok()) return fail(kExitUsage, options.error().message);

@@ -6,6 +6,11 @@
 
 namespace snowid::server {
 
+bool is_transient(const Error& error) {
+  return error.code == ErrorCode::kClockBehind || error.code == ErrorCode::kStateFile ||
+         error.code == ErrorCode::kUnavailable;
+}
+
 bool valid_agent(std::string_view agent) {
   constexpr std::size_t kMaxAgentLength = 64;
   if (agent.empty() || agent.size() > kMaxAgentLength) return false;

@@ -20,6 +20,10 @@ namespace snowid::server {
 
 inline constexpr const char* kVersion = "0.1.0";
 
+// True if the generator's refusal is expected to pass by itself (clock
+// behind, state file failing): HTTP 503 / gRPC UNAVAILABLE rather than 500 / INTERNAL.
+bool is_transient(const Error& error);
+
 // True if `agent` matches [a-zA-Z][a-zA-Z0-9-]* and is at most 64 characters.
 bool valid_agent(std::string_view agent);
 
