@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <toml++/toml.h>
@@ -286,10 +287,16 @@ Status validate(const ServerConfig& config) {
     return invalid_argument(fmt::format("worker_id {} is out of range 0..{}", config.worker_id,
                                         facts.max_worker_id));
   }
-  if (!config.tls_cert.empty() || !config.tls_key.empty()) {
-    return invalid_argument(
-        "tls_cert/tls_key: TLS is not implemented yet in this version; terminate TLS in front of "
-        "snowidd or leave both empty");
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return invalid_argument("tls_cert and tls_key must be given together (or neither)");
+  }
+  for (const std::string* file : {&config.tls_cert, &config.tls_key}) {
+    std::error_code ec;
+    if (!file->empty() && !std::filesystem::is_regular_file(*file, ec)) {
+      return invalid_argument(fmt::format("{} {} is not a readable file",
+                                          file == &config.tls_cert ? "tls_cert" : "tls_key",
+                                          *file));
+    }
   }
   if (config.max_batch == 0) return invalid_argument("max_batch must be at least 1");
   if (config.io_threads < 1) return invalid_argument("io_threads must be at least 1");

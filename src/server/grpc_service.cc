@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include <fstream>
+#include <iterator>
 
 #include "snowid/decode.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -11,6 +13,19 @@ namespace snowid::server {
 namespace {
 
 namespace v1 = ::snowid::v1;
+
+constexpr int kMaxGrpcRequestBytes = 64 * 1024;
+constexpr int kMaxGrpcStreamsPerConnection = 1000;
+
+Result<std::string> read_small_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return invalid_argument(fmt::format("cannot read {}", path));
+  }
+  if (text.empty()) return invalid_argument(fmt::format("{} is empty or unreadable", path));
+  return text;
+}
 
 grpc::Status refusal(const Error& error) {
   return grpc::Status(is_transient(error) ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::INTERNAL,
@@ -148,10 +163,25 @@ GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds{0}); }
 
 Result<Endpoint> GrpcServer::start() {
   const ServerConfig& config = impl_->service.config();
-  const auto credentials = grpc::InsecureServerCredentials();
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!config.tls_cert.empty()) {
+    grpc::SslServerCredentialsOptions tls;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    auto cert = read_small_file(config.tls_cert);
+    if (!cert.ok()) return cert.error();
+    auto key = read_small_file(config.tls_key);
+    if (!key.ok()) return key.error();
+    pair.cert_chain = std::move(*cert);
+    pair.private_key = std::move(*key);
+    tls.pem_key_cert_pairs.push_back(std::move(pair));
+    credentials = grpc::SslServerCredentials(tls);
+  }
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.grpc.text(), credentials, &port);
+  // Requests are a few bytes; anything large is a mistake or an attack.
+  builder.SetMaxReceiveMessageSize(kMaxGrpcRequestBytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxGrpcStreamsPerConnection);
   builder.RegisterService(&impl_->handlers);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || port == 0) {

@@ -55,72 +55,97 @@ bool wants_text(const HttpRequest& request, const Target& target) {
          request.accept.find("application/json") == std::string_view::npos;
 }
 
-HttpResponse json_response(const nlohmann::json& body) {
-  HttpResponse r;
-  r.body = body.dump();
-  r.body += '\n';
-  return r;
+void set_json(HttpResponse& response, const nlohmann::json& body) {
+  // Replaces invalid UTF-8 (say, from a request path echoed in a message)
+  // rather than throwing.
+  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  response.body += '\n';
 }
 
-HttpResponse text_response(std::string body) {
-  HttpResponse r;
-  r.content_type = "text/plain; charset=utf-8";
-  r.body = std::move(body);
-  return r;
-}
+void set_text_type(HttpResponse& response) { response.content_type = "text/plain; charset=utf-8"; }
 
 // The generator's refusal as an HTTP error: 503 while the clock or the state
 // file keeps it from issuing, 500 otherwise.
-HttpResponse refusal(const Error& error) {
+void set_refusal(HttpResponse& response, const Error& error) {
   const bool transient = is_transient(error);
-  HttpResponse r = error_response(transient ? 503 : 500, error.message);
-  if (transient) r.headers.emplace_back("Retry-After", "1");
-  return r;
+  set_error(response, transient ? 503 : 500, error.message);
+  if (transient) response.headers.emplace_back("Retry-After", "1");
 }
 
-HttpResponse issue(IdService& service, std::uint32_t count, bool text, std::string_view agent,
-                   bool leaf_text) {
-  std::vector<Id> ids;
-  ids.reserve(count);
-  Status issued = service.issue(count, agent, ids);
-  if (!issued.ok()) return refusal(issued.error());
+void append_decimal(std::string& out, Id id) {
   char digits[24];
-  auto decimal = [&digits](Id id) {
-    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, id);
-    (void)ec;
-    return std::string_view(digits, static_cast<std::size_t>(end - digits));
-  };
-  if (text) {
-    std::string body;
-    body.reserve(ids.size() * 20);
-    for (Id id : ids) {
-      body += decimal(id);
-      if (!leaf_text) body += '\n';
-    }
-    return text_response(std::move(body));
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, id);
+  (void)ec;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
+enum class IdFormat { kJson, kTextLines, kLeafText };
+
+// One ID: the hot path of /v1/id, built without a JSON document.
+void issue_one(IdService& service, std::string_view agent, IdFormat format,
+               HttpResponse& response) {
+  auto id = service.issue_one(agent);
+  if (!id.ok()) return set_refusal(response, id.error());
+  if (format == IdFormat::kJson) {
+    response.body += "{\"id\":\"";
+    append_decimal(response.body, *id);
+    response.body += "\"}\n";
+    return;
   }
-  if (count == 1) return json_response(nlohmann::json{{"id", decimal(ids[0])}});
-  nlohmann::json array = nlohmann::json::array();
-  for (Id id : ids) array.emplace_back(decimal(id));
-  return json_response(nlohmann::json{{"ids", std::move(array)}});
+  set_text_type(response);
+  append_decimal(response.body, *id);
+  if (format == IdFormat::kTextLines) response.body += '\n';
+}
+
+void issue_many(IdService& service, std::uint32_t count, std::string_view agent, IdFormat format,
+                HttpResponse& response) {
+  thread_local std::vector<Id> ids;
+  ids.clear();
+  Status issued = service.issue(count, agent, ids);
+  if (!issued.ok()) return set_refusal(response, issued.error());
+  std::string& body = response.body;
+  body.reserve(ids.size() * 22 + 16);
+  if (format == IdFormat::kTextLines) {
+    set_text_type(response);
+    for (Id id : ids) {
+      append_decimal(body, id);
+      body += '\n';
+    }
+    return;
+  }
+  body += "{\"ids\":[";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) body += ',';
+    body += '"';
+    append_decimal(body, ids[i]);
+    body += '"';
+  }
+  body += "]}\n";
 }
 
 }  // namespace
 
-HttpResponse error_response(unsigned status, std::string_view message) {
-  HttpResponse r;
-  r.status = status;
-  r.body = nlohmann::json{{"error", message}}.dump() + "\n";
-  return r;
+void HttpResponse::reset() {
+  status = 200;
+  content_type = "application/json";
+  body.clear();
+  route = Route::kOther;
+  headers.clear();
 }
 
-HttpResponse handle_http(IdService& service, const HttpRequest& request) {
+void set_error(HttpResponse& response, unsigned status, std::string_view message) {
+  response.status = status;
+  response.content_type = "application/json";
+  set_json(response, nlohmann::json{{"error", message}});
+}
+
+void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response) {
+  response.reset();
   auto parsed = parse_target(request.target);
-  if (!parsed.ok()) return error_response(400, parsed.error().message);
+  if (!parsed.ok()) return set_error(response, 400, parsed.error().message);
   const Target& target = *parsed;
   const std::string_view path = target.path;
 
-  Route route = Route::kOther;
   std::string_view tail;
   auto under = [&](std::string_view prefix) {
     if (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix) {
@@ -129,6 +154,7 @@ HttpResponse handle_http(IdService& service, const HttpRequest& request) {
     }
     return false;
   };
+  Route& route = response.route;
   if (path == "/v1/id") route = Route::kId;
   else if (path == "/v1/ids") route = Route::kIds;
   else if (under("/v1/decode/")) route = Route::kDecode;
@@ -138,28 +164,24 @@ HttpResponse handle_http(IdService& service, const HttpRequest& request) {
   else if (path == "/readyz") route = Route::kReadyz;
   else if (path == "/metrics") route = Route::kMetrics;
 
-  auto finish = [route](HttpResponse r) {
-    r.route = route;
-    return r;
-  };
   if (route == Route::kOther) {
-    return finish(error_response(404, fmt::format("no route for {}", path.substr(0, 100))));
+    return set_error(response, 404, fmt::format("no route for {}", path.substr(0, 100)));
   }
   if (request.method != "GET") {
-    HttpResponse r = error_response(405, fmt::format("{} accepts GET only", route_name(route)));
-    r.headers.emplace_back("Allow", "GET");
-    return finish(r);
+    set_error(response, 405, fmt::format("{} accepts GET only", route_name(route)));
+    response.headers.emplace_back("Allow", "GET");
+    return;
   }
-  if (route == Route::kHealthz) return finish(json_response(nlohmann::json{{"status", "ok"}}));
+  if (route == Route::kHealthz) return set_json(response, nlohmann::json{{"status", "ok"}});
   if (route == Route::kReadyz) {
     Status ready = service.generator().readiness();
-    if (!ready.ok()) return finish(error_response(503, ready.error().message));
-    return finish(json_response(nlohmann::json{{"status", "ready"}}));
+    if (!ready.ok()) return set_error(response, 503, ready.error().message);
+    return set_json(response, nlohmann::json{{"status", "ready"}});
   }
   if (route == Route::kMetrics) {
-    HttpResponse r = text_response(service.metrics_text());
-    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    return finish(r);
+    response.body = service.metrics_text();
+    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return;
   }
 
   const std::string& token = service.config().bearer_token;
@@ -168,54 +190,57 @@ HttpResponse handle_http(IdService& service, const HttpRequest& request) {
     const std::string_view auth = request.authorization;
     if (auth.substr(0, kBearer.size()) != kBearer ||
         !constant_time_equal(auth.substr(std::min(auth.size(), kBearer.size())), token)) {
-      HttpResponse r = error_response(401, "a valid bearer token is required");
-      r.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return finish(r);
+      set_error(response, 401, "a valid bearer token is required");
+      response.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return;
     }
   }
 
   std::string_view agent = request.agent_header;
   if (auto it = target.query.find("agent"); it != target.query.end()) agent = it->second;
   if (!agent.empty() && !valid_agent(agent)) {
-    return finish(error_response(
-        400, "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters"));
+    return set_error(response, 400,
+                     "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
   }
 
   switch (route) {
     case Route::kId:
-      return finish(issue(service, 1, wants_text(request, target), agent, false));
+      return issue_one(service, agent,
+                       wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
+                       response);
     case Route::kIds: {
       const std::uint32_t max = service.config().max_batch;
       auto it = target.query.find("count");
       if (it == target.query.end()) {
-        return finish(error_response(400, fmt::format("count is required (1..{})", max)));
+        return set_error(response, 400, fmt::format("count is required (1..{})", max));
       }
       auto count = parse_unsigned(it->second, UINT64_MAX, "count");
-      if (!count.ok()) return finish(error_response(400, count.error().message));
+      if (!count.ok()) return set_error(response, 400, count.error().message);
       if (*count < 1 || *count > max) {
-        return finish(error_response(
-            400, fmt::format("count {} is out of range 1..{}", *count, max)));
+        return set_error(response, 400,
+                         fmt::format("count {} is out of range 1..{}", *count, max));
       }
-      return finish(issue(service, static_cast<std::uint32_t>(*count),
-                          wants_text(request, target), agent, false));
+      return issue_many(service, static_cast<std::uint32_t>(*count), agent,
+                        wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
+                        response);
     }
     case Route::kDecode: {
       auto id = parse_id(tail);
-      if (!id.ok()) return finish(error_response(400, id.error().message));
+      if (!id.ok()) return set_error(response, 400, id.error().message);
       auto fields = decode(service.layout(), *id);
-      if (!fields.ok()) return finish(error_response(400, fields.error().message));
-      return finish(json_response(decoded_id_json(*id, *fields)));
+      if (!fields.ok()) return set_error(response, 400, fields.error().message);
+      return set_json(response, decoded_id_json(*id, *fields));
     }
     case Route::kInfo:
-      return finish(json_response(service.info()));
+      return set_json(response, service.info());
     case Route::kLeafSnowflake: {
       if (tail.size() > 128 || tail.find('/') != std::string_view::npos) {
-        return finish(error_response(400, "key must be at most 128 characters without '/'"));
+        return set_error(response, 400, "key must be at most 128 characters without '/'");
       }
-      return finish(issue(service, 1, true, agent, true));
+      return issue_one(service, agent, IdFormat::kLeafText, response);
     }
     default:
-      return finish(error_response(404, "no such route"));
+      return set_error(response, 404, "no such route");
   }
 }
 

@@ -29,17 +29,24 @@ struct HttpRequest {
   std::string_view agent_header;  // X-Snowid-Agent
 };
 
+// A response as handle_http() leaves it. The transport reuses one per
+// connection, so that answering a request allocates nothing once the body's
+// buffer has grown to its usual size. Header names and values are constants.
 struct HttpResponse {
   unsigned status = 200;
-  std::string content_type = "application/json";
+  std::string_view content_type = "application/json";
   std::string body;
   Route route = Route::kOther;
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+
+  // Back to an empty 200, keeping the body's capacity.
+  void reset();
 };
 
-HttpResponse handle_http(IdService& service, const HttpRequest& request);
+// Answers `request` into `response` (which it resets first).
+void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response);
 
-// {"error":"…"} with the given status.
-HttpResponse error_response(unsigned status, std::string_view message);
+// Makes `response` the error {"error":"…"} with the given status.
+void set_error(HttpResponse& response, unsigned status, std::string_view message);
 
 }  // namespace snowid::server

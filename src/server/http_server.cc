@@ -3,10 +3,20 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <list>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "http_routes.h"
 
@@ -15,160 +25,352 @@ namespace snowid::server {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+using SteadyTime = std::chrono::steady_clock::time_point;
 
 namespace {
 
 std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
 
-// One connection. Reads requests one at a time from its buffer (pipelined
-// requests wait there in order), answers each, and closes on error, on
-// "Connection: close", or when a timeout expires.
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, IdService& service)
-      : stream_(std::move(socket)), service_(service) {
-    service_.metrics().connection_opened();
-  }
-  ~Session() { service_.metrics().connection_closed(); }
+// How often a connection thread looks for connections past their deadline.
+// Timeouts fire up to this much late; in exchange, moving a deadline is a
+// plain store, not a timer operation on every request.
+constexpr std::chrono::milliseconds kSweepPeriod{200};
+// Responses to pipelined requests are gathered up to this size, then written.
+constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
+constexpr std::size_t kReadChunkBytes = 4096;
 
-  void start() { next_request(); }
+// What a connection thread needs to know of a connection to time it out.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Closes the socket now; pending operations end with an error.
+  virtual void close() = 0;
+  // The connection must make progress (a request's next bytes, or the
+  // answer's) by this time.
+  SteadyTime deadline() const { return deadline_; }
+  // True while waiting for the first byte of a request, nothing to write.
+  bool idle() const { return idle_; }
+
+ protected:
+  SteadyTime deadline_{};
+  bool idle_ = false;
+};
+
+// A connection thread: an io_context of its own and the connections on it.
+// Everything here but `draining` is touched only from `thread`.
+struct Worker {
+  // Declared before `io`, so the list outlives connections destroyed with it.
+  std::list<Connection*> connections;
+  asio::io_context io{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  asio::steady_timer sweeper{io};
+  std::atomic<bool> draining{false};
+  std::thread thread;
+
+  void sweep_every_period() {
+    sweeper.expires_after(kSweepPeriod);
+    sweeper.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      sweep();
+      sweep_every_period();
+    });
+  }
+
+  // Closes connections past their deadline and, while draining, idle ones.
+  // close() only cancels operations; connections leave the list later, from
+  // their own handlers, so iterating here is safe.
+  void sweep() {
+    const SteadyTime now = std::chrono::steady_clock::now();
+    const bool drain = draining.load(std::memory_order_relaxed);
+    for (Connection* connection : connections) {
+      if (now >= connection->deadline() || (drain && connection->idle())) connection->close();
+    }
+  }
+};
+
+// One connection over Stream (a TCP socket, or TLS over one). Reads into its
+// buffer, parses every complete request in it (pipelined requests are
+// answered in order, their responses gathered into one write), writes, and
+// reads again. Closes on a malformed request (after answering it), on
+// "Connection: close", on the peer closing, or at its deadline.
+template <typename Stream>
+class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(Stream stream, Worker& worker, IdService& service)
+      : stream_(std::move(stream)), worker_(worker), service_(service),
+        in_(static_cast<std::size_t>(service.config().max_header_bytes) +
+            service.config().max_body_bytes + 2 * kReadChunkBytes) {
+    position_ = worker_.connections.insert(worker_.connections.end(), this);
+  }
+  ~Session() override {
+    worker_.connections.erase(position_);
+    service_.metrics().connection_closed();
+  }
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, tcp::socket>) {
+      wait_for_request();
+    } else {
+      deadline_ = std::chrono::steady_clock::now() + service_.config().read_timeout;
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->close();
+                                self->wait_for_request();
+                              });
+    }
+  }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ignored;
+    auto& socket = beast::get_lowest_layer(stream_);
+    socket.shutdown(tcp::socket::shutdown_send, ignored);
+    socket.close(ignored);
+  }
 
  private:
-  void next_request() {
+  // Between requests: the idle timeout applies until a byte arrives.
+  void wait_for_request() {
+    if (worker_.draining.load(std::memory_order_relaxed)) return close();
+    idle_ = true;
+    deadline_ = std::chrono::steady_clock::now() + service_.config().idle_timeout;
+    read();
+  }
+
+  void read() {
+    if (in_.size() >= in_.max_size()) return reject(431, "request header too large");
+    const std::size_t room = std::min(kReadChunkBytes, in_.max_size() - in_.size());
+    stream_.async_read_some(in_.prepare(room),
+                            [self = this->shared_from_this()](beast::error_code ec,
+                                                              std::size_t bytes) {
+                              self->on_read(ec, bytes);
+                            });
+  }
+
+  void on_read(beast::error_code ec, std::size_t bytes) {
+    if (ec) return close();  // end of stream, reset, timeout or shutdown
+    in_.commit(bytes);
+    if (idle_) {
+      // A request has begun: from now on the read timeout applies to it.
+      idle_ = false;
+      deadline_ = std::chrono::steady_clock::now() + service_.config().read_timeout;
+    }
+    parse_and_answer();
+  }
+
+  // Parses and answers the complete requests in the buffer, then writes the
+  // answers, or reads more if there is nothing to write.
+  void parse_and_answer() {
+    while (!close_after_write_ && out_.size() < kMaxGatheredResponseBytes && in_.size() > 0) {
+      if (!parser_) start_parser();
+      beast::error_code ec;
+      const std::size_t used = parser_->put(in_.data(), ec);
+      in_.consume(used);
+      if (ec == http::error::need_more) {
+        if (used > 0) continue;
+        break;
+      }
+      if (ec == http::error::header_limit) {
+        append_error(431, "request header too large");
+      } else if (ec == http::error::body_limit) {
+        append_error(413, "request body too large");
+      } else if (ec) {
+        append_error(400, fmt::format("malformed request: {}", ec.message()));
+      } else if (parser_->is_done()) {
+        answer();
+      }
+    }
+    if (!out_.empty()) return write();
+    if (close_after_write_) return close();
+    if (!parser_ && in_.size() == 0) return wait_for_request();
+    read();
+  }
+
+  void start_parser() {
     parser_.emplace();
+    parser_->eager(true);
     parser_->header_limit(service_.config().max_header_bytes);
     parser_->body_limit(service_.config().max_body_bytes);
-    started_ = buffer_.size() > 0;
-    stream_.expires_after(started_ ? service_.config().read_timeout
-                                   : service_.config().idle_timeout);
-    read_some();
-  }
-
-  void read_some() {
-    http::async_read_some(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->on_read(ec);
-                          });
-  }
-
-  void on_read(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == beast::error::timeout || ec == asio::error::connection_reset ||
-        ec == asio::error::operation_aborted) {
-      return close();
-    }
-    if (ec == http::error::header_limit) return reject(431, "request header too large");
-    if (ec == http::error::body_limit) return reject(413, "request body too large");
-    if (ec) return reject(400, fmt::format("malformed request: {}", ec.message()));
-    if (!started_ && parser_->got_some()) {
-      // The request has begun: from now on the read timeout applies.
-      started_ = true;
-      stream_.expires_after(service_.config().read_timeout);
-    }
-    if (!parser_->is_done()) return read_some();
-    answer();
   }
 
   void answer() {
-    const auto begin = std::chrono::steady_clock::now();
+    const SteadyTime begin = std::chrono::steady_clock::now();
     const auto& request = parser_->get();
-    HttpRequest view{std_view(request.method_string()), std_view(request.target()),
-                     std_view(request[http::field::accept]),
-                     std_view(request[http::field::authorization]),
-                     std_view(request["X-Snowid-Agent"])};
-    HttpResponse result = handle_http(service_, view);
-    const bool keep_alive = request.keep_alive();
-    send(std::move(result), keep_alive, request.version(), begin);
-  }
-
-  void reject(unsigned status, std::string_view message) {
-    send(error_response(status, message), false, 11, std::chrono::steady_clock::now());
-  }
-
-  void send(HttpResponse result, bool keep_alive, unsigned version,
-            std::chrono::steady_clock::time_point begin) {
-    auto response = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(result.status), version);
-    response->set(http::field::server, "snowid");
-    response->set(http::field::content_type, result.content_type);
-    for (const auto& [name, value] : result.headers) response->set(name, value);
-    response->body() = std::move(result.body);
-    response->keep_alive(keep_alive);
-    response->prepare_payload();
-    service_.metrics().count_request(result.route, result.status,
+    const HttpRequest view{std_view(request.method_string()), std_view(request.target()),
+                           std_view(request[http::field::accept]),
+                           std_view(request[http::field::authorization]),
+                           std_view(request["X-Snowid-Agent"])};
+    handle_http(service_, view, response_);
+    const bool keep_alive =
+        request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
+    append_response(request.version(), keep_alive);
+    service_.metrics().count_request(response_.route, response_.status,
                                      std::chrono::steady_clock::now() - begin);
-    stream_.expires_after(service_.config().read_timeout);
-    http::async_write(stream_, *response,
-                      [self = shared_from_this(), response, keep_alive](beast::error_code ec,
-                                                                        std::size_t) {
-                        if (ec || !keep_alive) return self->close();
-                        self->next_request();
+    parser_.reset();
+    if (!keep_alive) close_after_write_ = true;
+  }
+
+  // A request the parser refused: answer it and close, since the stream can
+  // no longer be trusted to frame the next request.
+  void append_error(unsigned status, std::string_view message) {
+    response_.reset();
+    set_error(response_, status, message);
+    append_response(11, false);
+    service_.metrics().count_request(Route::kOther, status, std::chrono::nanoseconds{0});
+    parser_.reset();
+    close_after_write_ = true;
+  }
+
+  void append_response(unsigned version, bool keep_alive) {
+    const auto status = static_cast<http::status>(response_.status);
+    fmt::format_to(std::back_inserter(out_),
+                   "HTTP/1.{} {} {}\r\nServer: snowid\r\nContent-Type: {}\r\n"
+                   "Content-Length: {}\r\n",
+                   version == 10 ? 0 : 1, response_.status, std_view(http::obsolete_reason(status)),
+                   response_.content_type, response_.body.size());
+    for (const auto& [name, value] : response_.headers) {
+      out_.append(name).append(": ").append(value).append("\r\n");
+    }
+    if (!keep_alive) {
+      out_ += "Connection: close\r\n";
+    } else if (version == 10) {
+      out_ += "Connection: keep-alive\r\n";
+    }
+    out_ += "\r\n";
+    out_ += response_.body;
+  }
+
+  void write() {
+    deadline_ = std::chrono::steady_clock::now() + service_.config().read_timeout;
+    asio::async_write(stream_, asio::buffer(out_),
+                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->out_.clear();
+                        if (ec || self->close_after_write_) return self->close();
+                        self->parse_and_answer();
                       });
   }
 
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.socket().close(ignored);
+  void reject(unsigned status, std::string_view message) {
+    append_error(status, message);
+    write();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
+  Worker& worker_;
   IdService& service_;
-  beast::flat_buffer buffer_;
+  std::list<Connection*>::iterator position_;
+  beast::flat_buffer in_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  bool started_ = false;
+  HttpResponse response_;
+  std::string out_;
+  bool close_after_write_ = false;
+  bool closed_ = false;
 };
+
+Result<std::unique_ptr<ssl::context>> load_tls(const ServerConfig& config) {
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                       ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  context->use_certificate_chain_file(config.tls_cert, ec);
+  if (ec) {
+    return invalid_argument(
+        fmt::format("tls_cert {}: cannot load certificate: {}", config.tls_cert, ec.message()));
+  }
+  context->use_private_key_file(config.tls_key, ssl::context::pem, ec);
+  if (ec) {
+    return invalid_argument(
+        fmt::format("tls_key {}: cannot load private key: {}", config.tls_key, ec.message()));
+  }
+  return context;
+}
 
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(asio::io_context& io_context, IdService& id_service)
-      : io(io_context), service(id_service), acceptor(asio::make_strand(io_context)) {}
+  Impl(asio::io_context& io, IdService& id_service) : service(id_service), acceptor(io) {}
 
   void accept() {
-    acceptor.async_accept(asio::make_strand(io), [self = shared_from_this()](
-                                                     beast::error_code ec, tcp::socket socket) {
+    Worker& worker = *workers[next_worker++ % workers.size()];
+    acceptor.async_accept(worker.io, [self = shared_from_this(), &worker](
+                                         beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (!ec) self->admit(std::move(socket));
+      if (!ec) self->admit(std::move(socket), worker);
       self->accept();
     });
   }
 
-  void admit(tcp::socket socket) {
-    if (service.metrics().open_connections() >= service.config().max_connections) {
-      service.metrics().connection_refused();
-      // A short answer, then close: the client learns why.
-      static const std::string kBody = "{\"error\":\"too many open connections\"}\n";
-      auto refused = std::make_shared<std::string>(fmt::format(
-          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-          "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
-          kBody.size(), kBody));
-      auto sock = std::make_shared<tcp::socket>(std::move(socket));
-      asio::async_write(*sock, asio::buffer(*refused),
-                        [sock, refused](beast::error_code, std::size_t) {
-                          beast::error_code ignored;
-                          sock->shutdown(tcp::socket::shutdown_both, ignored);
-                        });
+  // Runs on the acceptor's thread; the connection then moves to `worker`.
+  void admit(tcp::socket socket, Worker& worker) {
+    Metrics& metrics = service.metrics();
+    if (metrics.open_connections() >= service.config().max_connections) {
+      metrics.connection_refused();
+      refuse(std::move(socket));
       return;
     }
+    metrics.connection_opened();
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<Session>(std::move(socket), service)->start();
+    asio::post(worker.io, [self = shared_from_this(), &worker,
+                           socket = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+      if (self->tls) {
+        using TlsStream = ssl::stream<tcp::socket>;
+        std::make_shared<Session<TlsStream>>(TlsStream(std::move(*socket), *self->tls), worker,
+                                             self->service)
+            ->start();
+      } else {
+        std::make_shared<Session<tcp::socket>>(std::move(*socket), worker, self->service)
+            ->start();
+      }
+    });
   }
 
-  asio::io_context& io;
+  // Over plain HTTP, a short answer and close, so the client learns why; a
+  // TLS client is simply closed.
+  void refuse(tcp::socket socket) {
+    auto sock = std::make_shared<tcp::socket>(std::move(socket));
+    if (tls) {
+      beast::error_code ignored;
+      sock->close(ignored);
+      return;
+    }
+    static const std::string kRefusal = [] {
+      const std::string body = "{\"error\":\"too many open connections\"}\n";
+      return fmt::format(
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+          "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
+          body.size(), body);
+    }();
+    asio::async_write(*sock, asio::buffer(kRefusal), [sock](beast::error_code, std::size_t) {
+      beast::error_code ignored;
+      sock->shutdown(tcp::socket::shutdown_both, ignored);
+    });
+  }
+
   IdService& service;
   tcp::acceptor acceptor;
+  std::unique_ptr<ssl::context> tls;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::size_t next_worker = 0;
 };
 
-HttpServer::HttpServer(asio::io_context& io, IdService& service)
-    : impl_(std::make_shared<Impl>(io, service)) {}
+HttpServer::HttpServer(asio::io_context& acceptor_io, IdService& service)
+    : impl_(std::make_shared<Impl>(acceptor_io, service)) {}
 
-HttpServer::~HttpServer() { stop_accepting(); }
+HttpServer::~HttpServer() { stop(); }
 
 Result<Endpoint> HttpServer::listen() {
-  const Endpoint& wanted = impl_->service.config().http;
+  const ServerConfig& config = impl_->service.config();
+  if (!config.tls_cert.empty()) {
+    auto tls = load_tls(config);
+    if (!tls.ok()) return tls.error();
+    impl_->tls = std::move(*tls);
+  }
+  const Endpoint& wanted = config.http;
   beast::error_code ec;
   const auto address = asio::ip::make_address(wanted.host, ec);
   if (ec) {
@@ -184,6 +386,11 @@ Result<Endpoint> HttpServer::listen() {
     return Error{ErrorCode::kUnavailable,
                  fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message())};
   }
+  for (int i = 0; i < config.io_threads; ++i) {
+    auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
+    worker->sweep_every_period();
+    worker->thread = std::thread([&io = worker->io] { io.run(); });
+  }
   impl_->accept();
   return Endpoint{wanted.host, acceptor.local_endpoint().port()};
 }
@@ -193,6 +400,20 @@ void HttpServer::stop_accepting() {
     beast::error_code ec;
     impl->acceptor.close(ec);
   });
+  for (auto& worker : impl_->workers) {
+    worker->draining = true;
+    asio::post(worker->io, [w = worker.get()] { w->sweep(); });
+  }
+}
+
+void HttpServer::stop() {
+  for (auto& worker : impl_->workers) {
+    worker->work.reset();
+    worker->io.stop();
+  }
+  for (auto& worker : impl_->workers) {
+    if (worker->thread.joinable()) worker->thread.join();
+  }
 }
 
 }  // namespace snowid::server

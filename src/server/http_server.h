@@ -1,12 +1,17 @@
-// The HTTP/1.1 transport of snowidd (Boost.Beast on Asio): keep-alive and
-// pipelining, limits on header and body size, an idle timeout before a
-// request's first byte and a read timeout for the rest of it (a slow client
-// cannot hold a connection), and a cap on open connections. Requests are
-// answered by handle_http().
+// The HTTP/1.1 transport of snowidd: Asio sockets (optionally TLS) with
+// Boost.Beast's request parser, keep-alive and pipelining, limits on header
+// and body size, an idle timeout before a request's first byte and a read
+// timeout for the rest of it and for writing the answer (a slow client cannot
+// hold a connection), and a cap on open connections. Requests are answered by
+// handle_http().
+//
+// Threading: the acceptor runs on the caller's io_context; each accepted
+// connection is handed to one of `io_threads` connection threads, each with
+// an io_context of its own, and lives on that thread alone. So a request
+// takes no lock and no cross-thread hand-off on its way through.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <memory>
 
 #include "service.h"
@@ -15,13 +20,18 @@ namespace snowid::server {
 
 class HttpServer {
  public:
-  HttpServer(boost::asio::io_context& io, IdService& service);
+  HttpServer(boost::asio::io_context& acceptor_io, IdService& service);
   ~HttpServer();
 
-  // Binds and listens on the configured endpoint; returns the bound one.
+  // Loads the TLS certificate if configured, binds and listens on the
+  // configured endpoint, and starts the connection threads; returns the bound
+  // endpoint.
   Result<Endpoint> listen();
-  // Stops accepting; open connections finish their current request.
+  // Stops accepting and starts closing connections that wait for a request;
+  // connections finish the request they are reading or answering.
   void stop_accepting();
+  // Stops the connection threads (closing what is still open) and joins them.
+  void stop();
 
  private:
   struct Impl;

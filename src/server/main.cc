@@ -124,10 +124,15 @@ int run(int argc, char** argv) {
   }
   IdService service(config, std::move(*generator));
 
-  asio::io_context io(config.io_threads);
+  // The main thread runs the acceptor, signals and timers; HTTP connections
+  // live on the HTTP server's own threads, gRPC calls on gRPC's.
+  asio::io_context io(1);
   HttpServer http(io, service);
   auto http_endpoint = http.listen();
-  if (!http_endpoint.ok()) return fail(kExitFailure, http_endpoint.error().message);
+  if (!http_endpoint.ok()) {
+    const bool bad_input = http_endpoint.error().code == ErrorCode::kInvalidArgument;
+    return fail(bad_input ? kExitUsage : kExitFailure, http_endpoint.error().message);
+  }
   GrpcServer grpc_server(service);
   auto grpc_endpoint = grpc_server.start();
   if (!grpc_endpoint.ok()) return fail(kExitFailure, grpc_endpoint.error().message);
@@ -173,10 +178,8 @@ int run(int argc, char** argv) {
     drain();
   });
 
-  std::vector<std::thread> threads;
-  for (int i = 1; i < config.io_threads; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();
-  for (auto& t : threads) t.join();
+  http.stop();
 
   Status saved = service.generator().checkpoint();
   if (!saved.ok()) {

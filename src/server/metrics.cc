@@ -30,7 +30,11 @@ std::size_t Metrics::status_index(unsigned status) {
 
 void Metrics::count_ids(std::string_view agent, std::uint64_t ids) {
   ids_issued_.fetch_add(ids, std::memory_order_relaxed);
-  const std::string_view key = agent.empty() ? "none" : agent;
+  if (agent.empty() || agent == "none") {
+    no_agent_.fetch_add(ids, std::memory_order_relaxed);
+    return;
+  }
+  const std::string_view key = agent;
   {
     std::shared_lock lock(agents_mutex_);
     if (auto it = agents_.find(key); it != agents_.end()) {
@@ -51,9 +55,8 @@ void Metrics::count_ids(std::string_view agent, std::uint64_t ids) {
 void Metrics::count_request(Route route, unsigned status, std::chrono::nanoseconds latency) {
   requests_[static_cast<std::size_t>(route)][status_index(status)].fetch_add(
       1, std::memory_order_relaxed);
-  const double seconds = std::chrono::duration<double>(latency).count();
   std::size_t bucket = 0;
-  while (bucket < kBuckets.size() && seconds > kBuckets[bucket]) ++bucket;
+  while (bucket < kBucketsNs.size() && latency.count() > kBucketsNs[bucket]) ++bucket;
   latency_buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
   latency_sum_ns_.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
   latency_count_.fetch_add(1, std::memory_order_relaxed);
@@ -69,6 +72,7 @@ std::string Metrics::render(const std::string& extra) const {
       out += fmt::format("snowid_ids_issued_total{{agent=\"{}\"}} {}\n", agent, count->load());
     }
   }
+  out += fmt::format("snowid_ids_issued_total{{agent=\"none\"}} {}\n", no_agent_.load());
   out += fmt::format("snowid_ids_issued_total{{agent=\"other\"}} {}\n", other_agents_.load());
 
   out += "# HELP snowid_http_requests_total HTTP requests, by route and status.\n";
@@ -86,12 +90,12 @@ std::string Metrics::render(const std::string& extra) const {
   out += "# HELP snowid_http_request_duration_seconds HTTP request latency.\n";
   out += "# TYPE snowid_http_request_duration_seconds histogram\n";
   std::uint64_t cumulative = 0;
-  for (std::size_t b = 0; b < kBuckets.size(); ++b) {
+  for (std::size_t b = 0; b < kBucketsNs.size(); ++b) {
     cumulative += latency_buckets_[b].load(std::memory_order_relaxed);
     out += fmt::format("snowid_http_request_duration_seconds_bucket{{le=\"{}\"}} {}\n",
-                       kBuckets[b], cumulative);
+                       static_cast<double>(kBucketsNs[b]) / 1e9, cumulative);
   }
-  cumulative += latency_buckets_[kBuckets.size()].load(std::memory_order_relaxed);
+  cumulative += latency_buckets_[kBucketsNs.size()].load(std::memory_order_relaxed);
   out += fmt::format("snowid_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}\n",
                      cumulative);
   out += fmt::format("snowid_http_request_duration_seconds_sum {:.9f}\n",

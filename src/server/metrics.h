@@ -1,7 +1,8 @@
 // snowidd's Prometheus metrics. Counters are atomics updated on the request
 // path without locks, except the per-agent table, which takes a shared lock
-// to find an agent and an exclusive one only to add one (at most
+// to find a named agent and an exclusive one only to add one (at most
 // kMaxAgents; the rest count as "other", so no client can grow the output).
+// Requests without an agent, the common case, take no lock.
 #pragma once
 
 #include <array>
@@ -39,18 +40,21 @@ class Metrics {
 
  private:
   static constexpr std::array<unsigned, 10> kStatuses{200, 400, 401, 404, 405, 413, 431, 500, 503, 0};
-  static constexpr std::array<double, 12> kBuckets{0.00005, 0.0001, 0.00025, 0.0005, 0.001,
-                                                   0.0025,  0.005,  0.01,    0.05,   0.1,
-                                                   0.5,     1.0};
+  // Upper bounds of the latency histogram's buckets, in nanoseconds.
+  static constexpr std::array<std::int64_t, 12> kBucketsNs{
+      50'000,     100'000,    250'000,    500'000,     1'000'000,   2'500'000,
+      5'000'000,  10'000'000, 50'000'000, 100'000'000, 500'000'000, 1'000'000'000};
   static std::size_t status_index(unsigned status);
 
   std::atomic<std::uint64_t> ids_issued_{0};
   mutable std::shared_mutex agents_mutex_;
   std::map<std::string, std::unique_ptr<std::atomic<std::uint64_t>>, std::less<>> agents_;
   std::atomic<std::uint64_t> other_agents_{0};
+  // IDs for requests that named no agent: the common case, kept off the lock.
+  std::atomic<std::uint64_t> no_agent_{0};
 
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
-  std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> latency_buckets_{};
+  std::array<std::atomic<std::uint64_t>, kBucketsNs.size() + 1> latency_buckets_{};
   std::atomic<std::uint64_t> latency_sum_ns_{0};
   std::atomic<std::uint64_t> latency_count_{0};
   std::atomic<std::int64_t> open_connections_{0};

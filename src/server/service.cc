@@ -38,6 +38,12 @@ Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector
   return result;
 }
 
+Result<Id> IdService::issue_one(std::string_view agent) {
+  Result<Id> id = generator_->next();
+  if (id.ok()) metrics_.count_ids(agent, 1);
+  return id;
+}
+
 IdService::IdService(ServerConfig config, std::unique_ptr<Generator> generator)
     : config_(std::move(config)), generator_(std::move(generator)), http_(config_.http),
       grpc_(config_.grpc) {}

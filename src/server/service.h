@@ -42,6 +42,8 @@ class IdService {
   // Appends `count` strictly increasing IDs to `out` and counts them for
   // `agent`. On a refusal, IDs already appended stay consumed and counted.
   Status issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out);
+  // One ID, counted for `agent`: the hot path of single-ID requests.
+  Result<Id> issue_one(std::string_view agent);
 
   nlohmann::json info() const;
   std::string metrics_text() const;

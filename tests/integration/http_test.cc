@@ -264,11 +264,11 @@ TEST_F(HttpTest, BadConfigurationIsOneLineAndExitTwo) {
   EXPECT_NE(r.err.find("worker_id 32 is out of range"), std::string::npos) << r.err;
   const auto bad_policy = test::run_process({SNOWIDD_PATH, "--clock-policy", "maybe"});
   EXPECT_EQ(bad_policy.exit_code, 2);
-  // TLS is not implemented: asking for it must not silently serve plain text.
+  // Asking for TLS with files that are not there must not serve plain text.
   const auto tls = test::run_process({SNOWIDD_PATH, "--tls-cert", "c.pem", "--tls-key", "k.pem",
                                       "--check-config"});
   EXPECT_EQ(tls.exit_code, 2);
-  EXPECT_NE(tls.err.find("TLS is not implemented"), std::string::npos) << tls.err;
+  EXPECT_NE(tls.err.find("tls_cert c.pem is not a readable file"), std::string::npos) << tls.err;
 }
 
 // Concurrent keep-alive clients: the union of their IDs has no duplicate.
