@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "grpc_bench.h"
 #include "id_json.h"
 #include "layout_drawing.h"
 #include "snowid/decode.h"
@@ -276,6 +277,20 @@ int run_layout(bool json, const LayoutArgs& layout_args) {
   return 0;
 }
 
+int run_bench_grpc(GrpcBenchOptions options, double seconds) {
+  if (!(seconds > 0 && seconds <= 3600)) {
+    usage_error(invalid_argument("--duration must be in (0, 3600] seconds"));
+  }
+  options.duration = std::chrono::milliseconds{static_cast<std::int64_t>(seconds * 1000)};
+  auto report = run_grpc_bench(options);
+  if (!report.ok()) {
+    if (report.error().code == ErrorCode::kInvalidArgument) usage_error(report.error());
+    failure(report.error());
+  }
+  std::fputs(format_report(options, *report).c_str(), stdout);
+  return report->failures.empty() && report->duplicates == 0 ? 0 : kExitFailure;
+}
+
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   while (!text.empty() && text.back() == ' ') text.pop_back();
@@ -331,6 +346,28 @@ int run(int argc, char** argv) {
   lay->add_flag("--json", layout_json_flag, "Print JSON");
   layout_args.add_to(*lay);
 
+  GrpcBenchOptions bench_options;
+  double bench_seconds = 5;
+  auto* bench = app.add_subcommand("bench", "Measure a running snowidd");
+  bench->require_subcommand(1);
+  auto* bench_grpc = bench->add_subcommand(
+      "grpc", "Keep calls in flight against the gRPC API; report calls/s, IDs/s, latency");
+  bench_grpc->add_option("--target", bench_options.target, "snowidd's gRPC ADDR:PORT")
+      ->default_str("127.0.0.1:9090");
+  bench_grpc->add_option("--duration", bench_seconds, "Seconds of load")->default_str("5");
+  bench_grpc->add_option("--concurrency", bench_options.concurrency, "Calls in flight")
+      ->default_str("64");
+  bench_grpc->add_option("--channels", bench_options.channels, "HTTP/2 connections")
+      ->default_str("2");
+  bench_grpc->add_option("--batch", bench_options.batch,
+                         "IDs per call: 0 for unary NextId, N for NextIds(N)")
+      ->default_str("0");
+  bench_grpc->add_option("--token", bench_options.bearer_token, "Bearer token");
+  bench_grpc->add_option("--tls-ca", bench_options.tls_ca_file,
+                         "PEM file of the CA that signed snowidd's certificate (enables TLS)");
+  bench_grpc->add_flag("--verify", bench_options.verify,
+                       "Keep every ID and report duplicates (memory: 8 bytes per ID)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -341,6 +378,7 @@ int run(int argc, char** argv) {
 
   try {
     if (gen->parsed()) return run_gen(gen_args, layout_args);
+    if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
     int code = kExitUsage;
     if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);

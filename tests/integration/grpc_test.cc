@@ -139,5 +139,28 @@ TEST_F(GrpcTest, BothApisTogetherNeverShareAnId) {
   EXPECT_EQ(test::check_unique_and_increasing(per_client), "");
 }
 
+// The project's own load tool against the real server: it must see every
+// call succeed and no ID twice, and refuse bad options with exit code 2.
+TEST_F(GrpcTest, LoadToolRunsAndVerifies) {
+  start({"--max-batch", "500"});
+  const std::string target = "127.0.0.1:" + std::to_string(server->grpc_port());
+  const auto batched = test::run_process({SNOWID_CLI_PATH, "bench", "grpc", "--target", target,
+                                          "--duration", "0.5", "--batch", "500",
+                                          "--concurrency", "8", "--verify"});
+  EXPECT_EQ(batched.exit_code, 0) << batched.out << batched.err;
+  EXPECT_NE(batched.out.find("0 failed"), std::string::npos) << batched.out;
+  EXPECT_NE(batched.out.find("verify    0 duplicate IDs"), std::string::npos) << batched.out;
+
+  // Over the batch limit: every call fails, and the tool says so.
+  const auto too_big = test::run_process({SNOWID_CLI_PATH, "bench", "grpc", "--target", target,
+                                          "--duration", "0.2", "--batch", "501"});
+  EXPECT_EQ(too_big.exit_code, 1);
+  EXPECT_NE(too_big.out.find("RESOURCE_EXHAUSTED"), std::string::npos) << too_big.out;
+
+  const auto bad = test::run_process({SNOWID_CLI_PATH, "bench", "grpc", "--concurrency", "0"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(test::split_lines(bad.err).size(), 1u) << bad.err;
+}
+
 }  // namespace
 }  // namespace snowid

@@ -1,0 +1,230 @@
+#include "grpc_bench.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "snowid/v1/snowid.grpc.pb.h"
+
+namespace snowid::cli {
+namespace {
+
+namespace v1 = ::snowid::v1;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::seconds kCallDeadline{10};
+
+std::string status_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return fmt::format("code {}", static_cast<int>(code));
+  }
+}
+
+// Counts down the call loops still running.
+class Countdown {
+ public:
+  explicit Countdown(int count) : count_(count) {}
+  void done() {
+    std::lock_guard lock(mutex_);
+    if (--count_ == 0) all_done_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mutex_);
+    all_done_.wait(lock, [this] { return count_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable all_done_;
+  int count_;
+};
+
+// One call in flight at a time: each completion records its result and starts
+// the next call until the end time. Its fields are touched by one callback at
+// a time (a call starts only after the previous one completed), so they need
+// no lock; the countdown publishes them to the reporting thread.
+class CallLoop {
+ public:
+  CallLoop(v1::IdService::Stub& stub, const GrpcBenchOptions& options, Clock::time_point end,
+           Countdown& countdown)
+      : stub_(stub), options_(options), end_(end), countdown_(countdown) {
+    many_request_.set_count(options.batch);
+  }
+
+  void start_call() {
+    context_ = std::make_unique<grpc::ClientContext>();
+    context_->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    if (!options_.bearer_token.empty()) {
+      context_->AddMetadata("authorization", "Bearer " + options_.bearer_token);
+    }
+    begin_ = Clock::now();
+    if (options_.batch == 0) {
+      stub_.async()->NextId(context_.get(), &one_request_, &one_response_,
+                            [this](grpc::Status status) { finish_call(status); });
+    } else {
+      stub_.async()->NextIds(context_.get(), &many_request_, &many_response_,
+                             [this](grpc::Status status) { finish_call(status); });
+    }
+  }
+
+  std::uint64_t calls_ok = 0;
+  std::uint64_t ids = 0;
+  std::map<std::string, std::uint64_t> failures;
+  std::vector<std::int64_t> latencies_ns;
+  std::vector<std::uint64_t> received;
+
+ private:
+  void finish_call(const grpc::Status& status) {
+    const auto now = Clock::now();
+    latencies_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - begin_).count());
+    if (status.ok()) {
+      ++calls_ok;
+      if (options_.batch == 0) {
+        ++ids;
+        if (options_.verify) received.push_back(one_response_.id());
+      } else {
+        ids += static_cast<std::uint64_t>(many_response_.ids_size());
+        if (options_.verify) {
+          received.insert(received.end(), many_response_.ids().begin(),
+                          many_response_.ids().end());
+        }
+      }
+    } else {
+      ++failures[status_name(status.error_code())];
+    }
+    if (now < end_) return start_call();
+    countdown_.done();
+  }
+
+  v1::IdService::Stub& stub_;
+  const GrpcBenchOptions& options_;
+  const Clock::time_point end_;
+  Countdown& countdown_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  Clock::time_point begin_;
+  v1::NextIdRequest one_request_;
+  v1::NextIdResponse one_response_;
+  v1::NextIdsRequest many_request_;
+  v1::NextIdsResponse many_response_;
+};
+
+Result<std::shared_ptr<grpc::ChannelCredentials>> credentials(const GrpcBenchOptions& options) {
+  if (options.tls_ca_file.empty()) return grpc::InsecureChannelCredentials();
+  std::ifstream in(options.tls_ca_file, std::ios::binary);
+  std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (pem.empty()) {
+    return invalid_argument(fmt::format("--tls-ca {} is empty or unreadable", options.tls_ca_file));
+  }
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = std::move(pem);
+  return grpc::SslCredentials(tls);
+}
+
+std::chrono::nanoseconds percentile(std::vector<std::int64_t>& sorted, double fraction) {
+  if (sorted.empty()) return std::chrono::nanoseconds{0};
+  const auto index = static_cast<std::size_t>(fraction * static_cast<double>(sorted.size() - 1));
+  return std::chrono::nanoseconds{sorted[index]};
+}
+
+}  // namespace
+
+Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
+  if (options.concurrency < 1 || options.concurrency > 10000) {
+    return invalid_argument("--concurrency must be in 1..10000");
+  }
+  if (options.channels < 1 || options.channels > options.concurrency) {
+    return invalid_argument("--channels must be in 1..concurrency");
+  }
+  if (options.duration.count() < 1) return invalid_argument("--duration must be positive");
+  auto creds = credentials(options);
+  if (!creds.ok()) return creds.error();
+
+  std::vector<std::unique_ptr<v1::IdService::Stub>> stubs;
+  for (int i = 0; i < options.channels; ++i) {
+    grpc::ChannelArguments arguments;
+    // A connection of its own per channel, rather than one shared subchannel.
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto channel = grpc::CreateCustomChannel(options.target, *creds, arguments);
+    if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds{5})) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("cannot connect to {} within 5 s", options.target)};
+    }
+    stubs.push_back(v1::IdService::NewStub(channel));
+  }
+
+  Countdown countdown(options.concurrency);
+  const auto begin = Clock::now();
+  const auto end = begin + options.duration;
+  std::vector<std::unique_ptr<CallLoop>> loops;
+  for (int i = 0; i < options.concurrency; ++i) {
+    loops.push_back(std::make_unique<CallLoop>(
+        *stubs[static_cast<std::size_t>(i % options.channels)], options, end, countdown));
+  }
+  for (auto& loop : loops) loop->start_call();
+  countdown.wait();
+
+  GrpcBenchReport report;
+  report.elapsed = Clock::now() - begin;
+  std::vector<std::int64_t> latencies;
+  std::vector<std::uint64_t> received;
+  for (const auto& loop : loops) {
+    report.calls_ok += loop->calls_ok;
+    report.ids += loop->ids;
+    for (const auto& [code, count] : loop->failures) report.failures[code] += count;
+    latencies.insert(latencies.end(), loop->latencies_ns.begin(), loop->latencies_ns.end());
+    received.insert(received.end(), loop->received.begin(), loop->received.end());
+  }
+  std::sort(latencies.begin(), latencies.end());
+  report.p50 = percentile(latencies, 0.50);
+  report.p90 = percentile(latencies, 0.90);
+  report.p99 = percentile(latencies, 0.99);
+  report.p999 = percentile(latencies, 0.999);
+  report.max = percentile(latencies, 1.0);
+  if (options.verify) {
+    std::sort(received.begin(), received.end());
+    for (std::size_t i = 1; i < received.size(); ++i) {
+      if (received[i] == received[i - 1]) ++report.duplicates;
+    }
+  }
+  return report;
+}
+
+std::string format_report(const GrpcBenchOptions& options, const GrpcBenchReport& report) {
+  const double seconds = report.elapsed.count();
+  auto ms = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; };
+  std::uint64_t failed = 0;
+  for (const auto& [code, count] : report.failures) failed += count;
+  std::string text = fmt::format(
+      "target {}: {}, {} calls in flight on {} connections, {:.1f} s\n",
+      options.target, options.batch == 0 ? "NextId" : fmt::format("NextIds({})", options.batch),
+      options.concurrency, options.channels, seconds);
+  text += fmt::format("calls     {} ok, {} failed, {:.0f} calls/s\n", report.calls_ok, failed,
+                      static_cast<double>(report.calls_ok) / seconds);
+  text += fmt::format("IDs       {} received, {:.0f} IDs/s\n", report.ids,
+                      static_cast<double>(report.ids) / seconds);
+  text += fmt::format("latency   p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms, p99.9 {:.3f} ms, "
+                      "max {:.3f} ms\n",
+                      ms(report.p50), ms(report.p90), ms(report.p99), ms(report.p999),
+                      ms(report.max));
+  for (const auto& [code, count] : report.failures) {
+    text += fmt::format("failed    {}: {}\n", code, count);
+  }
+  if (options.verify) text += fmt::format("verify    {} duplicate IDs\n", report.duplicates);
+  return text;
+}
+
+}  // namespace snowid::cli

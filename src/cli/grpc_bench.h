@@ -1,0 +1,45 @@
+// `snowid bench grpc`: load on a running snowidd over gRPC, for measuring,
+// not for testing. `concurrency` calls are kept in flight over `channels`
+// HTTP/2 connections (each call starts the next when it completes) until the
+// duration ends; then the report gives calls/s, IDs/s, latency percentiles
+// and failures by status code. With `verify`, every ID received is kept and
+// checked for duplicates at the end.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "snowid/error.h"
+
+namespace snowid::cli {
+
+struct GrpcBenchOptions {
+  std::string target = "127.0.0.1:9090";
+  std::chrono::milliseconds duration{5000};
+  int concurrency = 64;
+  int channels = 2;
+  std::uint32_t batch = 0;  // 0: unary NextId; otherwise NextIds(batch)
+  std::string bearer_token;
+  std::string tls_ca_file;  // empty: plain text
+  bool verify = false;
+};
+
+struct GrpcBenchReport {
+  std::uint64_t calls_ok = 0;
+  std::map<std::string, std::uint64_t> failures;  // status code name -> calls
+  std::uint64_t ids = 0;
+  std::chrono::duration<double> elapsed{0};
+  std::chrono::nanoseconds p50{0}, p90{0}, p99{0}, p999{0}, max{0};
+  std::uint64_t duplicates = 0;  // only with verify
+};
+
+// Runs the load. Errors: bad options (kInvalidArgument), or the server not
+// answering a first call (kUnavailable).
+Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options);
+
+// The report as the CLI prints it.
+std::string format_report(const GrpcBenchOptions& options, const GrpcBenchReport& report);
+
+}  // namespace snowid::cli
