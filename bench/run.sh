@@ -3,12 +3,9 @@
 # figures docs/performance.md records. Takes about a minute; loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNOWID_BUILD_TESTS=OFF \
-  -DSNOWID_WERROR=ON >/dev/null
-cmake --build build-release --parallel "$(nproc)"
-
-echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+source bench/common.sh
+build_release
+machine_line
 build-release/bench/snowid_bench "$@"
 
 echo "== snowid gen -n 10000000 > /dev/null (3 runs each)"

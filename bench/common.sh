@@ -1,0 +1,51 @@
+# Shared by the bench/*.sh scripts (sourced, not run): a Release build in
+# ./build-release, a snowidd on free loopback ports with a throw-away state
+# directory, and clean-up of everything started, whatever happens.
+
+build_release() {
+  scripts/install-deps.sh
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNOWID_BUILD_TESTS=OFF \
+    -DSNOWID_WERROR=ON >/dev/null
+  cmake --build build-release --parallel "$(nproc)" >/dev/null
+}
+
+bench_work=$(mktemp -d)
+bench_pids=()
+bench_cleanup() {
+  for pid in "${bench_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  sleep 0.2
+  rm -rf "$bench_work"
+}
+trap bench_cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+machine_line() {
+  echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+}
+
+# start_snowidd NAME [snowidd flags...]: sets snowidd_pid, snowidd_http_port
+# and snowidd_grpc_port. Prefix with `taskset -c N` via SNOWIDD_PREFIX to pin.
+start_snowidd() {
+  local name=$1
+  shift
+  ${SNOWIDD_PREFIX:-} build-release/src/server/snowidd --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
+    --state-dir "$bench_work/$name-state" "$@" >"$bench_work/$name.log" 2>&1 &
+  snowidd_pid=$!
+  bench_pids+=("$snowidd_pid")
+  for _ in $(seq 50); do
+    grep -q 'grpc 127' "$bench_work/$name.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  snowidd_http_port=$(grep -oP 'http 127\.0\.0\.1:\K[0-9]+' "$bench_work/$name.log")
+  snowidd_grpc_port=$(grep -oP 'grpc 127\.0\.0\.1:\K[0-9]+' "$bench_work/$name.log")
+}
+
+stop_snowidd() {
+  kill "$snowidd_pid" 2>/dev/null || true
+  wait "$snowidd_pid" 2>/dev/null || true
+}
+
+rss_of() { grep VmRSS "/proc/$1/status"; }
