@@ -146,7 +146,8 @@ class Generator {
   Status checkpoint();
 
   // Raises the external ceiling to `limit` (Unix ms); a lower value is
-  // ignored. Requires: options().external_ceiling was set. Thread-safe; a
+  // ignored, and so is every call unless options().external_ceiling was set
+  // (a generator without one has no ceiling to raise). Thread-safe; a
   // server calls it when its coordinator has extended the reservation.
   void raise_external_ceiling(std::chrono::milliseconds limit);
 
