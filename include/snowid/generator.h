@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -77,6 +78,18 @@ struct GeneratorOptions {
   // to max_start_wait; kMonotonic starts above the mark if that is within max_drift.
   std::chrono::milliseconds max_start_wait{10000};
 
+  // An external floor in Unix ms, such as the reservation a cluster coordinator
+  // read when it claimed this node id (0: none). Every ID's time unit starts
+  // after it, exactly as after a state file's mark; with both, the higher wins,
+  // and the clock policy applies at start as it does to the mark.
+  std::chrono::milliseconds start_above{0};
+  // An external ceiling in Unix ms, such as the reservation a cluster
+  // coordinator holds for this node (nullopt: none). No ID's time unit starts
+  // after it; a call that would need a later unit fails with kUnavailable
+  // until raise_external_ceiling() moves it. Checked on the same slow path as
+  // the state file's mark, so next() stays as cheap as before.
+  std::optional<std::chrono::milliseconds> external_ceiling;
+
   // The clock to read; nullptr means SystemClock::instance(). Must outlive the generator.
   Clock* clock = nullptr;
 };
@@ -99,6 +112,7 @@ struct GeneratorStats {
   std::uint64_t state_write_failures = 0;
   std::chrono::milliseconds last_issued{0};   // Unix ms of the last issued unit (0 if none)
   std::chrono::milliseconds high_water{0};    // persisted mark (0 without a state file)
+  std::chrono::milliseconds external_ceiling{0};  // start of the last unit allowed (0: none)
   std::chrono::milliseconds drift{0};         // lead of the last issued unit over the clock
 };
 
@@ -130,6 +144,12 @@ class Generator {
   // had read the old reservation could otherwise issue above the new mark).
   // Later calls are fine: they raise the mark again first.
   Status checkpoint();
+
+  // Raises the external ceiling to `limit` (Unix ms); a lower value is
+  // ignored, and so is every call unless options().external_ceiling was set
+  // (a generator without one has no ceiling to raise). Thread-safe; a
+  // server calls it when its coordinator has extended the reservation.
+  void raise_external_ceiling(std::chrono::milliseconds limit);
 
   // Ok if a call to next() made now would issue without waiting beyond the
   // policy's bounds; otherwise the reason (clock behind, state file failing).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "grpc_bench.h"
+#include "cluster_commands.h"
 #include "id_json.h"
 #include "layout_drawing.h"
 #include "snowid/decode.h"
@@ -367,6 +368,7 @@ int run(int argc, char** argv) {
                          "PEM file of the CA that signed snowidd's certificate (enables TLS)");
   bench_grpc->add_flag("--verify", bench_options.verify,
                        "Keep every ID and report duplicates (memory: 8 bytes per ID)");
+  ClusterCommands cluster(app);
 
   try {
     app.parse(argc, argv);
@@ -379,6 +381,7 @@ int run(int argc, char** argv) {
   try {
     if (gen->parsed()) return run_gen(gen_args, layout_args);
     if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
+    if (auto code = cluster.run()) return *code;
     int code = kExitUsage;
     if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);

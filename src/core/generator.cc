@@ -19,6 +19,11 @@
 // has been written durably. A restarted generator starts strictly above the
 // persisted mark, so even a restart with the clock set back cannot repeat an
 // ID from an earlier run.
+//
+// EXTERNAL BOUNDS. `options.start_above` is a second floor and
+// `external_limit` a second ceiling, both given by a caller such as a cluster
+// coordinator; `ceiling_` is the lower of the state file's ceiling and the
+// external one, so the fast path checks one word for both.
 #include "snowid/generator.h"
 
 #include <fmt/format.h>
@@ -100,7 +105,11 @@ struct Generator::Impl {
   std::uint64_t random_seed = 0;
 
   alignas(64) std::atomic<std::uint64_t> state{0};
+  // min(file_ceiling, external_limit): the last tick that may be issued.
   alignas(64) std::atomic<std::int64_t> ceiling{std::numeric_limits<std::int64_t>::max()};
+  // Written under persist_mutex; atomic so that stats() and readiness() may read them.
+  std::atomic<std::int64_t> file_ceiling{std::numeric_limits<std::int64_t>::max()};
+  std::atomic<std::int64_t> external_limit{std::numeric_limits<std::int64_t>::max()};
   std::atomic<std::int64_t> wall_high{0};  // highest clock tick seen; for rollback counting
   std::atomic<std::uint64_t> clock_behind_events{0};
   std::atomic<std::uint64_t> refusals{0};
@@ -138,6 +147,10 @@ struct Generator::Impl {
   bool wait_for_tick(std::int64_t tick, microseconds budget, microseconds& waited);
   Status extend_to(std::int64_t tick);
   Status persist(std::int64_t ceiling_tick);
+  // Recomputes `ceiling` from its two parts. Requires: persist_mutex is held.
+  void publish_ceiling() {
+    ceiling.store(std::min(file_ceiling.load(), external_limit.load()), std::memory_order_release);
+  }
 };
 
 Result<IdBlock> Generator::Impl::reserve(std::uint32_t want) {
@@ -175,6 +188,12 @@ Result<IdBlock> Generator::Impl::reserve(std::uint32_t want) {
                                       format_time(milliseconds{ms_of(max_tick + 1)}))});
     }
     if (tick > ceiling.load(std::memory_order_acquire)) [[unlikely]] {
+      if (tick > external_limit.load(std::memory_order_acquire)) {
+        return refuse(Error{ErrorCode::kUnavailable,
+                            fmt::format("the external reservation ends at {}; no ID can be "
+                                        "issued until it is extended",
+                                        format_time(milliseconds{ms_of(external_limit.load())}))});
+      }
       Status extended = extend_to(tick);
       if (!extended.ok()) return refuse(extended.error());
       old = state.load(std::memory_order_relaxed);
@@ -280,13 +299,14 @@ Status Generator::Impl::persist(std::int64_t ceiling_tick) {
     return Error{ErrorCode::kStateFile,
                  fmt::format("cannot raise the high-water mark: {}", stored.error().message)};
   }
-  ceiling.store(ceiling_tick, std::memory_order_release);
+  file_ceiling.store(ceiling_tick);
+  publish_ceiling();
   return {};
 }
 
 Status Generator::Impl::extend_to(std::int64_t tick) {
   std::lock_guard lock(persist_mutex);
-  if (tick <= ceiling.load(std::memory_order_acquire)) return {};
+  if (tick <= ceiling.load(std::memory_order_acquire) || !state_file) return {};
   const std::int64_t base = std::max(tick, tick_of(clock->now()));
   return persist(std::min(base + reserve_ticks, max_tick));
 }
@@ -343,48 +363,62 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
     impl->random_seed = (std::uint64_t{entropy()} << 32) | entropy();
   }
 
+  if (options.start_above.count() < 0) return invalid_argument("start_above must not be negative");
+  if (options.external_ceiling) {
+    impl->external_limit.store(impl->tick_of(*options.external_ceiling));
+    impl->ceiling.store(impl->external_limit.load());
+  }
+
   // Nothing issued yet: the state says "unit 0 used up", so the first ID has tick >= 1.
   std::int64_t floor_tick = 0;
+  std::string floor_source;  // names the floor in errors
   if (!options.state_file.empty()) {
     auto file = internal::StateFile::open(options.state_file, describe(layout));
     if (!file.ok()) return file.error();
     impl->state_file.emplace(std::move(*file));
-    if (auto mark = impl->state_file->mark()) floor_tick = std::max<std::int64_t>(0, impl->tick_of(*mark));
+    if (auto mark = impl->state_file->mark()) {
+      floor_tick = std::max<std::int64_t>(0, impl->tick_of(*mark));
+      floor_source = "in " + options.state_file.string();
+    }
+  }
+  if (options.start_above.count() > 0 && impl->tick_of(options.start_above) > floor_tick) {
+    floor_tick = impl->tick_of(options.start_above);
+    floor_source = "given as start_above";
   }
   impl->state.store((static_cast<std::uint64_t>(floor_tick) << impl->sequence_bits) |
                     impl->sequence_mask);
 
   const std::int64_t now = impl->tick_of(impl->clock->now_fresh());
   impl->wall_high.store(now);
-  if (impl->state_file) {
-    if (now <= floor_tick) {
-      const std::int64_t gap_ms = (floor_tick + 1 - now) * impl->unit_ms;
-      const auto behind = [&](std::string_view rest) {
-        return Error{ErrorCode::kClockBehind,
-                     fmt::format("the clock is {} ms behind the high-water mark {} in {}; {}",
-                                 gap_ms, format_time(milliseconds{impl->ms_of(floor_tick)}),
-                                 options.state_file.string(), rest)};
-      };
-      switch (options.clock_policy) {
-        case ClockPolicy::kReject:
-          return behind("the reject policy refuses to start until the clock passes it");
-        case ClockPolicy::kWait: {
-          microseconds waited{0};
-          if (milliseconds{gap_ms} > options.max_start_wait ||
-              !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
-            return behind(fmt::format("more than max_start_wait ({} ms)",
-                                      options.max_start_wait.count()));
-          }
-          break;
+  if (!floor_source.empty() && now <= floor_tick) {
+    const std::int64_t gap_ms = (floor_tick + 1 - now) * impl->unit_ms;
+    const auto behind = [&](std::string_view rest) {
+      return Error{ErrorCode::kClockBehind,
+                   fmt::format("the clock is {} ms behind the high-water mark {} {}; {}",
+                               gap_ms, format_time(milliseconds{impl->ms_of(floor_tick)}),
+                               floor_source, rest)};
+    };
+    switch (options.clock_policy) {
+      case ClockPolicy::kReject:
+        return behind("the reject policy refuses to start until the clock passes it");
+      case ClockPolicy::kWait: {
+        microseconds waited{0};
+        if (milliseconds{gap_ms} > options.max_start_wait ||
+            !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
+          return behind(fmt::format("more than max_start_wait ({} ms)",
+                                    options.max_start_wait.count()));
         }
-        case ClockPolicy::kMonotonic:
-          if (milliseconds{gap_ms} > options.max_drift) {
-            return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
-                                      options.max_drift.count()));
-          }
-          break;
+        break;
       }
+      case ClockPolicy::kMonotonic:
+        if (milliseconds{gap_ms} > options.max_drift) {
+          return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
+                                    options.max_drift.count()));
+        }
+        break;
     }
+  }
+  if (impl->state_file) {
     std::lock_guard lock(impl->persist_mutex);
     const std::int64_t base = std::max(floor_tick + 1, impl->tick_of(impl->clock->now()));
     Status stored = impl->persist(std::min(base + impl->reserve_ticks, impl->max_tick));
@@ -422,7 +456,7 @@ Status Generator::extend_reservation() {
   if (!g.state_file) return {};
   std::lock_guard lock(g.persist_mutex);
   const std::int64_t base = std::max(g.last_tick(), g.tick_of(g.clock->now()));
-  if (g.ceiling.load(std::memory_order_acquire) - base >= g.reserve_ticks / 2) return {};
+  if (g.file_ceiling.load() - base >= g.reserve_ticks / 2) return {};
   return g.persist(std::min(base + g.reserve_ticks, g.max_tick));
 }
 
@@ -431,6 +465,16 @@ Status Generator::checkpoint() {
   if (!g.state_file) return {};
   std::lock_guard lock(g.persist_mutex);
   return g.persist(g.last_tick());
+}
+
+void Generator::raise_external_ceiling(milliseconds limit) {
+  Impl& g = *impl_;
+  if (!g.options.external_ceiling) return;
+  std::lock_guard lock(g.persist_mutex);
+  const std::int64_t tick = g.tick_of(limit);
+  if (tick <= g.external_limit.load()) return;
+  g.external_limit.store(tick);
+  g.publish_ceiling();
 }
 
 Status Generator::readiness() const {
@@ -457,8 +501,13 @@ Status Generator::readiness() const {
                                behind_ms, clock_policy_name(policy), allowed)};
     }
   }
+  if (now > g.external_limit.load()) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("the external reservation ended at {}",
+                             format_time(milliseconds{g.ms_of(g.external_limit.load())}))};
+  }
   if (g.persist_failing.load(std::memory_order_relaxed) &&
-      g.ceiling.load(std::memory_order_acquire) <= std::max(now, last)) {
+      g.file_ceiling.load() <= std::max(now, last)) {
     return Error{ErrorCode::kStateFile,
                  "the high-water mark cannot be raised: the state file is not writable"};
   }
@@ -473,7 +522,8 @@ GeneratorStats Generator::stats() const {
   s.state_write_failures = g.state_write_failures.load(std::memory_order_relaxed);
   const std::int64_t last = g.last_tick();
   if (last > 0) s.last_issued = milliseconds{g.ms_of(last)};
-  if (g.state_file) s.high_water = milliseconds{g.ms_of(g.ceiling.load())};
+  if (g.state_file) s.high_water = milliseconds{g.ms_of(g.file_ceiling.load())};
+  if (g.options.external_ceiling) s.external_ceiling = milliseconds{g.ms_of(g.external_limit.load())};
   const std::int64_t lead = last - g.tick_of(g.clock->now());
   s.drift = milliseconds{std::max<std::int64_t>(0, lead) * g.unit_ms};
   return s;

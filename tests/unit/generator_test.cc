@@ -369,6 +369,63 @@ TEST_F(GeneratorTest, StatsReportDriftAheadOfTheClock) {
   EXPECT_EQ(g->stats().last_issued, kStart + milliseconds{4});
 }
 
+TEST_F(GeneratorTest, StartsStrictlyAboveAnExternalFloor) {
+  // A coordinator read a reservation 300 ms ahead of this node's clock: the
+  // monotonic policy starts above it at once (within max_drift).
+  GeneratorOptions options;
+  options.start_above = kStart + milliseconds{300};
+  auto g = make(options);
+  ASSERT_NE(g, nullptr);
+  EXPECT_GT(fields(*g->next()).timestamp, options.start_above);
+}
+
+TEST_F(GeneratorTest, ExternalFloorBeyondTheClockPolicyRefusesToStart) {
+  GeneratorOptions options;
+  options.clock = &clock;
+  options.clock_policy = ClockPolicy::kReject;
+  options.start_above = kStart + milliseconds{300};
+  auto g = Generator::create(options);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().code, ErrorCode::kClockBehind);
+  EXPECT_NE(g.error().message.find("301 ms behind"), std::string::npos) << g.error().message;
+  EXPECT_NE(g.error().message.find("start_above"), std::string::npos) << g.error().message;
+}
+
+TEST_F(GeneratorTest, NeverIssuesPastTheExternalCeilingUntilRaised) {
+  GeneratorOptions options;
+  options.external_ceiling = kStart + milliseconds{2};
+  auto g = make(options);
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->next().ok());
+  clock.advance(milliseconds{2});
+  EXPECT_TRUE(g->next().ok());  // the unit starting at the ceiling itself is allowed
+  EXPECT_TRUE(g->readiness().ok());
+  clock.advance(milliseconds{1});
+  auto refused = g->next();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_FALSE(g->readiness().ok());
+  g->raise_external_ceiling(kStart);  // lower: ignored
+  EXPECT_FALSE(g->next().ok());
+  g->raise_external_ceiling(kStart + milliseconds{10});
+  auto issued = g->next();
+  ASSERT_TRUE(issued.ok());
+  EXPECT_EQ(fields(*issued).timestamp, kStart + milliseconds{3});
+  EXPECT_EQ(g->stats().external_ceiling, kStart + milliseconds{10});
+}
+
+TEST_F(GeneratorTest, MonotonicBorrowingStopsAtTheExternalCeiling) {
+  // A burst that borrows future units must not run past the reservation.
+  GeneratorOptions options;
+  options.layout.sequence_bits = 1;
+  options.external_ceiling = kStart + milliseconds{3};
+  auto g = make(options);
+  ASSERT_NE(g, nullptr);
+  int issued = 0;
+  while (g->next().ok()) ++issued;
+  EXPECT_EQ(issued, 8);  // units kStart .. kStart+3, two IDs each
+}
+
 TEST(ClockPolicyNames, RoundTrip) {
   for (auto p : {ClockPolicy::kReject, ClockPolicy::kWait, ClockPolicy::kMonotonic}) {
     EXPECT_EQ(*parse_clock_policy(clock_policy_name(p)), p);

@@ -1,0 +1,124 @@
+// Worker-id coordination: which node id (datacenter, worker) this process may
+// issue IDs under, and for how long.
+//
+// A Coordinator hands out a Claim: a node id, a floor (start strictly above
+// it) and a ceiling (never issue past it, raised over time). Implementations:
+//   make_static_coordinator()  a fixed node id from the configuration; no
+//                              lease, no ceiling (snowid's single-node mode)
+//   make_etcd_coordinator()    a node id leased from etcd with a fenced
+//                              reservation (snowid/etcd_coordinator.h)
+//
+// How a server uses it (startup order):
+//   1. claim() (blocks, bounded). Create the Generator with
+//      datacenter_id/worker_id from the claim, start_above = claim.floor and,
+//      if claim.ceiling is set, external_ceiling = *claim.ceiling.
+//   2. Per request: if !may_issue(), answer UNAVAILABLE / 503. may_issue()
+//      takes no lock (an atomic load and a clock read).
+//   3. From a timer (~100 ms): generator.raise_external_ceiling(reservation());
+//      if claim_generation() changed, the claim was lost and re-taken (maybe
+//      under another node id): rebuild the Generator from current_claim().
+//   4. At a clean stop: stop issuing, then release(generator's last issued).
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowid/error.h"
+#include "snowid/layout.h"
+
+namespace snowid {
+
+// What a coordinator granted.
+struct Claim {
+  std::uint64_t node_id = 0;  // datacenter_id << worker_bits | worker_id
+  std::uint64_t datacenter_id = 0;
+  std::uint64_t worker_id = 0;
+  // Unix ms: every ID issued under this claim must lie in a time unit that
+  // starts strictly after it (GeneratorOptions::start_above). It is the
+  // reservation left by earlier holders of the node id.
+  std::chrono::milliseconds floor{0};
+  // Unix ms: no ID may lie in a time unit that starts after it
+  // (GeneratorOptions::external_ceiling). nullopt: no limit (static).
+  std::optional<std::chrono::milliseconds> ceiling;
+  // Increases by one each time the coordinator claims anew.
+  std::uint64_t generation = 0;
+};
+
+enum class ClaimState {
+  kUnclaimed,   // claim() not called yet, or released
+  kHeld,        // claimed and the lease deadline has not passed
+  kReclaiming,  // the claim was lost (fenced, revoked, expired); claiming again
+};
+
+const char* claim_state_name(ClaimState state);  // "unclaimed", "held", "reclaiming"
+
+// Counters and gauges for operators (exported by the server's /metrics).
+struct CoordinatorStats {
+  ClaimState state = ClaimState::kUnclaimed;
+  std::optional<std::uint64_t> node_id;
+  // Time left until this node fences itself (negative once passed); nullopt without a lease.
+  std::optional<std::chrono::milliseconds> lease_time_left;
+  std::chrono::milliseconds reservation{0};           // Unix ms of the ceiling (0: none)
+  std::chrono::milliseconds reservation_headroom{0};  // reservation minus now
+  std::uint64_t claims = 0;          // successful claims, the first included
+  std::uint64_t reclaims = 0;        // claims after a lost one
+  std::uint64_t fencing_events = 0;  // times the lease deadline passed while held
+  std::uint64_t lost_claims = 0;     // times the claim was found gone or taken over
+  std::uint64_t store_errors = 0;    // failed requests to the store (after failover)
+  std::uint64_t store_requests = 0;
+  std::chrono::microseconds store_latency_total{0};  // sum over store_requests
+  std::chrono::microseconds store_latency_max{0};
+};
+
+class Coordinator {
+ public:
+  virtual ~Coordinator() = default;
+
+  // Claims a node id and returns it, or an error saying why not (store
+  // unreachable, every id taken, clock too far from the peers'): the caller
+  // retries with backoff. Bounded in time. After success a background thread
+  // (if any) keeps the claim and its reservation alive.
+  virtual Result<Claim> claim() = 0;
+
+  // True while IDs may be issued under the current claim: it is held and its
+  // lease deadline (measured on CLOCK_BOOTTIME) has not passed.
+  virtual bool may_issue() const = 0;
+
+  // The ceiling of the current claim (Unix ms); raised ahead of need by the
+  // background thread. 0 before the first claim.
+  virtual std::chrono::milliseconds reservation() const = 0;
+
+  virtual std::uint64_t claim_generation() const = 0;
+  virtual std::optional<Claim> current_claim() const = 0;
+
+  // Stops the background work and gives the node id back; the reservation
+  // stays, so the next holder starts above it. `last_issued` (Unix ms of the
+  // unit of the last ID issued) may lower the reservation to it, sparing the
+  // next holder a wait. Requires: no ID is issued during or after the call.
+  // The coordinator is finished afterwards: claim again with a new one.
+  virtual Status release(std::optional<std::chrono::milliseconds> last_issued) = 0;
+
+  virtual CoordinatorStats stats() const = 0;
+};
+
+// Today's single-node behaviour: the given ids, always issuable, no ceiling.
+// kInvalidArgument if an id does not fit the layout.
+Result<std::unique_ptr<Coordinator>> make_static_coordinator(const Layout& layout,
+                                                             std::uint64_t datacenter_id,
+                                                             std::uint64_t worker_id);
+
+// Number of node ids of a layout: 2^(datacenter_bits + worker_bits).
+std::uint64_t node_id_count(const Layout& layout);
+
+// The preferred node id a Kubernetes StatefulSet pod implies: the ordinal
+// after the last '-' of its hostname ("snowid-3" -> 3). kInvalidArgument if
+// there is no such numeric suffix or it is not below `id_count`.
+Result<std::uint64_t> node_id_from_pod_name(std::string_view hostname, std::uint64_t id_count);
+
+}  // namespace snowid

@@ -1,0 +1,393 @@
+// The claim and the fence: how a node leases a node id from etcd and why two
+// nodes never issue the same ID under it.
+//
+// KEYS. /snowid/<cluster>/claims/<id> holds JSON naming the holder and is
+// attached to the holder's lease. /snowid/<cluster>/reservations/<id> holds a
+// decimal Unix-ms timestamp H and has no lease: it outlives every holder.
+// (Unix ms rather than layout units, so that the value is readable with
+// etcdctl and does not depend on the layout's time unit; the generator turns
+// it into units with the same floor division it uses for its state file.)
+//
+// THE RESERVATION INVARIANT. A node issues IDs under node id N only in time
+// units that start at or before the reservation H it last wrote for N, and it
+// writes H only in a Txn that compares N's claim key's create_revision with
+// the one its own claim created. Therefore:
+//   - once the claim is gone (lease expired or revoked, key deleted), no
+//     write of H by its former holder can succeed any more: H is final;
+//   - a new holder creates the claim key in one Txn (create_revision == 0)
+//     that also reads H, and starts strictly above it (Claim::floor).
+// Every ID the old holder issued lies at or below H, every ID the new holder
+// issues lies above it: no ID repeats, even if the old holder never learns
+// that it lost the claim. Two claimers racing for one id cannot both succeed:
+// etcd serialises the Txns and only the first sees create_revision == 0.
+//
+// THE FENCE. Uniqueness does not depend on it, but a node that may have lost
+// its claim should stop issuing before someone else takes the id over, so
+// that clients see UNAVAILABLE instead of IDs from a node the cluster no
+// longer lists. The lease cannot expire earlier than TTL after the server
+// received our last keep-alive, which is after we sent it; so the deadline is
+// (time the last acknowledged keep-alive was SENT) + TTL - safety margin, on
+// CLOCK_BOOTTIME (it counts through suspend and never steps).
+//
+// REPEATED REQUESTS. A Txn that timed out may have been applied, and the
+// client retries on another member. The claim Txn recognises a claim key that
+// carries our own lease as ours; extensions and releases are idempotent.
+#include "etcd_claim.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "snowid/decode.h"
+
+namespace snowid::coord {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+namespace {
+
+constexpr int kMaxClaimAttempts = 32;  // Txns per claim() before giving up on a contended cluster
+
+etcdserverpb::RangeRequest prefix_range(const std::string& prefix) {
+  etcdserverpb::RangeRequest request;
+  request.set_key(prefix);
+  request.set_range_end(prefix_end(prefix));
+  return request;
+}
+
+Result<milliseconds> parse_reservation(const std::string& key, const std::string& value) {
+  std::int64_t ms = 0;
+  const char* end = value.data() + value.size();
+  if (value.empty() || std::from_chars(value.data(), end, ms).ptr != end || ms < 0) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("{} holds '{}', not a Unix-ms timestamp; refusing to use that node "
+                             "id until an operator repairs it",
+                             key, value.substr(0, 40))};
+  }
+  return milliseconds{ms};
+}
+
+std::string random_instance_id() {
+  std::random_device entropy;
+  return fmt::format("{:08x}{:08x}", entropy(), entropy());
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+std::string claims_prefix(std::string_view cluster) {
+  return fmt::format("/snowid/{}/claims/", cluster);
+}
+std::string reservations_prefix(std::string_view cluster) {
+  return fmt::format("/snowid/{}/reservations/", cluster);
+}
+std::string claim_key(std::string_view cluster, std::uint64_t node_id) {
+  return claims_prefix(cluster) + std::to_string(node_id);
+}
+std::string reservation_key(std::string_view cluster, std::uint64_t node_id) {
+  return reservations_prefix(cluster) + std::to_string(node_id);
+}
+
+std::string prefix_end(std::string_view prefix) {
+  std::string end(prefix);
+  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
+  if (end.empty()) return std::string(1, '\0');  // every key
+  end.back() = static_cast<char>(end.back() + 1);
+  return end;
+}
+
+std::optional<std::uint64_t> node_id_of_key(std::string_view key) {
+  const std::size_t slash = key.rfind('/');
+  if (slash == std::string_view::npos || slash + 1 == key.size()) return std::nullopt;
+  std::uint64_t id = 0;
+  const char* end = key.data() + key.size();
+  if (std::from_chars(key.data() + slash + 1, end, id).ptr != end) return std::nullopt;
+  return id;
+}
+
+std::string ClaimRecord::to_json() const {
+  nlohmann::json json = {{"host", host},
+                         {"pid", pid},
+                         {"instance", instance},
+                         {"addresses", addresses},
+                         {"started_ms", started.count()},
+                         {"wall_time_ms", wall_time.count()},
+                         {"datacenter_id", datacenter_id},
+                         {"worker_id", worker_id}};
+  return json.dump();
+}
+
+Result<ClaimRecord> ClaimRecord::parse(std::string_view text) {
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return invalid_argument("a claim value is not a JSON object");
+  ClaimRecord record;
+  try {
+    record.host = json.value("host", "");
+    record.pid = json.value("pid", std::int64_t{0});
+    record.instance = json.value("instance", "");
+    record.addresses = json.value("addresses", std::vector<std::string>{});
+    record.started = milliseconds{json.value("started_ms", std::int64_t{0})};
+    record.wall_time = milliseconds{json.value("wall_time_ms", std::int64_t{0})};
+    record.datacenter_id = json.value("datacenter_id", std::uint64_t{0});
+    record.worker_id = json.value("worker_id", std::uint64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_argument(fmt::format("a claim value has a field of the wrong type: {}",
+                                        e.what()));
+  }
+  return record;
+}
+
+Status check_peer_clocks(const std::vector<milliseconds>& peer_wall_times, milliseconds now,
+                         milliseconds max_offset) {
+  if (peer_wall_times.empty() || max_offset.count() <= 0) return {};
+  double sum = 0;
+  for (milliseconds t : peer_wall_times) sum += static_cast<double>(t.count());
+  const double mean = sum / static_cast<double>(peer_wall_times.size());
+  const double offset_ms = static_cast<double>(now.count()) - mean;
+  if (std::fabs(offset_ms) <= static_cast<double>(max_offset.count())) return {};
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("this node's clock is {:.1f} s {} the mean of the {} live peers' "
+                           "clocks, more than the {:.1f} s allowed; fix its time "
+                           "synchronisation before starting",
+                           std::fabs(offset_ms) / 1000.0, offset_ms < 0 ? "behind" : "ahead of",
+                           peer_wall_times.size(),
+                           static_cast<double>(max_offset.count()) / 1000.0)};
+}
+
+nanoseconds boot_time_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  return std::chrono::seconds{now.tv_sec} + nanoseconds{now.tv_nsec};
+}
+
+NodeClaim::NodeClaim(EtcdClient& client, const EtcdOptions& options)
+    : client_(client),
+      options_(options),
+      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()) {
+  record_.host = host_name();
+  record_.pid = ::getpid();
+  record_.instance = random_instance_id();
+  record_.addresses = options.advertised_addresses;
+  record_.started = clock_->now_fresh();
+}
+
+void NodeClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
+  deadline_ = sent + std::chrono::seconds{ttl_seconds} - options_.safety_margin;
+}
+
+Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
+  if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
+  const std::uint64_t id_count = node_id_count(options_.layout);
+  if (!preferred) preferred = options_.preferred_node_id;
+
+  // Who is there, and what their clocks say.
+  auto listed = client_.range(prefix_range(claims_prefix(options_.cluster)));
+  if (!listed.ok()) return listed.error();
+  std::set<std::uint64_t> taken;
+  std::vector<milliseconds> peer_clocks;
+  for (const auto& kv : listed->kvs()) {
+    const auto id = node_id_of_key(kv.key());
+    if (id) taken.insert(*id);
+    auto record = ClaimRecord::parse(kv.value());
+    if (record.ok() && record->instance != record_.instance && record->wall_time.count() > 0) {
+      peer_clocks.push_back(record->wall_time);
+    }
+  }
+  Status clocks = check_peer_clocks(peer_clocks, clock_->now_fresh(),
+                                    options_.max_peer_clock_offset);
+  if (!clocks.ok()) return clocks.error();
+
+  std::vector<std::uint64_t> candidates;
+  if (preferred && *preferred < id_count && taken.count(*preferred) == 0) {
+    candidates.push_back(*preferred);
+  }
+  for (std::uint64_t id = 0; id < id_count && candidates.size() < kMaxClaimAttempts; ++id) {
+    if (taken.count(id) == 0 && (!preferred || id != *preferred)) candidates.push_back(id);
+  }
+  const auto all_taken = [&] {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("all {} node ids of cluster '{}' are claimed; retry later or stop "
+                             "a node",
+                             id_count, options_.cluster)};
+  };
+  if (candidates.empty()) return all_taken();
+
+  const nanoseconds sent = boot_time_now();
+  auto lease = client_.lease_grant(std::chrono::duration_cast<std::chrono::seconds>(
+      options_.lease_ttl));
+  if (!lease.ok()) return lease.error();
+  lease_id_ = lease->id();
+  set_deadline(sent, lease->ttl());
+
+  bool claimed = false;
+  for (std::uint64_t id : candidates) {
+    auto won = try_claim(id);
+    if (!won.ok()) {
+      abandon();
+      return won.error();
+    }
+    if (*won) {
+      claimed = true;
+      break;
+    }
+  }
+  if (!claimed) {
+    abandon();
+    return all_taken();
+  }
+  StepResult first = extend_reservation(/*force=*/true);
+  if (first.outcome != StepOutcome::kDone) {
+    abandon();
+    return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
+  }
+  Claim claim;
+  claim.node_id = node_id_;
+  claim.worker_id = node_id_ & ((std::uint64_t{1} << options_.layout.worker_bits) - 1);
+  claim.datacenter_id = node_id_ >> options_.layout.worker_bits;
+  claim.floor = floor_;
+  claim.ceiling = reservation_;
+  return claim;
+}
+
+// One Txn: create the claim key if absent, attached to our lease, and read the
+// reservation in the same step. True if the id is ours.
+Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
+  const std::string key = claim_key(options_.cluster, node_id);
+  const std::string reserved_key = reservation_key(options_.cluster, node_id);
+  record_.worker_id = node_id & ((std::uint64_t{1} << options_.layout.worker_bits) - 1);
+  record_.datacenter_id = node_id >> options_.layout.worker_bits;
+  record_.wall_time = clock_->now_fresh();
+
+  etcdserverpb::TxnRequest txn;
+  auto* absent = txn.add_compare();
+  absent->set_key(key);
+  absent->set_target(etcdserverpb::Compare::CREATE);
+  absent->set_result(etcdserverpb::Compare::EQUAL);
+  absent->set_create_revision(0);
+  auto* put = txn.add_success()->mutable_request_put();
+  put->set_key(key);
+  put->set_value(record_.to_json());
+  put->set_lease(lease_id_);
+  txn.add_success()->mutable_request_range()->set_key(reserved_key);
+  txn.add_failure()->mutable_request_range()->set_key(key);
+
+  auto answer = client_.txn(txn);
+  if (!answer.ok()) return answer.error();
+  const etcdserverpb::RangeResponse* reservation = nullptr;
+  etcdserverpb::RangeResponse reread;
+  if (answer->succeeded()) {
+    create_revision_ = answer->header().revision();
+    reservation = &answer->responses(1).response_range();
+  } else {
+    const auto& holder = answer->responses(0).response_range();
+    if (holder.kvs_size() == 0 || holder.kvs(0).lease() != lease_id_) return false;
+    // Our own earlier attempt was applied but its answer was lost.
+    create_revision_ = holder.kvs(0).create_revision();
+    etcdserverpb::RangeRequest request;
+    request.set_key(reserved_key);
+    auto read = client_.range(request);
+    if (!read.ok()) return read.error();
+    reread = std::move(*read);
+    reservation = &reread;
+  }
+  node_id_ = node_id;
+  floor_ = milliseconds{0};
+  if (reservation->kvs_size() > 0) {
+    auto parsed = parse_reservation(reserved_key, reservation->kvs(0).value());
+    if (!parsed.ok()) return parsed.error();
+    floor_ = *parsed;
+  }
+  reservation_ = floor_;
+  return true;
+}
+
+StepResult NodeClaim::keep_alive() {
+  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
+  const nanoseconds sent = boot_time_now();
+  auto answer = client_.lease_keep_alive(lease_id_);
+  if (!answer.ok()) return {StepOutcome::kStoreFailed, answer.error().message};
+  if (answer->ttl() <= 0) {
+    return {StepOutcome::kClaimLost,
+            fmt::format("lease {:x} of node id {} expired or was revoked", lease_id_, node_id_)};
+  }
+  set_deadline(sent, answer->ttl());
+  return {};
+}
+
+StepResult NodeClaim::extend_reservation(bool force) {
+  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
+  const milliseconds now = clock_->now_fresh();
+  if (!force && reservation_ - now >= options_.reserve_min_left) return {};
+  const milliseconds target =
+      std::max(reservation_, std::max(now, floor_) + options_.reserve_ahead);
+  record_.wall_time = now;
+
+  // Applies only while the claim key is the one our claim created.
+  etcdserverpb::TxnRequest txn;
+  auto* ours = txn.add_compare();
+  ours->set_key(claim_key(options_.cluster, node_id_));
+  ours->set_target(etcdserverpb::Compare::CREATE);
+  ours->set_result(etcdserverpb::Compare::EQUAL);
+  ours->set_create_revision(create_revision_);
+  auto* reserve = txn.add_success()->mutable_request_put();
+  reserve->set_key(reservation_key(options_.cluster, node_id_));
+  reserve->set_value(std::to_string(target.count()));
+  auto* refresh = txn.add_success()->mutable_request_put();
+  refresh->set_key(claim_key(options_.cluster, node_id_));
+  refresh->set_value(record_.to_json());
+  refresh->set_lease(lease_id_);
+
+  auto answer = client_.txn(txn);
+  if (!answer.ok()) return {StepOutcome::kStoreFailed, answer.error().message};
+  if (!answer->succeeded()) {
+    return {StepOutcome::kClaimLost,
+            fmt::format("the claim on node id {} is gone (lease expired or revoked, or the key "
+                        "was deleted); the reservation stays at {}",
+                        node_id_, format_time(reservation_))};
+  }
+  reservation_ = target;
+  return {};
+}
+
+Status NodeClaim::release(std::optional<milliseconds> last_issued) {
+  if (!held()) return {};
+  etcdserverpb::TxnRequest txn;
+  auto* ours = txn.add_compare();
+  ours->set_key(claim_key(options_.cluster, node_id_));
+  ours->set_target(etcdserverpb::Compare::CREATE);
+  ours->set_result(etcdserverpb::Compare::EQUAL);
+  ours->set_create_revision(create_revision_);
+  if (last_issued && *last_issued < reservation_) {
+    // Nothing above last_issued was issued (the caller's promise), so the
+    // next holder may start right above it instead of above our reservation.
+    auto* lower = txn.add_success()->mutable_request_put();
+    lower->set_key(reservation_key(options_.cluster, node_id_));
+    lower->set_value(std::to_string(std::max(*last_issued, floor_).count()));
+  }
+  txn.add_success()->mutable_request_delete_range()->set_key(claim_key(options_.cluster, node_id_));
+  auto answer = client_.txn(txn);
+  if (!answer.ok()) return answer.error();
+  Status revoked = client_.lease_revoke(lease_id_);
+  lease_id_ = 0;
+  return revoked;
+}
+
+void NodeClaim::abandon() {
+  if (lease_id_ != 0) (void)client_.lease_revoke(lease_id_);  // best effort: it expires anyway
+  lease_id_ = 0;
+}
+
+}  // namespace snowid::coord

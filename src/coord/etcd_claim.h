@@ -1,0 +1,114 @@
+// One node's claim on a node id in etcd, step by step: claim, keep alive,
+// extend the reservation, release. The etcd coordinator drives it from its
+// background thread; tests drive it directly. The protocol and its invariant
+// are stated in etcd_claim.cc.
+//
+// Thread-safety: none; one owner calls it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "etcd_client.h"
+#include "snowid/coordinator.h"
+#include "snowid/error.h"
+#include "snowid/etcd_coordinator.h"
+
+namespace snowid::coord {
+
+// Keys under /snowid/<cluster>/.
+std::string claims_prefix(std::string_view cluster);
+std::string claim_key(std::string_view cluster, std::uint64_t node_id);
+std::string reservation_key(std::string_view cluster, std::uint64_t node_id);
+std::string reservations_prefix(std::string_view cluster);
+// The range_end that makes a Range cover every key starting with `prefix`.
+std::string prefix_end(std::string_view prefix);
+// The node id at the end of a claims/ or reservations/ key, if it is one.
+std::optional<std::uint64_t> node_id_of_key(std::string_view key);
+
+// The value of a claim key: who holds the node id.
+struct ClaimRecord {
+  std::string host;
+  std::int64_t pid = 0;
+  std::string instance;  // random per process, tells two holders on one host apart
+  std::vector<std::string> addresses;
+  std::chrono::milliseconds started{0};    // Unix ms the holder started
+  std::chrono::milliseconds wall_time{0};  // holder's clock when it last wrote this
+  std::uint64_t datacenter_id = 0;
+  std::uint64_t worker_id = 0;
+
+  std::string to_json() const;
+  static Result<ClaimRecord> parse(std::string_view json);
+};
+
+// Ok if `now` is within `max_offset` of the mean of the peers' wall times
+// (or there are no peers); else kUnavailable saying by how much it is off.
+Status check_peer_clocks(const std::vector<std::chrono::milliseconds>& peer_wall_times,
+                         std::chrono::milliseconds now, std::chrono::milliseconds max_offset);
+
+// CLOCK_BOOTTIME: keeps counting through suspend, never steps.
+std::chrono::nanoseconds boot_time_now();
+
+// How a step that talks to etcd ended.
+enum class StepOutcome {
+  kDone,         // did what it should (or had nothing to do)
+  kClaimLost,    // the claim is gone: lease expired or revoked, key deleted or taken
+  kStoreFailed,  // etcd could not be reached or refused; the claim may still be held
+};
+
+struct StepResult {
+  StepOutcome outcome = StepOutcome::kDone;
+  std::string message;
+};
+
+class NodeClaim {
+ public:
+  // Requires: options passed validation (make_etcd_coordinator does it).
+  NodeClaim(EtcdClient& client, const EtcdOptions& options);
+
+  // Checks the peers' clocks, grants a lease, claims the preferred id if free
+  // else the lowest free one, and writes the first reservation.
+  // `preferred` overrides options.preferred_node_id (a re-claim prefers the old id).
+  Result<Claim> claim(std::optional<std::uint64_t> preferred);
+  // One keep-alive round; on success moves the deadline.
+  StepResult keep_alive();
+  // Raises the reservation to now + reserve_ahead if less than
+  // reserve_min_left is left (always if `force`), refreshing the published
+  // wall time. Succeeds only while this claim is held.
+  StepResult extend_reservation(bool force = false);
+  // Deletes the claim (keeping the reservation, lowered to `last_issued` if
+  // given) and revokes the lease. Ok if the claim was gone already.
+  Status release(std::optional<std::chrono::milliseconds> last_issued);
+  // Forgets the claim after it was lost; revokes its lease, best effort.
+  void abandon();
+
+  bool held() const { return lease_id_ != 0; }
+  std::uint64_t node_id() const { return node_id_; }
+  std::int64_t lease_id() const { return lease_id_; }
+  std::chrono::milliseconds floor() const { return floor_; }
+  std::chrono::milliseconds reservation() const { return reservation_; }
+  // CLOCK_BOOTTIME after which this node must not issue (see etcd_claim.cc).
+  std::chrono::nanoseconds deadline() const { return deadline_; }
+  const std::string& instance() const { return record_.instance; }
+
+ private:
+  Result<bool> try_claim(std::uint64_t node_id);
+  void set_deadline(std::chrono::nanoseconds sent, std::int64_t ttl_seconds);
+
+  EtcdClient& client_;
+  EtcdOptions options_;
+  Clock* clock_;
+  ClaimRecord record_;
+  std::uint64_t node_id_ = 0;
+  std::int64_t lease_id_ = 0;          // 0: not held
+  std::int64_t create_revision_ = 0;   // of our claim key: identifies our claim
+  std::chrono::milliseconds floor_{0};
+  std::chrono::milliseconds reservation_{0};
+  std::chrono::nanoseconds deadline_{0};
+};
+
+}  // namespace snowid::coord

@@ -1,0 +1,291 @@
+#include "etcd_client.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace snowid {
+
+Result<std::vector<std::string>> parse_etcd_endpoints(std::string_view list) {
+  std::vector<std::string> endpoints;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string_view::npos) end = list.size();
+    std::string_view entry = list.substr(start, end - start);
+    for (std::string_view scheme : {"http://", "https://"}) {
+      if (entry.substr(0, scheme.size()) == scheme) entry.remove_prefix(scheme.size());
+    }
+    const std::size_t colon = entry.rfind(':');
+    unsigned port = 0;
+    const char* port_end = entry.data() + entry.size();
+    const bool port_ok =
+        colon != std::string_view::npos && colon + 1 < entry.size() &&
+        std::from_chars(entry.data() + colon + 1, port_end, port).ptr == port_end && port >= 1 &&
+        port <= 65535;
+    if (colon == 0 || !port_ok) {
+      return invalid_argument(
+          fmt::format("bad etcd endpoint '{}': expected host:port with a port in 1..65535",
+                      list.substr(start, end - start)));
+    }
+    endpoints.emplace_back(entry);
+    start = end + 1;
+  }
+  return endpoints;
+}
+
+}  // namespace snowid
+
+namespace snowid::coord {
+
+using std::chrono::microseconds;
+using std::chrono::steady_clock;
+
+struct EtcdClient::Member {
+  std::string endpoint;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<etcdserverpb::KV::Stub> kv;
+  std::unique_ptr<etcdserverpb::Lease::Stub> lease;
+  std::unique_ptr<etcdserverpb::Auth::Stub> auth;
+  std::mutex token_mutex;
+  std::string token;  // "" until authenticated (or without a user)
+};
+
+namespace {
+
+Result<std::string> read_whole_file(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument(fmt::format("cannot read the {} file '{}'", what, path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool is_unreachable(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+// etcd answers a stale or unknown token with INVALID_ARGUMENT "etcdserver: invalid auth token".
+bool is_token_refused(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+         status.error_message().find("invalid auth token") != std::string::npos;
+}
+
+}  // namespace
+
+EtcdClient::EtcdClient(const EtcdOptions& options) : options_(options) {}
+EtcdClient::~EtcdClient() = default;
+
+Result<std::unique_ptr<EtcdClient>> EtcdClient::connect(const EtcdOptions& options) {
+  if (options.endpoints.empty()) return invalid_argument("no etcd endpoint given");
+  for (const auto& endpoint : options.endpoints) {
+    auto parsed = parse_etcd_endpoints(endpoint);
+    if (!parsed.ok()) return parsed.error();
+  }
+  if (options.request_timeout.count() <= 0) {
+    return invalid_argument("the etcd request timeout must be positive");
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options.tls_ca_file.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    auto ca = read_whole_file(options.tls_ca_file, "TLS CA");
+    if (!ca.ok()) return ca.error();
+    ssl.pem_root_certs = *ca;
+    if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+      auto cert = read_whole_file(options.tls_cert_file, "TLS certificate");
+      if (!cert.ok()) return cert.error();
+      auto key = read_whole_file(options.tls_key_file, "TLS key");
+      if (!key.ok()) return key.error();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    return invalid_argument("a TLS certificate or key needs a TLS CA file too");
+  }
+  std::unique_ptr<EtcdClient> client(new EtcdClient(options));
+  for (const auto& endpoint : options.endpoints) {
+    auto member = std::make_unique<Member>();
+    member->endpoint = *parse_etcd_endpoints(endpoint)->begin();
+    grpc::ChannelArguments arguments;
+    // Come back quickly to a member that was down: failover tries it again soon.
+    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    member->channel = grpc::CreateCustomChannel(member->endpoint, credentials, arguments);
+    member->kv = etcdserverpb::KV::NewStub(member->channel);
+    member->lease = etcdserverpb::Lease::NewStub(member->channel);
+    member->auth = etcdserverpb::Auth::NewStub(member->channel);
+    client->members_.push_back(std::move(member));
+  }
+  return client;
+}
+
+Status EtcdClient::authenticate(Member& member) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+  etcdserverpb::AuthenticateRequest request;
+  request.set_name(options_.user);
+  request.set_password(options_.password);
+  etcdserverpb::AuthenticateResponse response;
+  const grpc::Status status = member.auth->Authenticate(&context, request, &response);
+  if (!status.ok()) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("etcd {} refused user '{}': {}", member.endpoint, options_.user,
+                             status.error_message())};
+  }
+  std::lock_guard lock(member.token_mutex);
+  member.token = response.token();
+  return {};
+}
+
+// Runs `invoke(member, context, response)` against each member at most once,
+// starting with the one that answered last, until one answers.
+template <typename Response, typename Invoke>
+Result<Response> EtcdClient::call(std::string_view what, Invoke invoke) {
+  const std::size_t count = members_.size();
+  const std::size_t first = preferred_.load(std::memory_order_relaxed);
+  std::string failures;
+  for (std::size_t attempt = 0; attempt < count; ++attempt) {
+    const std::size_t index = (first + attempt) % count;
+    Member& member = *members_[index];
+    for (int auth_round = 0; auth_round < 2; ++auth_round) {
+      if (!options_.user.empty()) {
+        bool need_token;
+        {
+          std::lock_guard lock(member.token_mutex);
+          need_token = member.token.empty();
+        }
+        if (need_token) {
+          Status authenticated = authenticate(member);
+          if (!authenticated.ok()) {
+            failures += fmt::format("; {}", authenticated.error().message);
+            break;
+          }
+        }
+      }
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+      if (!options_.user.empty()) {
+        std::lock_guard lock(member.token_mutex);
+        context.AddMetadata("token", member.token);
+      }
+      Response response;
+      const auto started = steady_clock::now();
+      const grpc::Status status = invoke(member, context, response);
+      const auto took = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<microseconds>(steady_clock::now() - started).count());
+      counters_.requests.fetch_add(1, std::memory_order_relaxed);
+      counters_.latency_total_us.fetch_add(took, std::memory_order_relaxed);
+      std::uint64_t max = counters_.latency_max_us.load(std::memory_order_relaxed);
+      while (took > max && !counters_.latency_max_us.compare_exchange_weak(max, took)) {
+      }
+      if (status.ok()) {
+        preferred_.store(index, std::memory_order_relaxed);
+        return response;
+      }
+      counters_.errors.fetch_add(1, std::memory_order_relaxed);
+      if (!options_.user.empty() && auth_round == 0 && is_token_refused(status)) {
+        std::lock_guard lock(member.token_mutex);
+        member.token.clear();
+        continue;
+      }
+      if (!is_unreachable(status.error_code())) {
+        return Error{ErrorCode::kUnavailable, fmt::format("etcd {} {}: {}", member.endpoint,
+                                                          what, status.error_message())};
+      }
+      failures += fmt::format("; {}: {}", member.endpoint, status.error_message());
+      break;
+    }
+  }
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("etcd {} failed on every endpoint{}", what, failures)};
+}
+
+Result<etcdserverpb::RangeResponse> EtcdClient::range(const etcdserverpb::RangeRequest& request) {
+  return call<etcdserverpb::RangeResponse>("range", [&](Member& m, auto& context, auto& response) {
+    return m.kv->Range(&context, request, &response);
+  });
+}
+
+Result<etcdserverpb::PutResponse> EtcdClient::put(const etcdserverpb::PutRequest& request) {
+  return call<etcdserverpb::PutResponse>("put", [&](Member& m, auto& context, auto& response) {
+    return m.kv->Put(&context, request, &response);
+  });
+}
+
+Result<etcdserverpb::DeleteRangeResponse> EtcdClient::delete_range(
+    const etcdserverpb::DeleteRangeRequest& request) {
+  return call<etcdserverpb::DeleteRangeResponse>(
+      "delete", [&](Member& m, auto& context, auto& response) {
+        return m.kv->DeleteRange(&context, request, &response);
+      });
+}
+
+Result<etcdserverpb::TxnResponse> EtcdClient::txn(const etcdserverpb::TxnRequest& request) {
+  return call<etcdserverpb::TxnResponse>("txn", [&](Member& m, auto& context, auto& response) {
+    return m.kv->Txn(&context, request, &response);
+  });
+}
+
+Result<etcdserverpb::LeaseGrantResponse> EtcdClient::lease_grant(std::chrono::seconds ttl) {
+  etcdserverpb::LeaseGrantRequest request;
+  request.set_ttl(ttl.count());
+  auto granted = call<etcdserverpb::LeaseGrantResponse>(
+      "lease grant", [&](Member& m, auto& context, auto& response) {
+        return m.lease->LeaseGrant(&context, request, &response);
+      });
+  if (granted.ok() && !granted->error().empty()) {
+    return Error{ErrorCode::kUnavailable, "etcd lease grant: " + granted->error()};
+  }
+  return granted;
+}
+
+Status EtcdClient::lease_revoke(std::int64_t lease_id) {
+  etcdserverpb::LeaseRevokeRequest request;
+  request.set_id(lease_id);
+  auto revoked = call<etcdserverpb::LeaseRevokeResponse>(
+      "lease revoke", [&](Member& m, auto& context, auto& response) {
+        grpc::Status status = m.lease->LeaseRevoke(&context, request, &response);
+        // "etcdserver: requested lease not found": gone already, which is what we want.
+        if (status.error_code() == grpc::StatusCode::NOT_FOUND) return grpc::Status::OK;
+        return status;
+      });
+  if (!revoked.ok()) return revoked.error();
+  return {};
+}
+
+Result<etcdserverpb::LeaseKeepAliveResponse> EtcdClient::lease_keep_alive(std::int64_t lease_id) {
+  return call<etcdserverpb::LeaseKeepAliveResponse>(
+      "lease keep-alive", [&](Member& m, grpc::ClientContext& context, auto& response) {
+        auto stream = m.lease->LeaseKeepAlive(&context);
+        etcdserverpb::LeaseKeepAliveRequest request;
+        request.set_id(lease_id);
+        if (stream->Write(request) && stream->Read(&response)) {
+          stream->WritesDone();
+          grpc::Status finished = stream->Finish();
+          // The round's answer arrived; how the stream ended does not matter.
+          (void)finished;
+          return grpc::Status::OK;
+        }
+        stream->WritesDone();
+        grpc::Status status = stream->Finish();
+        if (status.ok()) status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream closed");
+        return status;
+      });
+}
+
+Result<etcdserverpb::LeaseTimeToLiveResponse> EtcdClient::lease_time_to_live(
+    std::int64_t lease_id) {
+  etcdserverpb::LeaseTimeToLiveRequest request;
+  request.set_id(lease_id);
+  return call<etcdserverpb::LeaseTimeToLiveResponse>(
+      "lease time-to-live", [&](Member& m, auto& context, auto& response) {
+        return m.lease->LeaseTimeToLive(&context, request, &response);
+      });
+}
+
+}  // namespace snowid::coord

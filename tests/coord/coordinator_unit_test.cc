@@ -1,0 +1,122 @@
+// The coordinators' pure parts, without etcd: pod names, the static
+// coordinator, claim records, keys, the peer clock rule and option checks.
+#include <gtest/gtest.h>
+
+#include "etcd_claim.h"
+#include "snowid/coordinator.h"
+#include "snowid/etcd_coordinator.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(PodName, OrdinalSuffixIsThePreferredId) {
+  EXPECT_EQ(*node_id_from_pod_name("snowid-3", 1024), 3u);
+  EXPECT_EQ(*node_id_from_pod_name("id-service-prod-0", 1024), 0u);
+  EXPECT_EQ(*node_id_from_pod_name("snowid-1023", 1024), 1023u);
+}
+
+TEST(PodName, RefusesNamesWithoutAnOrdinalOrBeyondTheRange) {
+  for (const char* bad : {"snowid", "snowid-", "snowid-x3", "snowid-3a", "", "snowid-+1"}) {
+    auto id = node_id_from_pod_name(bad, 1024);
+    ASSERT_FALSE(id.ok()) << bad;
+    EXPECT_EQ(id.error().code, ErrorCode::kInvalidArgument);
+  }
+  auto beyond = node_id_from_pod_name("snowid-4", 4);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.error().message.find("beyond the layout's 4 node ids"), std::string::npos);
+}
+
+TEST(StaticCoordinator, AlwaysIssuesTheConfiguredNodeWithoutCeiling) {
+  auto coordinator = make_static_coordinator(Layout{}, 3, 7);
+  ASSERT_TRUE(coordinator.ok());
+  auto claim = (*coordinator)->claim();
+  ASSERT_TRUE(claim.ok());
+  EXPECT_EQ(claim->datacenter_id, 3u);
+  EXPECT_EQ(claim->worker_id, 7u);
+  EXPECT_EQ(claim->node_id, (3u << 5) | 7u);
+  EXPECT_EQ(claim->floor, milliseconds{0});
+  EXPECT_FALSE(claim->ceiling.has_value());
+  EXPECT_TRUE((*coordinator)->may_issue());
+  EXPECT_EQ((*coordinator)->stats().state, ClaimState::kHeld);
+  EXPECT_TRUE((*coordinator)->release(std::nullopt).ok());
+  EXPECT_FALSE(make_static_coordinator(Layout{}, 32, 0).ok());
+}
+
+TEST(NodeIds, CountFollowsTheNodeBits) {
+  Layout layout;
+  EXPECT_EQ(node_id_count(layout), 1024u);
+  layout.datacenter_bits = 0;
+  layout.worker_bits = 2;
+  EXPECT_EQ(node_id_count(layout), 4u);
+}
+
+TEST(ClaimRecord, RoundTripsThroughJson) {
+  coord::ClaimRecord record;
+  record.host = "node-a";
+  record.pid = 42;
+  record.instance = "00ff";
+  record.addresses = {"10.0.0.1:8080", "10.0.0.1:9090"};
+  record.started = milliseconds{1'700'000'000'000};
+  record.wall_time = milliseconds{1'700'000'001'000};
+  record.datacenter_id = 1;
+  record.worker_id = 2;
+  auto parsed = coord::ClaimRecord::parse(record.to_json());
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->host, "node-a");
+  EXPECT_EQ(parsed->pid, 42);
+  EXPECT_EQ(parsed->addresses, record.addresses);
+  EXPECT_EQ(parsed->wall_time, record.wall_time);
+  EXPECT_EQ(parsed->worker_id, 2u);
+  EXPECT_FALSE(coord::ClaimRecord::parse("not json").ok());
+  EXPECT_FALSE(coord::ClaimRecord::parse("{\"pid\":\"x\"}").ok());
+}
+
+TEST(Keys, PrefixesAndIds) {
+  EXPECT_EQ(coord::claim_key("prod", 7), "/snowid/prod/claims/7");
+  EXPECT_EQ(coord::reservation_key("prod", 7), "/snowid/prod/reservations/7");
+  EXPECT_EQ(coord::prefix_end("/snowid/prod/claims/"), "/snowid/prod/claims0");
+  EXPECT_EQ(coord::node_id_of_key("/snowid/prod/claims/12"), 12u);
+  EXPECT_FALSE(coord::node_id_of_key("/snowid/prod/claims/x").has_value());
+}
+
+TEST(PeerClocks, RefusesBeyondTheThresholdSayingByHowMuch) {
+  const milliseconds now{1'700'000'000'000};
+  EXPECT_TRUE(coord::check_peer_clocks({}, now, milliseconds{10'000}).ok());
+  EXPECT_TRUE(coord::check_peer_clocks({now - milliseconds{9'000}, now + milliseconds{5'000}}, now,
+                                       milliseconds{10'000})
+                  .ok());
+  Status behind = coord::check_peer_clocks({now + milliseconds{12'000}, now + milliseconds{13'000}},
+                                           now, milliseconds{10'000});
+  ASSERT_FALSE(behind.ok());
+  EXPECT_NE(behind.error().message.find("12.5 s behind the mean of the 2 live peers"),
+            std::string::npos)
+      << behind.error().message;
+  EXPECT_TRUE(coord::check_peer_clocks({now + milliseconds{60'000}}, now, milliseconds{0}).ok());
+}
+
+TEST(EtcdOptions, BadEndpointsAndOptionsAreInvalidArguments) {
+  EXPECT_EQ(parse_etcd_endpoints("a:1,http://b:2379")->size(), 2u);
+  for (const char* bad : {"", "host", "host:", ":2379", "host:0", "host:70000", "a:1,,b:2"}) {
+    auto parsed = parse_etcd_endpoints(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+  }
+  EtcdOptions options;
+  options.endpoints = {"127.0.0.1:2379"};
+  options.cluster = "bad name";
+  EXPECT_FALSE(make_etcd_coordinator(options).ok());
+  options.cluster = "ok";
+  options.preferred_node_id = 1024;
+  EXPECT_FALSE(make_etcd_coordinator(options).ok());
+  options.preferred_node_id.reset();
+  options.reserve_min_left = options.reserve_ahead;
+  EXPECT_FALSE(make_etcd_coordinator(options).ok());
+  options.reserve_min_left = milliseconds{1000};
+  options.tls_ca_file = "/nonexistent/ca.pem";
+  EXPECT_FALSE(make_etcd_coordinator(options).ok());
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,365 @@
+// The etcd coordinator against a real etcd started by the test: claims,
+// races, take-over above the old reservation, loss of the claim, the
+// self-fence, graceful release, failover between members, the peer clock
+// check and `snowid cluster`. Leases are 2-3 s so that every test is short.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "etcd_claim.h"
+#include "etcd_client.h"
+#include "etcd_process.h"
+#include "snowid/etcd_coordinator.h"
+#include "snowid/generator.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using std::chrono::steady_clock;
+
+// Four node ids (2 worker bits), so "all taken" is cheap to reach.
+Layout small_layout() {
+  Layout layout;
+  layout.datacenter_bits = 0;
+  layout.worker_bits = 2;
+  return layout;
+}
+
+milliseconds wall_now() { return SystemClock::instance().now_fresh(); }
+
+// Polls `condition` every 20 ms for at most `limit`.
+template <typename Condition>
+bool eventually(Condition condition, milliseconds limit) {
+  const auto deadline = steady_clock::now() + limit;
+  while (steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds{20});
+  }
+  return condition();
+}
+
+class EtcdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(etcd_.started()) << etcd_.why();
+    client_ = std::move(*coord::EtcdClient::connect(options()));
+  }
+
+  EtcdOptions options(std::optional<std::uint64_t> preferred = std::nullopt) const {
+    EtcdOptions o;
+    o.endpoints = etcd_.endpoints();
+    o.cluster = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    o.layout = small_layout();
+    o.preferred_node_id = preferred;
+    o.lease_ttl = seconds{2};
+    o.safety_margin = milliseconds{500};
+    o.request_timeout = milliseconds{500};
+    o.advertised_addresses = {"127.0.0.1:8080"};
+    return o;
+  }
+
+  std::unique_ptr<Coordinator> make(std::optional<std::uint64_t> preferred) const {
+    auto made = make_etcd_coordinator(options(preferred));
+    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error().message);
+    return made.ok() ? std::move(*made) : nullptr;
+  }
+
+  // The reservation stored for `node_id`, 0 if none.
+  milliseconds stored_reservation(std::uint64_t node_id) {
+    etcdserverpb::RangeRequest request;
+    request.set_key(coord::reservation_key(options().cluster, node_id));
+    auto found = client_->range(request);
+    EXPECT_TRUE(found.ok());
+    if (!found.ok() || found->kvs_size() == 0) return milliseconds{0};
+    return milliseconds{std::stoll(found->kvs(0).value())};
+  }
+
+  bool claim_exists(std::uint64_t node_id) {
+    etcdserverpb::RangeRequest request;
+    request.set_key(coord::claim_key(options().cluster, node_id));
+    auto found = client_->range(request);
+    return found.ok() && found->kvs_size() > 0;
+  }
+
+  test::EtcdCluster etcd_{1};
+  std::unique_ptr<coord::EtcdClient> client_;
+};
+
+TEST_F(EtcdTest, ClaimsThePreferredId) {
+  auto coordinator = make(2);
+  auto claim = coordinator->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_EQ(claim->node_id, 2u);
+  EXPECT_EQ(claim->worker_id, 2u);
+  EXPECT_EQ(claim->floor, milliseconds{0});  // a fresh id
+  ASSERT_TRUE(claim->ceiling.has_value());
+  EXPECT_GE(*claim->ceiling, wall_now() + milliseconds{2000});
+  EXPECT_EQ(stored_reservation(2), *claim->ceiling);
+  EXPECT_TRUE(coordinator->may_issue());
+  const CoordinatorStats stats = coordinator->stats();
+  EXPECT_EQ(stats.state, ClaimState::kHeld);
+  EXPECT_EQ(stats.node_id, 2u);
+  ASSERT_TRUE(stats.lease_time_left.has_value());
+  EXPECT_GT(*stats.lease_time_left, milliseconds{1000});
+  EXPECT_GT(stats.store_requests, 0u);
+}
+
+TEST_F(EtcdTest, TakesTheLowestFreeIdWhenThePreferredIsTaken) {
+  auto first = make(1), second = make(1), third = make(1);
+  EXPECT_EQ(first->claim()->node_id, 1u);
+  EXPECT_EQ(second->claim()->node_id, 0u);
+  EXPECT_EQ(third->claim()->node_id, 2u);
+}
+
+TEST_F(EtcdTest, AllIdsTakenIsAClearError) {
+  std::vector<std::unique_ptr<Coordinator>> holders;
+  for (int i = 0; i < 4; ++i) {
+    holders.push_back(make(std::nullopt));
+    ASSERT_TRUE(holders.back()->claim().ok());
+  }
+  auto late = make(std::nullopt);
+  auto refused = late->claim();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("all 4 node ids of cluster"), std::string::npos)
+      << refused.error().message;
+  EXPECT_FALSE(late->may_issue());
+}
+
+TEST_F(EtcdTest, RacingClaimersExactlyOneWinsThePreferredId) {
+  for (int round = 0; round < 5; ++round) {
+    EtcdOptions o = options(3);
+    o.cluster += std::to_string(round);
+    auto a = coord::EtcdClient::connect(o), b = coord::EtcdClient::connect(o);
+    coord::NodeClaim claim_a(**a, o), claim_b(**b, o);
+    std::atomic<int> ready{0};
+    Result<Claim> result_a = invalid_argument("not run"), result_b = invalid_argument("not run");
+    auto race = [&ready](coord::NodeClaim& claim, Result<Claim>& result) {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      result = claim.claim(std::nullopt);
+    };
+    std::thread ta(race, std::ref(claim_a), std::ref(result_a));
+    std::thread tb(race, std::ref(claim_b), std::ref(result_b));
+    ta.join();
+    tb.join();
+    ASSERT_TRUE(result_a.ok()) << result_a.error().message;
+    ASSERT_TRUE(result_b.ok()) << result_b.error().message;
+    EXPECT_NE(result_a->node_id, result_b->node_id);
+    EXPECT_EQ((result_a->node_id == 3) + (result_b->node_id == 3), 1) << "round " << round;
+    EXPECT_TRUE(claim_a.release(std::nullopt).ok());
+    EXPECT_TRUE(claim_b.release(std::nullopt).ok());
+  }
+}
+
+TEST_F(EtcdTest, TakeOverStartsStrictlyAboveTheOldReservation) {
+  // The old holder vanishes without a word; its lease ends (revoked here, as
+  // an expiry would) while its reservation stays.
+  coord::NodeClaim old_holder(*client_, options(1));
+  ASSERT_TRUE(old_holder.claim(std::nullopt).ok());
+  ASSERT_TRUE(old_holder.extend_reservation(/*force=*/true).outcome == coord::StepOutcome::kDone);
+  const milliseconds old_reservation = old_holder.reservation();
+  ASSERT_TRUE(client_->lease_revoke(old_holder.lease_id()).ok());
+
+  auto successor = make(1);
+  auto claim = successor->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  ASSERT_EQ(claim->node_id, 1u);
+  EXPECT_EQ(claim->floor, old_reservation);
+  EXPECT_GT(*claim->ceiling, old_reservation);
+
+  GeneratorOptions generator_options;
+  generator_options.layout = small_layout();
+  generator_options.worker_id = claim->worker_id;
+  generator_options.start_above = claim->floor;
+  generator_options.external_ceiling = claim->ceiling;
+  generator_options.max_drift = milliseconds{5000};  // the old reservation is ~3 s ahead
+  auto generator = Generator::create(generator_options);
+  ASSERT_TRUE(generator.ok()) << generator.error().message;
+  auto id = (*generator)->next();
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_GT(decode(small_layout(), *id)->timestamp, old_reservation);
+}
+
+TEST_F(EtcdTest, ReservationExtensionFailsOnceTheLeaseIsRevoked) {
+  coord::NodeClaim holder(*client_, options(0));
+  ASSERT_TRUE(holder.claim(std::nullopt).ok());
+  const milliseconds reservation = holder.reservation();
+  ASSERT_TRUE(client_->lease_revoke(holder.lease_id()).ok());  // by another client
+
+  const coord::StepResult extended = holder.extend_reservation(/*force=*/true);
+  EXPECT_EQ(extended.outcome, coord::StepOutcome::kClaimLost) << extended.message;
+  EXPECT_EQ(holder.keep_alive().outcome, coord::StepOutcome::kClaimLost);
+  EXPECT_EQ(stored_reservation(0), reservation);  // untouched by the failed extension
+}
+
+TEST_F(EtcdTest, ReservationExtensionFailsOnceTheLeaseExpires) {
+  coord::NodeClaim holder(*client_, options(0));
+  ASSERT_TRUE(holder.claim(std::nullopt).ok());
+  const milliseconds reservation = holder.reservation();
+  // No keep-alives: the 2 s lease runs out and etcd deletes the claim.
+  ASSERT_TRUE(eventually([&] { return !claim_exists(0); }, milliseconds{5000}));
+  EXPECT_EQ(holder.extend_reservation(/*force=*/true).outcome, coord::StepOutcome::kClaimLost);
+  EXPECT_EQ(stored_reservation(0), reservation);
+}
+
+TEST_F(EtcdTest, SelfFencesBeforeTheLeaseCanExpireAndReclaimsAfter) {
+  auto coordinator = make(2);
+  ASSERT_TRUE(coordinator->claim().ok());
+  ASSERT_TRUE(eventually([&] { return coordinator->stats().store_requests >= 4; },
+                         milliseconds{3000}));  // a keep-alive went through
+  etcd_.pause(0);  // etcd hangs: keep-alives time out
+  const auto paused = steady_clock::now();
+  // Deadline = send time of the last acknowledged keep-alive + 2 s TTL - 0.5 s margin.
+  ASSERT_TRUE(eventually([&] { return !coordinator->may_issue(); }, milliseconds{3000}));
+  const auto fenced_after = steady_clock::now() - paused;
+  EXPECT_LT(fenced_after, milliseconds{1600});
+  ASSERT_TRUE(eventually([&] { return coordinator->stats().fencing_events == 1; },
+                         milliseconds{3000}));
+  EXPECT_EQ(coordinator->stats().state, ClaimState::kReclaiming);
+  EXPECT_FALSE(coordinator->may_issue());
+
+  etcd_.resume(0);
+  ASSERT_TRUE(eventually([&] { return coordinator->may_issue(); }, milliseconds{10000}))
+      << "no re-claim after etcd came back";
+  EXPECT_EQ(coordinator->claim_generation(), 2u);
+  const CoordinatorStats stats = coordinator->stats();
+  EXPECT_EQ(stats.reclaims, 1u);
+  EXPECT_GT(stats.store_errors, 0u);
+  // Whatever id it got, it starts above that id's reservation.
+  auto claim = coordinator->current_claim();
+  ASSERT_TRUE(claim.has_value());
+  EXPECT_GT(*claim->ceiling, claim->floor);
+}
+
+TEST_F(EtcdTest, GracefulReleaseKeepsTheReservation) {
+  auto coordinator = make(3);
+  auto claim = coordinator->claim();
+  ASSERT_TRUE(claim.ok());
+  const milliseconds reservation = coordinator->reservation();
+  ASSERT_TRUE(coordinator->release(std::nullopt).ok());
+  EXPECT_FALSE(coordinator->may_issue());
+  EXPECT_FALSE(claim_exists(3));
+  EXPECT_EQ(stored_reservation(3), reservation);
+
+  // The next holder starts above it; releasing with the last issued unit
+  // lowers the reservation to that unit, never below the floor.
+  auto next = make(3);
+  auto taken = next->claim();
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ(taken->node_id, 3u);
+  EXPECT_EQ(taken->floor, reservation);
+  ASSERT_TRUE(next->release(reservation + milliseconds{10}).ok());
+  EXPECT_EQ(stored_reservation(3), reservation + milliseconds{10});
+}
+
+TEST_F(EtcdTest, RefusesToStartWhenTheClockIsFarFromThePeers) {
+  // Two live peers whose clocks read a minute ahead of ours.
+  auto lease = client_->lease_grant(seconds{10});
+  ASSERT_TRUE(lease.ok());
+  for (std::uint64_t id : {0u, 1u}) {
+    coord::ClaimRecord peer;
+    peer.host = "peer";
+    peer.instance = "peer" + std::to_string(id);
+    peer.wall_time = wall_now() + milliseconds{60'000};
+    etcdserverpb::PutRequest put;
+    put.set_key(coord::claim_key(options().cluster, id));
+    put.set_value(peer.to_json());
+    put.set_lease(lease->id());
+    ASSERT_TRUE(client_->put(put).ok());
+  }
+  auto coordinator = make(std::nullopt);
+  auto refused = coordinator->claim();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("s behind the mean of the 2 live peers"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("60."), std::string::npos) << refused.error().message;
+
+  EtcdOptions tolerant = options();
+  tolerant.max_peer_clock_offset = milliseconds{120'000};
+  auto accepted = (*make_etcd_coordinator(tolerant))->claim();
+  ASSERT_TRUE(accepted.ok()) << accepted.error().message;
+  EXPECT_EQ(accepted->node_id, 2u);
+}
+
+TEST_F(EtcdTest, ClusterListAndReleaseFromTheCli) {
+  auto coordinator = make(2);
+  ASSERT_TRUE(coordinator->claim().ok());
+  const std::string cluster = options().cluster, endpoints = etcd_.endpoint(0);
+  const auto cli = [](std::vector<std::string> args) {
+    args.insert(args.begin(), SNOWID_CLI_PATH);
+    return test::run_process(args, {}, seconds{20});
+  };
+
+  auto listed = cli({"cluster", "list", "--etcd", endpoints, "--cluster", cluster});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const auto lines = test::split_lines(listed.out);
+  ASSERT_EQ(lines.size(), 2u) << listed.out;
+  EXPECT_EQ(lines[1].rfind("2 ", 0), 0u) << lines[1];
+  EXPECT_NE(lines[1].find("pid=" + std::to_string(::getpid())), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("127.0.0.1:8080"), std::string::npos) << lines[1];
+
+  auto refused = cli({"cluster", "release", "2", "--etcd", endpoints, "--cluster", cluster});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  EXPECT_TRUE(claim_exists(2));
+
+  auto forced =
+      cli({"cluster", "release", "2", "--force", "--etcd", endpoints, "--cluster", cluster});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  // The holder notices and stops issuing (then claims again).
+  EXPECT_TRUE(eventually([&] { return coordinator->stats().lost_claims == 1; },
+                         milliseconds{3000}));
+
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"cluster", "release", "two", "--etcd", endpoints, "--cluster", cluster},
+           {"cluster", "list", "--etcd", "no-port", "--cluster", cluster},
+           {"cluster", "list", "--etcd", endpoints},
+           {"cluster", "list", "--etcd", endpoints, "--cluster", "bad name"}}) {
+    auto result = cli(bad);
+    EXPECT_EQ(result.exit_code, 2) << bad[1] << " " << result.err;
+    EXPECT_EQ(test::split_lines(result.err).size(), 1u) << result.err;
+  }
+  auto unreachable = cli({"cluster", "list", "--etcd", "127.0.0.1:1", "--cluster", cluster,
+                          "--timeout-ms", "300"});
+  EXPECT_EQ(unreachable.exit_code, 1) << unreachable.err;
+}
+
+TEST(EtcdFailover, KeepsTheClaimWhenAMemberStops) {
+  test::EtcdCluster etcd(3);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  EtcdOptions options;
+  options.endpoints = etcd.endpoints();
+  options.cluster = "failover";
+  options.layout = small_layout();
+  options.lease_ttl = seconds{3};
+  options.safety_margin = milliseconds{500};
+  options.request_timeout = milliseconds{500};
+  auto coordinator = std::move(*make_etcd_coordinator(options));
+  ASSERT_TRUE(coordinator->claim().ok());
+  const milliseconds first_reservation = coordinator->reservation();
+
+  etcd.stop(0);  // the member the client talks to first
+  const auto stopped = steady_clock::now();
+  bool issuable_throughout = true;
+  while (steady_clock::now() - stopped < milliseconds{4000}) {
+    issuable_throughout = issuable_throughout && coordinator->may_issue();
+    std::this_thread::sleep_for(milliseconds{20});
+  }
+  EXPECT_TRUE(issuable_throughout);
+  const CoordinatorStats stats = coordinator->stats();
+  EXPECT_EQ(stats.fencing_events, 0u);
+  EXPECT_EQ(stats.lost_claims, 0u);
+  EXPECT_GT(coordinator->reservation(), first_reservation);  // extended through another member
+  EXPECT_TRUE(coordinator->release(std::nullopt).ok());
+}
+
+}  // namespace
+}  // namespace snowid

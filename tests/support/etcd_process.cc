@@ -1,0 +1,182 @@
+#include "etcd_process.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "server_process.h"
+
+extern char** environ;
+
+namespace snowid::test {
+namespace {
+
+// Ports the kernel hands out for port 0, all reserved at once so that they
+// differ; released just before etcd binds them.
+std::vector<int> free_ports(int count) {
+  std::vector<int> sockets, ports;
+  for (int i = 0; i < count; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    sockets.push_back(fd);
+    ports.push_back(ntohs(address.sin_port));
+  }
+  for (int fd : sockets) ::close(fd);
+  return ports;
+}
+
+std::string find_etcd() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string candidate = dirs.substr(start, end - start) + "/etcd";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string url(int port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+}  // namespace
+
+EtcdCluster::EtcdCluster(int members) {
+  const std::string binary = find_etcd();
+  if (binary.empty()) {
+    why_ = "etcd is not on PATH (Debian: apt-get install etcd-server)";
+    return;
+  }
+  const std::vector<int> ports = free_ports(2 * members);
+  std::string initial_cluster;
+  for (int i = 0; i < members; ++i) {
+    Member m;
+    m.client_port = ports[static_cast<std::size_t>(2 * i)];
+    m.peer_port = ports[static_cast<std::size_t>(2 * i + 1)];
+    m.log_path = dir_.file("m" + std::to_string(i) + ".log");
+    if (!initial_cluster.empty()) initial_cluster += ",";
+    initial_cluster += "m" + std::to_string(i) + "=" + url(m.peer_port);
+    members_.push_back(m);
+  }
+  const std::string token = "snowid-test-" + std::to_string(std::random_device{}());
+  for (int i = 0; i < members; ++i) {
+    Member& m = members_[static_cast<std::size_t>(i)];
+    const std::string name = "m" + std::to_string(i);
+    std::vector<std::string> argv = {binary,
+                                     "--name", name,
+                                     "--data-dir", dir_.file(name + ".data"),
+                                     "--listen-client-urls", url(m.client_port),
+                                     "--advertise-client-urls", url(m.client_port),
+                                     "--listen-peer-urls", url(m.peer_port),
+                                     "--initial-advertise-peer-urls", url(m.peer_port),
+                                     "--initial-cluster", initial_cluster,
+                                     "--initial-cluster-state", "new",
+                                     "--initial-cluster-token", token,
+                                     "--heartbeat-interval", "50",
+                                     "--election-timeout", "500",
+                                     "--logger", "zap",
+                                     "--log-level", "warn"};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, m.log_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    const int rc = posix_spawn(&m.pid, binary.c_str(), &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+      m.pid = -1;
+      why_ = "cannot start " + binary;
+      return;
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool all = true;
+    for (const Member& m : members_) all = all && healthy(m);
+    if (all) {
+      started_ = true;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  why_ = "etcd did not become healthy within 20 s; log of m0:\n" + log(0);
+}
+
+EtcdCluster::~EtcdCluster() {
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    Member& m = members_[i];
+    if (m.pid <= 0) continue;
+    ::kill(m.pid, SIGKILL);
+    ::waitpid(m.pid, nullptr, 0);
+    m.pid = -1;
+  }
+}
+
+bool EtcdCluster::healthy(const Member& member) const {
+  const HttpReply reply = http_get(member.client_port, "/health");
+  return reply.status == 200 && reply.body.find("\"true\"") != std::string::npos;
+}
+
+std::string EtcdCluster::endpoint(int member) const {
+  return "127.0.0.1:" + std::to_string(members_.at(static_cast<std::size_t>(member)).client_port);
+}
+
+std::vector<std::string> EtcdCluster::endpoints() const {
+  std::vector<std::string> all;
+  for (std::size_t i = 0; i < members_.size(); ++i) all.push_back(endpoint(static_cast<int>(i)));
+  return all;
+}
+
+void EtcdCluster::stop(int member) {
+  Member& m = members_.at(static_cast<std::size_t>(member));
+  if (m.pid <= 0) return;
+  ::kill(m.pid, SIGCONT);
+  ::kill(m.pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+  while (::waitpid(m.pid, nullptr, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(m.pid, SIGKILL);
+      ::waitpid(m.pid, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  m.pid = -1;
+}
+
+void EtcdCluster::pause(int member) {
+  const Member& m = members_.at(static_cast<std::size_t>(member));
+  if (m.pid > 0) ::kill(m.pid, SIGSTOP);
+}
+
+void EtcdCluster::resume(int member) {
+  const Member& m = members_.at(static_cast<std::size_t>(member));
+  if (m.pid > 0) ::kill(m.pid, SIGCONT);
+}
+
+std::string EtcdCluster::log(int member) const {
+  return read_file(members_.at(static_cast<std::size_t>(member)).log_path);
+}
+
+}  // namespace snowid::test
