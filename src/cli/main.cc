@@ -18,6 +18,7 @@
 
 #include "id_json.h"
 #include "layout_drawing.h"
+#include "segment_commands.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
@@ -331,6 +332,8 @@ int run(int argc, char** argv) {
   lay->add_flag("--json", layout_json_flag, "Print JSON");
   layout_args.add_to(*lay);
 
+  SegmentCommands segment(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -341,6 +344,7 @@ int run(int argc, char** argv) {
 
   try {
     if (gen->parsed()) return run_gen(gen_args, layout_args);
+    if (segment.parsed()) return segment.run();
     int code = kExitUsage;
     if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);
