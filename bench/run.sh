@@ -10,6 +10,7 @@ cmake --build build-release --parallel "$(nproc)"
 
 echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 build-release/bench/snowid_bench "$@"
+build-release/bench/snowid_segment_bench
 
 echo "== snowid gen -n 10000000 > /dev/null (3 runs each)"
 for policy in monotonic reject; do

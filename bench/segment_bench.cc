@@ -41,6 +41,11 @@ class BenchStore {
   }
   SegmentAllocator& allocator() { return *allocator_; }
 
+  std::uint64_t waited() const {
+    const auto stats = allocator_->stats();
+    return stats.empty() ? 0 : stats[0].requests_waited;
+  }
+
   void report(benchmark::State& state) {
     const auto stats = allocator_->stats();
     if (stats.empty()) return;
@@ -92,7 +97,7 @@ void BM_SegmentBatch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 100);
   store.report(state);
 }
-BENCHMARK(BM_SegmentBatch)->MinTime(2.0);
+BENCHMARK(BM_SegmentBatch)->UseRealTime()->MinTime(2.0);
 
 // 100 numbers every millisecond for 3 s, one at a time, with the default step
 // of a new tag (1000): the step must grow and the prefetch must keep every
@@ -101,12 +106,16 @@ void BM_SegmentPaced100k(benchmark::State& state) {
   for (auto _ : state) {
     BenchStore store(1000);
     auto tick = std::chrono::steady_clock::now();
+    double waited_after_first_second = 0;
     for (int ms = 0; ms < 3000; ++ms) {
       for (int i = 0; i < 100; ++i) benchmark::DoNotOptimize(store.allocator().next("bench"));
+      if (ms == 999) waited_after_first_second = -static_cast<double>(store.waited());
       tick += std::chrono::milliseconds{1};
       std::this_thread::sleep_until(tick);
     }
     store.report(state);
+    // The steady state: waits in the last 2 s, once the step has grown.
+    state.counters["waited_steady"] = waited_after_first_second + static_cast<double>(store.waited());
   }
   state.SetItemsProcessed(state.iterations() * 300'000);
 }

@@ -117,11 +117,13 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   SegmentAllocatorImpl(const SegmentAllocatorImpl&) = delete;
   SegmentAllocatorImpl& operator=(const SegmentAllocatorImpl&) = delete;
 
+  // The request path allocates nothing for one number and makes no store
+  // call unless both of the tag's ranges are empty.
   Result<std::int64_t> next(std::string_view tag) override {
-    std::vector<std::int64_t> one;
-    Status taken = next(tag, 1, one);
+    std::int64_t number = 0;
+    Status taken = take(tag, 1, [&](std::int64_t first, std::int64_t) { number = first; });
     if (!taken.ok()) return taken.error();
-    return one.front();
+    return number;
   }
 
   Status next(std::string_view tag, std::size_t count, std::vector<std::int64_t>& out) override {
@@ -129,14 +131,13 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       return invalid_argument(
           fmt::format("count must be between 1 and {}, got {}", options_.max_batch, count));
     }
-    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
-    const std::shared_ptr<TagState> state = find_or_add(tag);
     const std::size_t size_before = out.size();
-    Status taken = take(state, count, out);
-    if (!taken.ok()) {
-      out.resize(size_before);  // the numbers taken are skipped, never reissued
-      if (taken.error().code == ErrorCode::kNotFound) forget_if_unknown(tag);
-    }
+    out.reserve(size_before + count);
+    Status taken = take(tag, static_cast<std::int64_t>(count), [&](std::int64_t first,
+                                                                   std::int64_t n) {
+      for (std::int64_t i = 0; i < n; ++i) out.push_back(first + i);
+    });
+    if (!taken.ok()) out.resize(size_before);  // the numbers taken are skipped, never reissued
     return taken;
   }
 
@@ -208,16 +209,25 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     if (!it->second->known && !it->second->fetch_pending) tags_.erase(it);
   }
 
-  // Appends `count` numbers from the tag's ranges, waiting for the store only
-  // when both ranges are empty.
-  Status take(const std::shared_ptr<TagState>& shared, std::size_t count,
-              std::vector<std::int64_t>& out) {
+  // Takes `count` numbers of `tag` and passes them to `sink(first, n)` in
+  // runs of consecutive numbers, waiting for the store only when both of the
+  // tag's ranges are empty.
+  template <typename Sink>
+  Status take(std::string_view tag, std::int64_t count, Sink&& sink) {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
+    const std::shared_ptr<TagState> state = find_or_add(tag);
+    Status taken = take_from(state, count, sink);
+    if (!taken.ok() && taken.error().code == ErrorCode::kNotFound) forget_if_unknown(tag);
+    return taken;
+  }
+
+  template <typename Sink>
+  Status take_from(const std::shared_ptr<TagState>& shared, std::int64_t count, Sink& sink) {
     TagState& state = *shared;
-    const auto deadline = SteadyClock::now() + options_.request_timeout;
+    SteadyClock::time_point deadline{};  // read the clock only if we must wait
     bool waited = false;
-    out.reserve(out.size() + count);
     std::unique_lock lock(state.mutex);
-    auto remaining = static_cast<std::int64_t>(count);
+    std::int64_t remaining = count;
     while (remaining > 0) {
       if (state.current.left() == 0 && state.standby_ready) {
         state.current = state.standby;
@@ -225,14 +235,17 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       }
       if (state.current.left() > 0) {
         const std::int64_t n = std::min(remaining, state.current.left());
-        for (std::int64_t i = 0; i < n; ++i) out.push_back(state.current.next + i);
+        sink(state.current.next, n);
         state.current.next += n;
         state.numbers_issued += static_cast<std::uint64_t>(n);
         remaining -= n;
         if (state.current.next >= state.current.prefetch_at) request_fetch(shared);
         continue;
       }
-      if (!waited) ++state.requests_waited;
+      if (!waited) {
+        ++state.requests_waited;
+        deadline = SteadyClock::now() + options_.request_timeout;
+      }
       waited = true;
       if (state.fetch_pending && state.last_error) return unreachable(state, *state.last_error);
       request_fetch(shared);

@@ -320,5 +320,45 @@ TEST(SegmentAllocator, SteadyStateRequestsNeverWaitForTheStore) {
   EXPECT_GT(stats.current_step, 10000);  // ranges went fast: the step grew
 }
 
+// A store that hands out the same range again (as after max_id was lowered
+// by hand or a backup restored): the allocator must refuse it.
+class RewoundStore final : public SegmentStore {
+ public:
+  const char* kind() const override { return "rewound"; }
+  Status ping() override { return {}; }
+  Status create_tag(std::string_view, std::int64_t, std::int64_t, std::string_view) override {
+    return {};
+  }
+  Result<std::vector<SegmentTagRecord>> list_tags() override {
+    return std::vector<SegmentTagRecord>{};
+  }
+  Status set_step(std::string_view, std::int64_t) override { return {}; }
+  Result<SegmentRange> take_range(std::string_view, std::optional<std::int64_t>) override {
+    return SegmentRange{1, 11, 10};
+  }
+};
+
+TEST(SegmentAllocator, AStoreThatGoesBackIsRefusedNotRepeated) {
+  SegmentAllocatorOptions options;
+  options.retry_initial = milliseconds{1};
+  options.retry_max = milliseconds{2};
+  auto allocator = allocator_on(std::make_unique<RewoundStore>(), options);
+  std::vector<std::int64_t> numbers;
+  Error refused{ErrorCode::kInvalidArgument, ""};
+  for (int i = 0; i < 100; ++i) {
+    auto number = allocator->next("orders");
+    if (!number.ok()) {
+      refused = number.error();
+      break;
+    }
+    numbers.push_back(*number);
+  }
+  EXPECT_EQ(numbers.size(), 10u);
+  EXPECT_EQ(refused.code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.message.find("below numbers already issued"), std::string::npos)
+      << refused.message;
+  EXPECT_EQ(test::check_unique_and_increasing({numbers}), "");
+}
+
 }  // namespace
 }  // namespace snowid
