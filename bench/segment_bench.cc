@@ -115,7 +115,8 @@ void BM_SegmentPaced100k(benchmark::State& state) {
     }
     store.report(state);
     // The steady state: waits in the last 2 s, once the step has grown.
-    state.counters["waited_steady"] = waited_after_first_second + static_cast<double>(store.waited());
+    state.counters["waited_steady"] =
+        waited_after_first_second + static_cast<double>(store.waited());
   }
   state.SetItemsProcessed(state.iterations() * 300'000);
 }

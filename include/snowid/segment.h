@@ -72,14 +72,14 @@ struct SegmentTagStats {
   std::string tag;
   std::uint64_t numbers_issued = 0;
   std::uint64_t segments_fetched = 0;
-  std::int64_t current_step = 0;          // increment of the next fetch
-  std::int64_t configured_step = 0;       // the store's step column (0 before the first fetch)
-  std::int64_t buffered_numbers = 0;      // left in the current and the standby range
+  std::int64_t current_step = 0;      // increment of the next fetch
+  std::int64_t configured_step = 0;   // the store's step column (0 before the first fetch)
+  std::int64_t buffered_numbers = 0;  // left in the current and the standby range
   std::int64_t current_range_size = 0;
-  bool standby_ready = false;             // the next range is already fetched
-  std::uint64_t requests_waited = 0;      // requests that found no number and waited for the store
-  std::uint64_t store_errors = 0;         // failed fetches
-  std::chrono::microseconds fetch_latency_total{0};   // over segments_fetched + store_errors
+  bool standby_ready = false;         // the next range is already fetched
+  std::uint64_t requests_waited = 0;  // requests that found no number and waited for the store
+  std::uint64_t store_errors = 0;     // failed fetches
+  std::chrono::microseconds fetch_latency_total{0};  // over segments_fetched + store_errors
   std::chrono::microseconds fetch_latency_max{0};
 };
 

@@ -37,10 +37,10 @@ inline constexpr std::int64_t kMaxSegmentStep = 1'000'000'000;
 // One row of snowid_segments.
 struct SegmentTagRecord {
   std::string tag;
-  std::int64_t max_id = 0;   // first number not yet taken by any node
-  std::int64_t step = 0;     // configured step: the smallest range a fetch takes
+  std::int64_t max_id = 0;  // first number not yet taken by any node
+  std::int64_t step = 0;    // configured step: the smallest range a fetch takes
   std::string description;
-  std::string updated_at;    // "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, as the database wrote it
+  std::string updated_at;  // "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, as the database wrote it
 };
 
 // Numbers [first, end) now owned by the caller alone.

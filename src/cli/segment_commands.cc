@@ -40,8 +40,7 @@ Result<std::unique_ptr<SegmentStore>> open_store(const std::string& url) {
     std::error_code ec;
     std::filesystem::create_directories(".snowid", ec);
     if (ec) {
-      return Error{ErrorCode::kUnavailable,
-                   fmt::format("cannot create .snowid: {}", ec.message())};
+      return Error{ErrorCode::kUnavailable, fmt::format("cannot create .snowid: {}", ec.message())};
     }
     return open_segment_store(kDefaultSegmentStoreUrl);
   }

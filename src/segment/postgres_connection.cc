@@ -11,10 +11,9 @@
 // Host names are resolved by libpq inside PQconnectPoll, which can block for
 // the resolver's own timeout; use an address (hostaddr or an IP) where that
 // matters.
+#include <fmt/format.h>
 #include <libpq-fe.h>
 #include <poll.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
@@ -44,8 +43,7 @@ class PostgresConnection final : public SqlConnection {
       drop();
       Status connected = connect(deadline);
       if (!connected.ok()) return connected.error();
-      auto table = run(
-          "SELECT 1 WHERE to_regclass('snowid_segments') IS NULL", {}, deadline);
+      auto table = run("SELECT 1 WHERE to_regclass('snowid_segments') IS NULL", {}, deadline);
       if (table.ok() && !table->empty()) table = run(kSegmentsSchemaSql, {}, deadline);
       if (!table.ok()) {
         drop();
@@ -86,14 +84,13 @@ class PostgresConnection final : public SqlConnection {
   }
 
   Status connect(Deadline deadline) {
-    const auto seconds = std::max<long long>(
-        2, std::chrono::ceil<std::chrono::seconds>(timeout_).count());
+    const auto seconds =
+        std::max<long long>(2, std::chrono::ceil<std::chrono::seconds>(timeout_).count());
     const std::string connect_timeout = std::to_string(seconds);
-    const std::string options = fmt::format("-c statement_timeout={} -c TimeZone=UTC",
-                                            timeout_.count());
+    const std::string options =
+        fmt::format("-c statement_timeout={} -c TimeZone=UTC", timeout_.count());
     // Later entries override earlier ones, so the URI's own settings win.
-    const char* keywords[] = {"connect_timeout", "options", "application_name", "dbname",
-                              nullptr};
+    const char* keywords[] = {"connect_timeout", "options", "application_name", "dbname", nullptr};
     const char* values[] = {connect_timeout.c_str(), options.c_str(), "snowid", uri_.c_str(),
                             nullptr};
     conn_ = PQconnectStartParams(keywords, values, 1);
@@ -109,8 +106,8 @@ class PostgresConnection final : public SqlConnection {
         drop();
         return error;
       }
-      Status ready = wait_socket(state == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline,
-                                 "connect");
+      Status ready =
+          wait_socket(state == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline, "connect");
       if (!ready.ok()) {
         drop();
         return ready;
@@ -118,7 +115,8 @@ class PostgresConnection final : public SqlConnection {
       state = PQconnectPoll(conn_);
     }
     // Server notices ("terminating connection ...") must not reach the host's stderr.
-    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);
     if (PQsetnonblocking(conn_, 1) != 0) {
       Error error = unavailable("connect");
       drop();

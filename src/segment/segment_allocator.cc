@@ -72,8 +72,8 @@ struct TagState {
   std::int64_t accepted_end = std::numeric_limits<std::int64_t>::min();
   bool known = false;  // a fetch has succeeded
   std::int64_t configured_step = 0;
-  std::int64_t step = 0;               // increment of the latest fetch
-  milliseconds last_fetch_at{0};       // Clock time of the latest fetch
+  std::int64_t step = 0;          // increment of the latest fetch
+  milliseconds last_fetch_at{0};  // Clock time of the latest fetch
 
   std::uint64_t numbers_issued = 0;
   std::uint64_t segments_fetched = 0;
@@ -133,10 +133,10 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     }
     const std::size_t size_before = out.size();
     out.reserve(size_before + count);
-    Status taken = take(tag, static_cast<std::int64_t>(count), [&](std::int64_t first,
-                                                                   std::int64_t n) {
-      for (std::int64_t i = 0; i < n; ++i) out.push_back(first + i);
-    });
+    Status taken =
+        take(tag, static_cast<std::int64_t>(count), [&](std::int64_t first, std::int64_t n) {
+          for (std::int64_t i = 0; i < n; ++i) out.push_back(first + i);
+        });
     if (!taken.ok()) out.resize(size_before);  // the numbers taken are skipped, never reissued
     return taken;
   }
@@ -157,7 +157,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       result.reason += "; serving from buffered ranges";
     } else {
       result.ready = false;
-      result.reason += fmt::format("; no numbers buffered for tag(s) {}", fmt::join(empty_tags, ", "));
+      result.reason +=
+          fmt::format("; no numbers buffered for tag(s) {}", fmt::join(empty_tags, ", "));
     }
     return result;
   }
@@ -250,9 +251,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       if (state.fetch_pending && state.last_error) return unreachable(state, *state.last_error);
       request_fetch(shared);
       const std::uint64_t seen = state.fetches_finished;
-      const bool finished = state.fetch_finished.wait_until(lock, deadline, [&] {
-        return state.fetches_finished != seen || state.standby_ready;
-      });
+      const bool finished = state.fetch_finished.wait_until(
+          lock, deadline, [&] { return state.fetches_finished != seen || state.standby_ready; });
       if (!finished) {
         return Error{ErrorCode::kUnavailable,
                      fmt::format("no numbers buffered for segment tag '{}' and the store did not "
@@ -324,8 +324,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       if (ping) {
         Status answered = store_->ping();
         note_store_result(answered.ok() ? nullptr : &answered.error());
-        ping_delay = answered.ok() ? options_.retry_initial
-                                   : std::min(ping_delay * 2, options_.retry_max);
+        ping_delay =
+            answered.ok() ? options_.retry_initial : std::min(ping_delay * 2, options_.retry_max);
         ping_due = SteadyClock::now() + ping_delay;
         continue;
       }
@@ -384,8 +384,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       const bool worth_retrying = state->known && accepted.error().code == ErrorCode::kUnavailable;
       if (worth_retrying) {
         // fetch_pending stays true: the retry is this fetch, continued.
-        state->retry_delay = std::clamp(state->retry_delay * 2, options_.retry_initial,
-                                        options_.retry_max);
+        state->retry_delay =
+            std::clamp(state->retry_delay * 2, options_.retry_initial, options_.retry_max);
         std::lock_guard queue_lock(queue_mutex_);
         retries_.emplace_back(SteadyClock::now() + state->retry_delay, state);
       } else {
@@ -422,8 +422,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     buffer.end = range.end;
     buffer.size = range.end - range.first;
     const double fraction = std::clamp(options_.prefetch_at_used_fraction, 0.0, 1.0);
-    buffer.prefetch_at =
-        range.first + static_cast<std::int64_t>(std::floor(fraction * static_cast<double>(buffer.size)));
+    buffer.prefetch_at = range.first + static_cast<std::int64_t>(
+                                           std::floor(fraction * static_cast<double>(buffer.size)));
     if (state.current.left() == 0) {
       state.current = buffer;
     } else {
@@ -458,8 +458,8 @@ Status validate_options(const SegmentAllocatorOptions& options) {
     return invalid_argument("prefetch_at_used_fraction must be between 0 and 1");
   }
   if (options.max_step < kMinSegmentStep || options.max_step > kMaxSegmentStep) {
-    return invalid_argument(fmt::format("max_step must be between {} and {}", kMinSegmentStep,
-                                        kMaxSegmentStep));
+    return invalid_argument(
+        fmt::format("max_step must be between {} and {}", kMinSegmentStep, kMaxSegmentStep));
   }
   if (options.grow_below > options.shrink_above) {
     return invalid_argument("grow_below must not exceed shrink_above");

@@ -6,12 +6,13 @@
 // the new value atomically. The caller owns [new max_id - increment,
 // new max_id); no other caller can be handed any of it, whatever the
 // interleaving of nodes, because the database serialises updates of one row.
+#include "snowid/segment_store.h"
+
 #include <fmt/format.h>
 
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 
-#include "snowid/segment_store.h"
 #include "sql_connection.h"
 
 namespace snowid {
@@ -80,8 +81,8 @@ class SqlSegmentStore final : public SegmentStore {
       return invalid_argument(fmt::format("description is {} bytes; at most {} allowed",
                                           description.size(), kMaxDescriptionBytes));
     }
-    auto rows = connection_->query(
-        kCreateTag, {std::string(tag), start, step, std::string(description)});
+    auto rows =
+        connection_->query(kCreateTag, {std::string(tag), start, step, std::string(description)});
     if (!rows.ok()) return rows.error();
     if (rows->empty()) {
       return Error{ErrorCode::kAlreadyExists, fmt::format("segment tag '{}' already exists", tag)};

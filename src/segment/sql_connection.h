@@ -20,7 +20,7 @@ struct SqlValue {
   enum class Kind { kNull, kInteger, kText };
 
   SqlValue() = default;
-  SqlValue(std::int64_t value) : kind(Kind::kInteger), integer(value) {}       // NOLINT: implicit
+  SqlValue(std::int64_t value) : kind(Kind::kInteger), integer(value) {}      // NOLINT: implicit
   SqlValue(std::string value) : kind(Kind::kText), text(std::move(value)) {}  // NOLINT: implicit
 
   Kind kind = Kind::kNull;
@@ -54,6 +54,6 @@ Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
 // schema if the table is missing. Every call is bounded by `timeout`.
 // kInvalidArgument if libpq cannot parse `uri`.
 Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
-                                             std::chrono::milliseconds timeout);
+                                                     std::chrono::milliseconds timeout);
 
 }  // namespace snowid::segment

@@ -7,9 +7,8 @@
 // allocator's prefetch keeps off the request path. Several processes may
 // share the file; the busy timeout bounds how long one waits for another's
 // write lock.
-#include <sqlite3.h>
-
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include "segments_schema.h"
 #include "sql_connection.h"
@@ -35,8 +34,7 @@ class SqliteConnection final : public SqlConnection {
       if (raw == nullptr) break;  // only whitespace or comments left
       std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw, sqlite3_finalize);
       for (std::size_t i = 0; i < params.size(); ++i) {
-        const int index =
-            sqlite3_bind_parameter_index(raw, fmt::format("${}", i + 1).c_str());
+        const int index = sqlite3_bind_parameter_index(raw, fmt::format("${}", i + 1).c_str());
         if (index == 0) continue;  // this statement does not use $i
         if (!bind(raw, index, params[i])) return failure("bind");
       }
@@ -62,7 +60,8 @@ class SqliteConnection final : public SqlConnection {
         return sqlite3_bind_int64(statement, index, value.integer) == SQLITE_OK;
       case SqlValue::Kind::kText:
         return sqlite3_bind_text(statement, index, value.text.data(),
-                                 static_cast<int>(value.text.size()), SQLITE_TRANSIENT) == SQLITE_OK;
+                                 static_cast<int>(value.text.size()),
+                                 SQLITE_TRANSIENT) == SQLITE_OK;
       case SqlValue::Kind::kNull:
         break;
     }
@@ -82,9 +81,8 @@ class SqliteConnection final : public SqlConnection {
 Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
                                                    std::chrono::milliseconds timeout) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

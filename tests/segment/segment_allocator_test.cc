@@ -28,14 +28,22 @@ std::unique_ptr<SegmentAllocator> allocator_on(std::unique_ptr<SegmentStore> sto
   return std::move(*allocator);
 }
 
+// Takes numbers one at a time into `out` until a call fails (at most `limit`);
+// returns that call's error, or kInvalidArgument "" if none failed.
+Error take_until_error(SegmentAllocator& allocator, const std::string& tag, int limit,
+                       std::vector<std::int64_t>& out) {
+  for (int i = 0; i < limit; ++i) {
+    auto number = allocator.next(tag);
+    if (!number.ok()) return number.error();
+    out.push_back(*number);
+  }
+  return Error{ErrorCode::kInvalidArgument, ""};
+}
+
 std::vector<std::int64_t> take(SegmentAllocator& allocator, const std::string& tag, int count) {
   std::vector<std::int64_t> numbers;
-  for (int i = 0; i < count; ++i) {
-    auto number = allocator.next(tag);
-    EXPECT_TRUE(number.ok()) << number.error().message;
-    if (!number.ok()) break;
-    numbers.push_back(*number);
-  }
+  const Error error = take_until_error(allocator, tag, count, numbers);
+  EXPECT_EQ(error.message, "");
   return numbers;
 }
 
@@ -107,8 +115,8 @@ TEST(SegmentAllocator, ConcurrentThreadsNeverShareANumber) {
         } else {
           batch.clear();
           ASSERT_TRUE(allocator->next("orders", 3, batch).ok());
-          per_thread[static_cast<std::size_t>(t)].insert(per_thread[static_cast<std::size_t>(t)].end(),
-                                                        batch.begin(), batch.end());
+          per_thread[static_cast<std::size_t>(t)].insert(
+              per_thread[static_cast<std::size_t>(t)].end(), batch.begin(), batch.end());
         }
       }
     });
@@ -175,7 +183,8 @@ TEST(SegmentAllocator, BadInputIsRefused) {
   TempDir dir;
   auto allocator = allocator_on(sqlite_store(dir));
   std::vector<std::int64_t> out{42};
-  for (const std::string& bad : std::vector<std::string>{"", "9lives", "white space", "../etc", std::string(65, 'x')}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "9lives", "white space", "../etc", std::string(65, 'x')}) {
     EXPECT_EQ(allocator->next(bad).error().code, ErrorCode::kInvalidArgument) << bad;
   }
   ASSERT_TRUE(sqlite_store(dir)->create_tag("t", 1, 10, "").ok());
@@ -260,25 +269,15 @@ TEST(SegmentAllocator, ServesFromBuffersDuringAnOutageThenRecovers) {
   options.max_step = 100;
   options.retry_initial = milliseconds{5};
   options.retry_max = milliseconds{20};
-  auto allocator =
-      allocator_on(std::make_unique<test::FlakyStore>(std::move(real), down), options);
+  auto allocator = allocator_on(std::make_unique<test::FlakyStore>(std::move(real), down), options);
   std::vector<std::int64_t> all = take(*allocator, "orders", 20);
   ASSERT_TRUE(wait_for_segments(*allocator, "orders", 2));  // the standby range is ready
   EXPECT_TRUE(allocator->readiness().ready);
 
   down->store(true);
-  int served_during_outage = 0;
-  Error last{ErrorCode::kInvalidArgument, ""};
-  for (int i = 0; i < 1000; ++i) {
-    auto number = allocator->next("orders");
-    if (!number.ok()) {
-      last = number.error();
-      break;
-    }
-    all.push_back(*number);
-    ++served_during_outage;
-  }
-  EXPECT_EQ(served_during_outage, 180);  // the rest of both buffered ranges, then the error
+  const std::size_t before_outage = all.size();
+  const Error last = take_until_error(*allocator, "orders", 1000, all);
+  EXPECT_EQ(all.size() - before_outage, 180u);  // the rest of both buffered ranges, then the error
   EXPECT_EQ(last.code, ErrorCode::kUnavailable);
   EXPECT_NE(last.message.find("test outage"), std::string::npos) << last.message;
   const SegmentReadiness outage = allocator->readiness();
@@ -344,15 +343,7 @@ TEST(SegmentAllocator, AStoreThatGoesBackIsRefusedNotRepeated) {
   options.retry_max = milliseconds{2};
   auto allocator = allocator_on(std::make_unique<RewoundStore>(), options);
   std::vector<std::int64_t> numbers;
-  Error refused{ErrorCode::kInvalidArgument, ""};
-  for (int i = 0; i < 100; ++i) {
-    auto number = allocator->next("orders");
-    if (!number.ok()) {
-      refused = number.error();
-      break;
-    }
-    numbers.push_back(*number);
-  }
+  const Error refused = take_until_error(*allocator, "orders", 100, numbers);
   EXPECT_EQ(numbers.size(), 10u);
   EXPECT_EQ(refused.code, ErrorCode::kUnavailable);
   EXPECT_NE(refused.message.find("below numbers already issued"), std::string::npos)

@@ -112,24 +112,12 @@ TEST_F(SegmentPostgres, UnreachableServerIsATimelyTransientError) {
 
 TEST_F(SegmentPostgres, TwoProcessesUnderLoadNeverShareANumber) {
   ASSERT_TRUE(store()->create_tag("pg.shared", 1, 50, "").ok());
-  std::vector<test::ProcessResult> results(2);
-  std::vector<std::thread> runners;
-  for (std::size_t p = 0; p < 2; ++p) {
-    runners.emplace_back([&, p] {
-      // Small ranges so that the two processes fetch often and race on the row.
-      results[p] = test::run_process({kLoad, postgres_->url(), "pg.shared", "100000", "10", "400"},
-                                     {}, seconds{60});
-    });
-  }
-  for (auto& runner : runners) runner.join();
-  std::vector<std::vector<std::int64_t>> numbers;
-  for (const auto& result : results) {
-    ASSERT_EQ(result.exit_code, 0) << result.err;
-    numbers.emplace_back();
-    for (const auto& line : test::split_lines(result.out)) numbers.back().push_back(std::stoll(line));
-    EXPECT_EQ(numbers.back().size(), 100000u);
-  }
-  EXPECT_EQ(test::check_unique_and_increasing(numbers), "");
+  // Small ranges so that the two processes fetch often and race on the row.
+  const test::LoadRuns runs = test::run_loads_at_once(
+      {kLoad, postgres_->url(), "pg.shared", "100000", "10", "400"}, 2, seconds{60});
+  ASSERT_EQ(runs.failures, "");
+  for (const auto& numbers : runs.numbers) EXPECT_EQ(numbers.size(), 100000u);
+  EXPECT_EQ(test::check_unique_and_increasing(runs.numbers), "");
 }
 
 // Two allocators (two connections) with two threads each draw numbers while
@@ -211,7 +199,8 @@ TEST_F(SegmentPostgres, ServesFromBuffersWhileDownThenRecovers) {
   paused = false;
 
   // Both keep serving from their buffered ranges, then refuse with kUnavailable.
-  const bool both_refusing = wait_until([&] { return refused[0] > 0 && refused[1] > 0; }, seconds{20});
+  const bool both_refusing =
+      wait_until([&] { return refused[0] > 0 && refused[1] > 0; }, seconds{20});
   const bool served_while_down = served[0] > served_at_stop[0] && served[1] > served_at_stop[1];
   std::vector<SegmentReadiness> while_down;
   for (const auto& allocator : allocators) while_down.push_back(allocator->readiness());

@@ -137,23 +137,11 @@ TEST(SegmentProcesses, TwoProcessesOnOneFileNeverShareANumber) {
   const std::string url = "sqlite://" + dir.file("s.db");
   ASSERT_EQ(cli({"segment", "create", "orders", "--step", "10", "--segment-store", url}).exit_code,
             0);
-  std::vector<test::ProcessResult> results(2);
-  std::vector<std::thread> runners;
-  for (std::size_t p = 0; p < 2; ++p) {
-    runners.emplace_back([&, p] {
-      results[p] = run_process({kLoad, url, "orders", "20000", "5", "200"}, {},
-                               std::chrono::seconds{30});
-    });
-  }
-  for (auto& runner : runners) runner.join();
-  std::vector<std::vector<std::int64_t>> numbers;
-  for (const auto& result : results) {
-    ASSERT_EQ(result.exit_code, 0) << result.err;
-    numbers.emplace_back();
-    for (const auto& line : test::split_lines(result.out)) numbers.back().push_back(std::stoll(line));
-    EXPECT_EQ(numbers.back().size(), 20000u);
-  }
-  EXPECT_EQ(test::check_unique_and_increasing(numbers), "");
+  const test::LoadRuns runs = test::run_loads_at_once({kLoad, url, "orders", "20000", "5", "200"},
+                                                      2, std::chrono::seconds{30});
+  ASSERT_EQ(runs.failures, "");
+  for (const auto& numbers : runs.numbers) EXPECT_EQ(numbers.size(), 20000u);
+  EXPECT_EQ(test::check_unique_and_increasing(runs.numbers), "");
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The SQLite segment store: tags, ranges, the URL, the schema file.
+#include "snowid/segment_store.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "snowid/segment_store.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -89,7 +90,8 @@ TEST(SegmentStore, NumbersNeverPassTheLargestInt64) {
 TEST(SegmentStore, BadTagsAreRefusedEverywhere) {
   TempDir dir;
   auto store = open_sqlite(dir);
-  for (const std::string& bad : std::vector<std::string>{"", "1abc", "_x", "a b", "a/b", "a;drop", "é", std::string(65, 'a'),
+  for (const std::string& bad :
+       std::vector<std::string>{"", "1abc", "_x", "a b", "a/b", "a;drop", "é", std::string(65, 'a'),
                                 std::string("a\0b", 3)}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(validate_segment_tag(bad).ok());
@@ -99,7 +101,8 @@ TEST(SegmentStore, BadTagsAreRefusedEverywhere) {
     EXPECT_EQ(store->take_range(bad, std::nullopt).error().code, ErrorCode::kInvalidArgument);
     EXPECT_EQ(store->set_step(bad, 10).error().code, ErrorCode::kInvalidArgument);
   }
-  for (const std::string& good : std::vector<std::string>{"a", "Orders", "order-v2.eu_west", std::string(64, 'z')}) {
+  for (const std::string& good :
+       std::vector<std::string>{"a", "Orders", "order-v2.eu_west", std::string(64, 'z')}) {
     EXPECT_TRUE(validate_segment_tag(good).ok()) << good;
   }
 }

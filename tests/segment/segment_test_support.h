@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "snowid/segment_store.h"
@@ -47,13 +48,39 @@ class FlakyStore final : public SegmentStore {
 
 // The numbers in a load process's output; an unterminated last line (the
 // process was killed mid-write) is dropped.
-inline std::vector<std::int64_t> read_numbers(const std::string& path) {
-  std::string text = read_file(path);
+inline std::vector<std::int64_t> parse_numbers(std::string text) {
   const auto last_newline = text.rfind('\n');
   text.resize(last_newline == std::string::npos ? 0 : last_newline + 1);
   std::vector<std::int64_t> numbers;
   for (const std::string& line : split_lines(text)) numbers.push_back(std::stoll(line));
   return numbers;
+}
+
+inline std::vector<std::int64_t> read_numbers(const std::string& path) {
+  return parse_numbers(read_file(path));
+}
+
+struct LoadRuns {
+  std::vector<std::vector<std::int64_t>> numbers;  // per process
+  std::string failures;                            // stderr of processes that failed
+};
+
+// Runs `processes` copies of the load program `argv` at the same time.
+inline LoadRuns run_loads_at_once(const std::vector<std::string>& argv, std::size_t processes,
+                                  std::chrono::seconds limit) {
+  std::vector<ProcessResult> results(processes);
+  std::vector<std::thread> runners;
+  for (std::size_t p = 0; p < processes; ++p) {
+    runners.emplace_back([&, p] { results[p] = run_process(argv, {}, limit); });
+  }
+  for (auto& runner : runners) runner.join();
+  LoadRuns runs;
+  for (const ProcessResult& result : results) {
+    if (result.exit_code != 0)
+      runs.failures += "exit " + std::to_string(result.exit_code) + ": " + result.err;
+    runs.numbers.push_back(parse_numbers(result.out));
+  }
+  return runs;
 }
 
 }  // namespace snowid::test

@@ -53,8 +53,8 @@ PostgresProcess::PostgresProcess() : data_dir_(dir_.file("data")) {
   }
   port_ = free_loopback_port();
   const ProcessResult init =
-      run_as_owner({kBin + "initdb", "-D", data_dir_, "-U", "postgres", "-A", "trust",
-                    "--no-sync", "--no-locale", "-E", "UTF8", "--no-instructions"});
+      run_as_owner({kBin + "initdb", "-D", data_dir_, "-U", "postgres", "-A", "trust", "--no-sync",
+                    "--no-locale", "-E", "UTF8", "--no-instructions"});
   if (init.exit_code != 0) {
     error_ = describe("initdb", init);
     return;
@@ -79,9 +79,9 @@ bool PostgresProcess::start() {
   const std::string options = "-p " + std::to_string(port_) + " -k " + dir_.path() +
                               " -c listen_addresses=127.0.0.1 -c fsync=off"
                               " -c full_page_writes=off -c max_connections=40";
-  const ProcessResult started = run_as_owner({kBin + "pg_ctl", "-D", data_dir_, "-l",
-                                              dir_.file("server.log"), "-w", "-t", "30", "-o",
-                                              options, "start"});
+  const ProcessResult started =
+      run_as_owner({kBin + "pg_ctl", "-D", data_dir_, "-l", dir_.file("server.log"), "-w", "-t",
+                    "30", "-o", options, "start"});
   running_ = started.exit_code == 0;
   if (!running_) error_ = describe("pg_ctl start", started) + read_file(dir_.file("server.log"));
   return running_;
