@@ -85,7 +85,7 @@ struct SegmentTagStats {
 
 struct SegmentReadiness {
   // True if every known tag can issue a number now: the store answers, or
-  // it does not but every tag still has buffered numbers.
+  // it does not but there are tags and every one still has buffered numbers.
   bool ready = true;
   bool store_reachable = true;  // the last store call succeeded (true before the first)
   std::string reason;           // why not ready or degraded; empty if all is well

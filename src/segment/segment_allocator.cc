@@ -150,10 +150,14 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     }
     if (result.store_reachable) return result;
     std::vector<std::string> empty_tags;
-    for (const SegmentTagStats& tag : stats()) {
+    const std::vector<SegmentTagStats> tags = stats();
+    for (const SegmentTagStats& tag : tags) {
       if (tag.buffered_numbers == 0) empty_tags.push_back(tag.tag);
     }
-    if (empty_tags.empty()) {
+    if (tags.empty()) {
+      result.ready = false;  // nothing buffered at all
+      result.reason += "; no numbers buffered";
+    } else if (empty_tags.empty()) {
       result.reason += "; serving from buffered ranges";
     } else {
       result.ready = false;

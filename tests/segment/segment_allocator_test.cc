@@ -300,6 +300,20 @@ TEST(SegmentAllocator, ServesFromBuffersDuringAnOutageThenRecovers) {
   EXPECT_EQ(test::check_unique_and_increasing({all}), "");
 }
 
+TEST(SegmentAllocator, AStoreDownAtStartIsNotReady) {
+  TempDir dir;
+  auto down = std::make_shared<std::atomic<bool>>(true);
+  auto allocator = allocator_on(std::make_unique<test::FlakyStore>(sqlite_store(dir), down));
+  for (int i = 0; i < 2000 && allocator->readiness().store_reachable; ++i) {
+    std::this_thread::sleep_for(milliseconds{1});
+  }
+  const SegmentReadiness readiness = allocator->readiness();
+  EXPECT_FALSE(readiness.store_reachable);
+  EXPECT_FALSE(readiness.ready);
+  EXPECT_NE(readiness.reason.find("test outage"), std::string::npos) << readiness.reason;
+  EXPECT_EQ(allocator->next("orders").error().code, ErrorCode::kUnavailable);
+}
+
 TEST(SegmentAllocator, SteadyStateRequestsNeverWaitForTheStore) {
   TempDir dir;
   auto store = sqlite_store(dir);
