@@ -7,6 +7,7 @@ source bench/common.sh
 build_release
 machine_line
 build-release/bench/snowid_bench "$@"
+build-release/bench/snowid_segment_bench
 
 echo "== snowid gen -n 10000000 > /dev/null (3 runs each)"
 for policy in monotonic reject; do

@@ -21,6 +21,8 @@ enum class ErrorCode {
   kStateFile,           // the state file cannot be read, parsed or written
   kStateLocked,         // another process holds the state file
   kUnavailable,         // no ID can be issued right now for another reason
+  kNotFound,            // the named thing (e.g. a segment tag) does not exist
+  kAlreadyExists,       // the named thing (e.g. a segment tag) exists already
 };
 
 // Short stable name of a code, e.g. "clock_behind".

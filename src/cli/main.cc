@@ -20,6 +20,7 @@
 #include "cluster_commands.h"
 #include "id_json.h"
 #include "layout_drawing.h"
+#include "segment_commands.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
@@ -369,6 +370,7 @@ int run(int argc, char** argv) {
   bench_grpc->add_flag("--verify", bench_options.verify,
                        "Keep every ID and report duplicates (memory: 8 bytes per ID)");
   ClusterCommands cluster(app);
+  SegmentCommands segment(app);
 
   try {
     app.parse(argc, argv);
@@ -382,6 +384,7 @@ int run(int argc, char** argv) {
     if (gen->parsed()) return run_gen(gen_args, layout_args);
     if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
     if (auto code = cluster.run()) return *code;
+    if (segment.parsed()) return segment.run();
     int code = kExitUsage;
     if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);

@@ -11,6 +11,8 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kStateFile: return "state_file";
     case ErrorCode::kStateLocked: return "state_locked";
     case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kAlreadyExists: return "already_exists";
   }
   return "unknown";
 }

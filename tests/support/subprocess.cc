@@ -35,12 +35,11 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& env,
-                          std::chrono::seconds limit) {
-  TempDir capture;
-  const std::string out_path = capture.file("out"), err_path = capture.file("err");
+namespace {
 
+// Spawns argv with stdin from /dev/null and stdout/stderr to the given files.
+pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            const std::string& out_path, const std::string& err_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -67,21 +66,60 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  return pid;
+}
 
-  ProcessResult result;
+// Waits for `pid` until `limit`, then kills it. Returns the wait status.
+int wait_or_kill(pid_t pid, std::chrono::steady_clock::duration limit, bool& timed_out) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
+  timed_out = false;
   for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
-      result.timed_out = true;
-      break;
+      timed_out = true;
+      return status;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{2});
   }
+}
+
+}  // namespace
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::string& stdout_path)
+    : pid_(spawn(argv, {}, stdout_path, stdout_path + ".err")) {}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (!reaped_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+void BackgroundProcess::signal(int sig) {
+  if (!reaped_) ::kill(pid_, sig);
+}
+
+int BackgroundProcess::wait(std::chrono::seconds limit) {
+  bool timed_out = false;
+  const int status = wait_or_kill(pid_, limit, timed_out);
+  reaped_ = true;
+  if (timed_out) return -1000;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env,
+                          std::chrono::seconds limit) {
+  TempDir capture;
+  const std::string out_path = capture.file("out"), err_path = capture.file("err");
+  const pid_t pid = spawn(argv, env, out_path, err_path);
+  ProcessResult result;
+  const int status = wait_or_kill(pid, limit, result.timed_out);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.out = read_file(out_path);

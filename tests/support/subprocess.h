@@ -23,6 +23,24 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           std::chrono::seconds limit = std::chrono::seconds{60});
 
+// A program running in the background with stdout to a file (stderr to
+// `stdout_path` + ".err"), killed with SIGKILL at destruction if still running.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& stdout_path);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  void signal(int sig);
+  // Waits for the end; the exit code, -signal, or -1000 if `limit` passed (then killed).
+  int wait(std::chrono::seconds limit = std::chrono::seconds{30});
+
+ private:
+  int pid_ = -1;
+  bool reaped_ = false;
+};
+
 // The whole content of a file ("" if it cannot be read).
 std::string read_file(const std::string& path);
 

@@ -1,0 +1,128 @@
+// Segment mode (Meituan Leaf's "segment" allocator): dense, strictly
+// increasing 64-bit numbers per business tag, backed by a SegmentStore.
+//
+// Each tag has two buffers. Requests take numbers from the current range in
+// memory; once a configurable fraction of it is used, a background thread
+// fetches the next range from the store, so in steady state no request waits
+// for the database. The step adapts like Leaf's: a range used up in under
+// `grow_below` doubles the next one (up to max_step), one that lasted longer
+// than `shrink_above` halves it (down to the tag's configured step).
+//
+// Guarantees: a number is never handed out twice, by this allocator, by an
+// allocator started later on the same store, or by another node on the same
+// store (the store's ranges never overlap). Within one allocator the numbers
+// of a tag strictly increase. Numbers are NOT gap-free: a restart skips the
+// rest of the ranges the previous process held.
+//
+// Thread-safety: every method may be called from any number of threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowid/clock.h"
+#include "snowid/error.h"
+#include "snowid/segment_store.h"
+
+namespace snowid {
+
+struct SegmentAllocatorOptions {
+  // Fetch the next range once this fraction of the current one is used
+  // (Leaf: 0.1). 0 fetches at once; 1 fetches only when the range runs out.
+  double prefetch_at_used_fraction = 0.1;
+
+  // Dynamic step. A range that lasted less than grow_below doubles the next
+  // increment, up to max_step; one that lasted more than shrink_above halves
+  // it, never below the tag's configured step (nor above it when the
+  // configured step exceeds max_step).
+  std::chrono::milliseconds grow_below = std::chrono::minutes{15};
+  std::chrono::milliseconds shrink_above = std::chrono::minutes{30};
+  std::int64_t max_step = 1'000'000;
+
+  // A request whose tag has no number left waits at most this long for the
+  // store, then fails with kUnavailable.
+  std::chrono::milliseconds request_timeout{2000};
+
+  // After a failed fetch the background thread retries after retry_initial,
+  // doubling up to retry_max, until the store answers.
+  std::chrono::milliseconds retry_initial{100};
+  std::chrono::milliseconds retry_max{5000};
+
+  // Largest count one next(tag, count, out) accepts.
+  std::size_t max_batch = 1'000'000;
+
+  // Unknown tags: kNotFound, or create them on first request with these values.
+  bool auto_create_tags = false;
+  std::int64_t auto_create_start = 1;
+  std::int64_t auto_create_step = 1000;
+
+  // Measures how long a range lasted (dynamic step). Null: SystemClock.
+  Clock* clock = nullptr;
+
+  // Passed to open_segment_store by SegmentAllocator::open.
+  SegmentStoreOptions store;
+};
+
+// Counters of one tag, for /metrics.
+struct SegmentTagStats {
+  std::string tag;
+  std::uint64_t numbers_issued = 0;
+  std::uint64_t segments_fetched = 0;
+  std::int64_t current_step = 0;      // increment of the next fetch
+  std::int64_t configured_step = 0;   // the store's step column (0 before the first fetch)
+  std::int64_t buffered_numbers = 0;  // left in the current and the standby range
+  std::int64_t current_range_size = 0;
+  bool standby_ready = false;         // the next range is already fetched
+  std::uint64_t requests_waited = 0;  // requests that found no number and waited for the store
+  std::uint64_t store_errors = 0;     // failed fetches
+  std::chrono::microseconds fetch_latency_total{0};  // over segments_fetched + store_errors
+  std::chrono::microseconds fetch_latency_max{0};
+};
+
+struct SegmentReadiness {
+  // True if every known tag can issue a number now: the store answers, or
+  // it does not but there are tags and every one still has buffered numbers.
+  bool ready = true;
+  bool store_reachable = true;  // the last store call succeeded (true before the first)
+  std::string reason;           // why not ready or degraded; empty if all is well
+};
+
+class SegmentAllocator {
+ public:
+  // Opens the store named by `store_url` (see open_segment_store) and starts
+  // the background thread. A PostgreSQL server that is down does not fail
+  // this call: the allocator reports not ready and recovers when it returns.
+  static Result<std::unique_ptr<SegmentAllocator>> open(std::string_view store_url,
+                                                        SegmentAllocatorOptions options = {});
+  static Result<std::unique_ptr<SegmentAllocator>> create(std::unique_ptr<SegmentStore> store,
+                                                          SegmentAllocatorOptions options = {});
+
+  virtual ~SegmentAllocator() = default;
+
+  // The next number of `tag`. kInvalidArgument for a bad tag name, kNotFound
+  // for an unknown tag (unless auto_create_tags), kUnavailable if no number
+  // is buffered and the store cannot supply one within request_timeout.
+  virtual Result<std::int64_t> next(std::string_view tag) = 0;
+
+  // Appends `count` numbers of `tag` to `out`, strictly increasing; a batch
+  // may span ranges. 1 <= count <= max_batch. On error `out` is left as it
+  // was; numbers already taken for the batch are skipped, never reissued.
+  virtual Status next(std::string_view tag, std::size_t count, std::vector<std::int64_t>& out) = 0;
+
+  virtual SegmentReadiness readiness() const = 0;
+
+  // One entry per tag requested so far, ordered by tag.
+  virtual std::vector<SegmentTagStats> stats() const = 0;
+};
+
+// The increment of the fetch that follows a range which lasted `lasted`
+// (Leaf's rule, see SegmentAllocatorOptions). Exposed for tests.
+std::int64_t next_segment_step(std::int64_t current_step, std::int64_t configured_step,
+                               std::chrono::milliseconds lasted,
+                               const SegmentAllocatorOptions& options);
+
+}  // namespace snowid

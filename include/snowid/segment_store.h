@@ -1,0 +1,104 @@
+// Where segment mode keeps its ranges: one row per business tag in the table
+// `snowid_segments` (tag, max_id, step, description, updated_at).
+//
+// A tag's row holds `max_id`, the first number no node has taken yet. Taking
+// a range is ONE atomic statement that raises max_id by an increment and
+// returns the new value; the caller owns [new max_id - increment, new max_id).
+// Because max_id only ever grows and every increment is applied atomically by
+// the database, two callers (threads, processes or nodes) never receive
+// overlapping ranges. Numbers are non-negative and fit a signed 64-bit column.
+//
+// Stores are chosen by URL (see open_segment_store). A store is not
+// thread-safe: use one from one thread at a time (SegmentAllocator calls its
+// store from one background thread). Every call is bounded in time; a store
+// whose connection fails reconnects on its next call.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowid/error.h"
+
+namespace snowid {
+
+// Tag names: a letter, then up to 63 letters, digits, '_', '.' or '-'
+// ([a-zA-Z][a-zA-Z0-9_.-]{0,63}). kInvalidArgument naming the rule otherwise.
+Status validate_segment_tag(std::string_view tag);
+
+// Bounds every store and the CLI apply to a tag's configured step.
+inline constexpr std::int64_t kMinSegmentStep = 1;
+inline constexpr std::int64_t kMaxSegmentStep = 1'000'000'000;
+
+// One row of snowid_segments.
+struct SegmentTagRecord {
+  std::string tag;
+  std::int64_t max_id = 0;  // first number not yet taken by any node
+  std::int64_t step = 0;    // configured step: the smallest range a fetch takes
+  std::string description;
+  std::string updated_at;  // "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, as the database wrote it
+};
+
+// Numbers [first, end) now owned by the caller alone.
+struct SegmentRange {
+  std::int64_t first = 0;
+  std::int64_t end = 0;              // exclusive; the tag's new max_id
+  std::int64_t configured_step = 0;  // the tag's step column when the range was taken
+};
+
+struct SegmentStoreOptions {
+  // Longest time one call may take, connection included. PostgreSQL: also
+  // the connect_timeout and the server-side statement_timeout. SQLite: the
+  // busy timeout while another process holds the write lock.
+  std::chrono::milliseconds call_timeout{3000};
+};
+
+class SegmentStore {
+ public:
+  virtual ~SegmentStore() = default;
+
+  // "sqlite" or "postgresql".
+  virtual const char* kind() const = 0;
+
+  // Adds a tag whose first number will be `start`. kAlreadyExists if the tag
+  // is present, kInvalidArgument for a bad tag, start or step.
+  virtual Status create_tag(std::string_view tag, std::int64_t start, std::int64_t step,
+                            std::string_view description) = 0;
+
+  // Checks that the database answers (reconnecting if needed).
+  virtual Status ping() = 0;
+
+  // Every tag, ordered by name.
+  virtual Result<std::vector<SegmentTagRecord>> list_tags() = 0;
+
+  // Changes the configured step. kNotFound for an unknown tag.
+  virtual Status set_step(std::string_view tag, std::int64_t step) = 0;
+
+  // Atomically raises the tag's max_id by `increment` (by its configured step
+  // if absent) and returns the range taken. kNotFound for an unknown tag,
+  // kUnavailable if the database cannot be reached or the numbers would pass
+  // 2^63-1. On any error the range may or may not have been taken; it is
+  // then skipped, never handed out (the caller must not retry with a guess).
+  virtual Result<SegmentRange> take_range(std::string_view tag,
+                                          std::optional<std::int64_t> increment) = 0;
+};
+
+// Opens the store a URL names. The schema (sql/segments.sql) is created if
+// missing, on first use.
+//   sqlite:///var/lib/snowid/segments.db   absolute path (three slashes)
+//   sqlite://segments.db                   path relative to the working directory
+//   postgresql://user@host:5432/db?...     libpq connection URI (also postgres://)
+// SQLite opens the file at once (kInvalidArgument / kUnavailable if it cannot).
+// PostgreSQL connects lazily: a database that is down makes calls fail with
+// kUnavailable, never this function. kInvalidArgument for an unknown scheme.
+Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
+                                                         const SegmentStoreOptions& options = {});
+
+// The URL the CLI uses without --segment-store: the default state directory.
+inline constexpr std::string_view kDefaultSegmentStoreUrl = "sqlite://.snowid/segments.db";
+
+}  // namespace snowid

@@ -1,0 +1,515 @@
+// The segment allocator: numbers per tag from memory, ranges from the store
+// fetched ahead by one background thread.
+//
+// Each tag has a TagState guarded by its own mutex: the current range, a
+// standby range, and the bookkeeping of the fetch in flight. A request takes
+// numbers from the current range; once the current range's prefetch mark is
+// passed it queues a fetch for the standby range; when the current range
+// runs out the standby one replaces it. Only if both are empty does a
+// request wait for the store (counted in requests_waited), and only for
+// request_timeout, or not at all while the store is known to be failing.
+//
+// The background thread owns the store (stores are single-threaded): it
+// takes queued fetches in order, retries failed ones with exponential backoff
+// and pings an unreachable store until it answers, so the allocator recovers
+// on its own. A slow store delays the fetches of every tag behind it.
+//
+// Lock order: tags_mutex_ before a tag's mutex before queue_mutex_.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "snowid/segment.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// Numbers [next, end) of one range; the background fetch of the following
+// range starts once next reaches prefetch_at.
+struct Buffer {
+  std::int64_t next = 0;
+  std::int64_t end = 0;
+  std::int64_t prefetch_at = 0;
+  std::int64_t size = 0;
+
+  std::int64_t left() const { return end - next; }
+};
+
+struct TagState {
+  explicit TagState(std::string name) : tag(std::move(name)) {}
+
+  const std::string tag;
+  std::mutex mutex;
+  std::condition_variable fetch_finished;
+
+  // Everything below is guarded by `mutex`.
+  Buffer current;
+  Buffer standby;
+  bool standby_ready = false;
+  // A fetch is queued, running, or waiting to be retried. At most one at a time.
+  bool fetch_pending = false;
+  // Increments when a fetch succeeds or fails, so a waiting request notices.
+  std::uint64_t fetches_finished = 0;
+  std::optional<Error> last_error;  // of the latest fetch; cleared by a success
+  milliseconds retry_delay{0};
+
+  // No-repeat guard: the end of the latest range accepted for this tag. A new
+  // range is accepted only if it starts at or above it (see accept_range).
+  std::int64_t accepted_end = std::numeric_limits<std::int64_t>::min();
+  bool known = false;  // a fetch has succeeded
+  std::int64_t configured_step = 0;
+  std::int64_t step = 0;          // increment of the latest fetch
+  milliseconds last_fetch_at{0};  // Clock time of the latest fetch
+
+  std::uint64_t numbers_issued = 0;
+  std::uint64_t segments_fetched = 0;
+  std::uint64_t requests_waited = 0;
+  std::uint64_t store_errors = 0;
+  microseconds fetch_latency_total{0};
+  microseconds fetch_latency_max{0};
+};
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const {
+    return std::hash<std::string_view>{}(text);
+  }
+};
+
+Error unreachable(const TagState& state, const Error& cause) {
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("no numbers buffered for segment tag '{}' and the store fails: {}",
+                           state.tag, cause.message)};
+}
+
+class SegmentAllocatorImpl final : public SegmentAllocator {
+ public:
+  SegmentAllocatorImpl(std::unique_ptr<SegmentStore> store, SegmentAllocatorOptions options)
+      : store_(std::move(store)),
+        options_(options),
+        clock_(options.clock != nullptr ? *options.clock : SystemClock::instance()) {
+    worker_ = std::thread([this] { run_background(); });
+  }
+
+  ~SegmentAllocatorImpl() override {
+    {
+      std::lock_guard lock(queue_mutex_);
+      stopping_ = true;
+    }
+    queue_changed_.notify_all();
+    worker_.join();
+  }
+
+  SegmentAllocatorImpl(const SegmentAllocatorImpl&) = delete;
+  SegmentAllocatorImpl& operator=(const SegmentAllocatorImpl&) = delete;
+
+  // The request path allocates nothing for one number and makes no store
+  // call unless both of the tag's ranges are empty.
+  Result<std::int64_t> next(std::string_view tag) override {
+    std::int64_t number = 0;
+    Status taken = take(tag, 1, [&](std::int64_t first, std::int64_t) { number = first; });
+    if (!taken.ok()) return taken.error();
+    return number;
+  }
+
+  Status next(std::string_view tag, std::size_t count, std::vector<std::int64_t>& out) override {
+    if (count == 0 || count > options_.max_batch) {
+      return invalid_argument(
+          fmt::format("count must be between 1 and {}, got {}", options_.max_batch, count));
+    }
+    const std::size_t size_before = out.size();
+    out.reserve(size_before + count);
+    Status taken =
+        take(tag, static_cast<std::int64_t>(count), [&](std::int64_t first, std::int64_t n) {
+          for (std::int64_t i = 0; i < n; ++i) out.push_back(first + i);
+        });
+    if (!taken.ok()) out.resize(size_before);  // the numbers taken are skipped, never reissued
+    return taken;
+  }
+
+  SegmentReadiness readiness() const override {
+    SegmentReadiness result;
+    {
+      std::lock_guard lock(store_status_mutex_);
+      result.store_reachable = store_error_.empty();
+      if (!result.store_reachable) result.reason = "segment store unreachable: " + store_error_;
+    }
+    if (result.store_reachable) return result;
+    std::vector<std::string> empty_tags;
+    const std::vector<SegmentTagStats> tags = stats();
+    for (const SegmentTagStats& tag : tags) {
+      if (tag.buffered_numbers == 0) empty_tags.push_back(tag.tag);
+    }
+    if (tags.empty()) {
+      result.ready = false;  // nothing buffered at all
+      result.reason += "; no numbers buffered";
+    } else if (empty_tags.empty()) {
+      result.reason += "; serving from buffered ranges";
+    } else {
+      result.ready = false;
+      result.reason +=
+          fmt::format("; no numbers buffered for tag(s) {}", fmt::join(empty_tags, ", "));
+    }
+    return result;
+  }
+
+  std::vector<SegmentTagStats> stats() const override {
+    std::vector<SegmentTagStats> result;
+    std::shared_lock tags_lock(tags_mutex_);
+    for (const auto& [name, state] : tags_) {
+      std::lock_guard lock(state->mutex);
+      if (!state->known) continue;
+      SegmentTagStats& s = result.emplace_back();
+      s.tag = name;
+      s.numbers_issued = state->numbers_issued;
+      s.segments_fetched = state->segments_fetched;
+      s.current_step = state->step;
+      s.configured_step = state->configured_step;
+      s.buffered_numbers =
+          state->current.left() + (state->standby_ready ? state->standby.left() : 0);
+      s.current_range_size = state->current.size;
+      s.standby_ready = state->standby_ready;
+      s.requests_waited = state->requests_waited;
+      s.store_errors = state->store_errors;
+      s.fetch_latency_total = state->fetch_latency_total;
+      s.fetch_latency_max = state->fetch_latency_max;
+    }
+    std::sort(result.begin(), result.end(),
+              [](const auto& a, const auto& b) { return a.tag < b.tag; });
+    return result;
+  }
+
+ private:
+  std::shared_ptr<TagState> find_or_add(std::string_view tag) {
+    {
+      std::shared_lock lock(tags_mutex_);
+      if (auto it = tags_.find(tag); it != tags_.end()) return it->second;
+    }
+    std::unique_lock lock(tags_mutex_);
+    auto [it, added] = tags_.try_emplace(std::string(tag), nullptr);
+    if (added) it->second = std::make_shared<TagState>(std::string(tag));
+    return it->second;
+  }
+
+  // Unknown tags are not remembered: names a client made up must not grow the map.
+  void forget_if_unknown(std::string_view tag) {
+    std::unique_lock tags_lock(tags_mutex_);
+    auto it = tags_.find(tag);
+    if (it == tags_.end()) return;
+    std::lock_guard lock(it->second->mutex);
+    if (!it->second->known && !it->second->fetch_pending) tags_.erase(it);
+  }
+
+  // Takes `count` numbers of `tag` and passes them to `sink(first, n)` in
+  // runs of consecutive numbers, waiting for the store only when both of the
+  // tag's ranges are empty.
+  template <typename Sink>
+  Status take(std::string_view tag, std::int64_t count, Sink&& sink) {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
+    const std::shared_ptr<TagState> state = find_or_add(tag);
+    Status taken = take_from(state, count, sink);
+    if (!taken.ok() && taken.error().code == ErrorCode::kNotFound) forget_if_unknown(tag);
+    return taken;
+  }
+
+  template <typename Sink>
+  Status take_from(const std::shared_ptr<TagState>& shared, std::int64_t count, Sink& sink) {
+    TagState& state = *shared;
+    SteadyClock::time_point deadline{};  // read the clock only if we must wait
+    bool waited = false;
+    std::unique_lock lock(state.mutex);
+    std::int64_t remaining = count;
+    while (remaining > 0) {
+      if (state.current.left() == 0 && state.standby_ready) {
+        state.current = state.standby;
+        state.standby_ready = false;
+      }
+      if (state.current.left() > 0) {
+        const std::int64_t n = std::min(remaining, state.current.left());
+        sink(state.current.next, n);
+        state.current.next += n;
+        state.numbers_issued += static_cast<std::uint64_t>(n);
+        remaining -= n;
+        if (state.current.next >= state.current.prefetch_at) request_fetch(shared);
+        continue;
+      }
+      if (!waited) {
+        ++state.requests_waited;
+        deadline = SteadyClock::now() + options_.request_timeout;
+      }
+      waited = true;
+      if (state.fetch_pending && state.last_error) return unreachable(state, *state.last_error);
+      request_fetch(shared);
+      const std::uint64_t seen = state.fetches_finished;
+      const bool finished = state.fetch_finished.wait_until(
+          lock, deadline, [&] { return state.fetches_finished != seen || state.standby_ready; });
+      if (!finished) {
+        return Error{ErrorCode::kUnavailable,
+                     fmt::format("no numbers buffered for segment tag '{}' and the store did not "
+                                 "answer within {} ms",
+                                 state.tag, options_.request_timeout.count())};
+      }
+      if (!state.standby_ready && state.last_error) {
+        if (state.last_error->code == ErrorCode::kUnavailable) {
+          return unreachable(state, *state.last_error);
+        }
+        return *state.last_error;
+      }
+    }
+    return {};
+  }
+
+  // Queues a fetch of the standby range unless one is pending or done.
+  // Requires: state->mutex held.
+  void request_fetch(const std::shared_ptr<TagState>& state) {
+    if (state->fetch_pending || state->standby_ready) return;
+    state->fetch_pending = true;
+    {
+      std::lock_guard lock(queue_mutex_);
+      queue_.push_back(state);
+    }
+    queue_changed_.notify_one();
+  }
+
+  void run_background() {
+    milliseconds ping_delay = options_.retry_initial;
+    auto ping_due = SteadyClock::now();
+    for (;;) {
+      std::shared_ptr<TagState> state;
+      bool ping = false;
+      {
+        std::unique_lock lock(queue_mutex_);
+        for (;;) {
+          if (stopping_) return;
+          if (!queue_.empty()) {
+            state = std::move(queue_.front());
+            queue_.pop_front();
+            break;
+          }
+          const auto now = SteadyClock::now();
+          auto next_due = SteadyClock::time_point::max();
+          for (auto it = retries_.begin(); it != retries_.end(); ++it) {
+            if (it->first <= now) {
+              state = std::move(it->second);
+              retries_.erase(it);
+              break;
+            }
+            next_due = std::min(next_due, it->first);
+          }
+          if (state) break;
+          if (ping_needed_) {
+            if (ping_due <= now) {
+              ping = true;
+              break;
+            }
+            next_due = std::min(next_due, ping_due);
+          }
+          if (next_due == SteadyClock::time_point::max()) {
+            queue_changed_.wait(lock);
+          } else {
+            queue_changed_.wait_until(lock, next_due);
+          }
+        }
+      }
+      if (ping) {
+        Status answered = store_->ping();
+        note_store_result(answered.ok() ? nullptr : &answered.error());
+        ping_delay =
+            answered.ok() ? options_.retry_initial : std::min(ping_delay * 2, options_.retry_max);
+        ping_due = SteadyClock::now() + ping_delay;
+        continue;
+      }
+      fetch(state);
+    }
+  }
+
+  // Records whether the store answered; an unreachable store is pinged until
+  // it answers so that readiness recovers even when no tag needs a range.
+  void note_store_result(const Error* error) {
+    std::lock_guard lock(store_status_mutex_);
+    const bool down = error != nullptr && error->code == ErrorCode::kUnavailable;
+    store_error_ = down ? error->message : "";
+    std::lock_guard queue_lock(queue_mutex_);
+    ping_needed_ = down;
+  }
+
+  void fetch(const std::shared_ptr<TagState>& state) {
+    std::optional<std::int64_t> increment;  // none: the store's configured step
+    {
+      std::lock_guard lock(state->mutex);
+      if (state->known) {
+        increment = next_segment_step(state->step, state->configured_step,
+                                      clock_.now() - state->last_fetch_at, options_);
+      }
+    }
+    const auto started = SteadyClock::now();
+    Result<SegmentRange> range = store_->take_range(state->tag, increment);
+    if (!range.ok() && range.error().code == ErrorCode::kNotFound && options_.auto_create_tags) {
+      Status created = store_->create_tag(state->tag, options_.auto_create_start,
+                                          options_.auto_create_step, "created on first request");
+      if (created.ok() || created.error().code == ErrorCode::kAlreadyExists) {
+        range = store_->take_range(state->tag, increment);
+      } else {
+        range = created.error();
+      }
+    }
+    const auto latency = duration_cast<microseconds>(SteadyClock::now() - started);
+    note_store_result(range.ok() ? nullptr : &range.error());
+
+    std::lock_guard lock(state->mutex);
+    ++state->fetches_finished;
+    state->fetch_latency_total += latency;
+    state->fetch_latency_max = std::max(state->fetch_latency_max, latency);
+    Status accepted = range.ok() ? accept_range(*state, *range, increment) : range.error();
+    if (accepted.ok()) {
+      state->fetch_pending = false;
+      state->last_error.reset();
+      state->retry_delay = milliseconds{0};
+      ++state->segments_fetched;
+      // With prefetch_at_used_fraction 0 a fresh current range wants its standby at once.
+      if (state->current.next >= state->current.prefetch_at) request_fetch(state);
+    } else {
+      ++state->store_errors;
+      state->last_error = accepted.error();
+      const bool worth_retrying = state->known && accepted.error().code == ErrorCode::kUnavailable;
+      if (worth_retrying) {
+        // fetch_pending stays true: the retry is this fetch, continued.
+        state->retry_delay =
+            std::clamp(state->retry_delay * 2, options_.retry_initial, options_.retry_max);
+        std::lock_guard queue_lock(queue_mutex_);
+        retries_.emplace_back(SteadyClock::now() + state->retry_delay, state);
+      } else {
+        state->fetch_pending = false;  // the next request that needs numbers asks again
+      }
+    }
+    state->fetch_finished.notify_all();
+    queue_changed_.notify_one();
+  }
+
+  // No-repeat invariant, allocator side: every number handed out for a tag
+  // comes from a range the store gave this allocator alone (see
+  // segment_store.cc), and ranges are accepted in strictly increasing order:
+  // a range must start at or above the end of the previous one. Numbers are
+  // handed out in order under the tag's mutex, so they strictly increase and
+  // none is handed out twice. A store that goes back (max_id lowered by hand,
+  // a restored backup) is refused here instead of repeating numbers.
+  // Requires: state.mutex held.
+  Status accept_range(TagState& state, const SegmentRange& range,
+                      std::optional<std::int64_t> increment) {
+    if (range.first < state.accepted_end || range.end <= range.first || range.first < 0) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("segment store returned [{}, {}) for tag '{}', below numbers "
+                               "already issued (up to {}); was max_id lowered? refusing it",
+                               range.first, range.end, state.tag, state.accepted_end)};
+    }
+    state.accepted_end = range.end;
+    state.known = true;
+    state.configured_step = range.configured_step;
+    state.step = increment.value_or(range.configured_step);
+    state.last_fetch_at = clock_.now();
+    Buffer buffer;
+    buffer.next = range.first;
+    buffer.end = range.end;
+    buffer.size = range.end - range.first;
+    const double fraction = std::clamp(options_.prefetch_at_used_fraction, 0.0, 1.0);
+    buffer.prefetch_at = range.first + static_cast<std::int64_t>(
+                                           std::floor(fraction * static_cast<double>(buffer.size)));
+    if (state.current.left() == 0) {
+      state.current = buffer;
+    } else {
+      state.standby = buffer;
+      state.standby_ready = true;
+    }
+    return {};
+  }
+
+  std::unique_ptr<SegmentStore> store_;
+  const SegmentAllocatorOptions options_;
+  Clock& clock_;
+
+  mutable std::shared_mutex tags_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<TagState>, StringHash, std::equal_to<>> tags_;
+
+  mutable std::mutex store_status_mutex_;
+  std::string store_error_;  // empty while the store answers
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<std::shared_ptr<TagState>> queue_;
+  std::vector<std::pair<SteadyClock::time_point, std::shared_ptr<TagState>>> retries_;
+  bool ping_needed_ = true;  // probe the store once at start
+  bool stopping_ = false;
+
+  std::thread worker_;  // last: starts after every member above exists
+};
+
+Status validate_options(const SegmentAllocatorOptions& options) {
+  if (!(options.prefetch_at_used_fraction >= 0.0 && options.prefetch_at_used_fraction <= 1.0)) {
+    return invalid_argument("prefetch_at_used_fraction must be between 0 and 1");
+  }
+  if (options.max_step < kMinSegmentStep || options.max_step > kMaxSegmentStep) {
+    return invalid_argument(
+        fmt::format("max_step must be between {} and {}", kMinSegmentStep, kMaxSegmentStep));
+  }
+  if (options.grow_below > options.shrink_above) {
+    return invalid_argument("grow_below must not exceed shrink_above");
+  }
+  if (options.request_timeout.count() < 0 || options.retry_initial.count() <= 0 ||
+      options.retry_max < options.retry_initial) {
+    return invalid_argument("request_timeout >= 0 and 0 < retry_initial <= retry_max required");
+  }
+  if (options.max_batch == 0) return invalid_argument("max_batch must be at least 1");
+  if (options.auto_create_tags &&
+      (options.auto_create_start < 0 || options.auto_create_step < kMinSegmentStep ||
+       options.auto_create_step > kMaxSegmentStep)) {
+    return invalid_argument("auto_create_start must be >= 0 and auto_create_step in range");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::int64_t next_segment_step(std::int64_t current_step, std::int64_t configured_step,
+                               milliseconds lasted, const SegmentAllocatorOptions& options) {
+  const std::int64_t floor = std::max<std::int64_t>(configured_step, kMinSegmentStep);
+  const std::int64_t ceiling = std::min(std::max(options.max_step, floor), kMaxSegmentStep);
+  std::int64_t step = std::max(current_step, floor);
+  if (lasted < options.grow_below) {
+    step = step > ceiling / 2 ? ceiling : step * 2;
+  } else if (lasted > options.shrink_above) {
+    step = step / 2;
+  }
+  return std::clamp(step, floor, ceiling);
+}
+
+Result<std::unique_ptr<SegmentAllocator>> SegmentAllocator::create(
+    std::unique_ptr<SegmentStore> store, SegmentAllocatorOptions options) {
+  if (store == nullptr) return invalid_argument("segment allocator needs a store");
+  if (Status valid = validate_options(options); !valid.ok()) return valid.error();
+  return std::unique_ptr<SegmentAllocator>(
+      std::make_unique<SegmentAllocatorImpl>(std::move(store), options));
+}
+
+Result<std::unique_ptr<SegmentAllocator>> SegmentAllocator::open(std::string_view store_url,
+                                                                 SegmentAllocatorOptions options) {
+  if (Status valid = validate_options(options); !valid.ok()) return valid.error();
+  auto store = open_segment_store(store_url, options.store);
+  if (!store.ok()) return store.error();
+  return create(std::move(*store), options);
+}
+
+}  // namespace snowid

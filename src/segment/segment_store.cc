@@ -1,0 +1,202 @@
+// The segment store's statements, written once for SQLite and PostgreSQL
+// (see sql_connection.h), and the choice of database by URL.
+//
+// No-repeat invariant, store side: a tag's max_id only grows, and a range is
+// taken by the single statement kTakeRange, which raises max_id and returns
+// the new value atomically. The caller owns [new max_id - increment,
+// new max_id); no other caller can be handed any of it, whatever the
+// interleaving of nodes, because the database serialises updates of one row.
+#include "snowid/segment_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "sql_connection.h"
+
+namespace snowid {
+namespace {
+
+using segment::SqlConnection;
+using segment::SqlRows;
+using segment::SqlValue;
+
+// $2 NULL: raise by the tag's configured step. The guard keeps max_id within
+// 2^63-1 (SQLite would silently turn an overflowing sum into a float).
+constexpr const char* kTakeRange =
+    "UPDATE snowid_segments SET max_id = max_id + COALESCE($2, step), "
+    "updated_at = CURRENT_TIMESTAMP "
+    "WHERE tag = $1 AND max_id <= 9223372036854775807 - COALESCE($2, step) "
+    "RETURNING max_id, step";
+constexpr const char* kTagExists = "SELECT max_id FROM snowid_segments WHERE tag = $1";
+constexpr const char* kCreateTag =
+    "INSERT INTO snowid_segments (tag, max_id, step, description) VALUES ($1, $2, $3, $4) "
+    "ON CONFLICT (tag) DO NOTHING RETURNING tag";
+constexpr const char* kSetStep =
+    "UPDATE snowid_segments SET step = $2, updated_at = CURRENT_TIMESTAMP WHERE tag = $1 "
+    "RETURNING tag";
+constexpr const char* kListTags =
+    "SELECT tag, max_id, step, description, CAST(updated_at AS TEXT) FROM snowid_segments "
+    "ORDER BY tag";
+
+constexpr std::size_t kMaxTagLength = 64;
+constexpr std::size_t kMaxDescriptionBytes = 256;
+
+Status validate_step(std::int64_t step) {
+  if (step < kMinSegmentStep || step > kMaxSegmentStep) {
+    return invalid_argument(fmt::format("step must be between {} and {}, got {}", kMinSegmentStep,
+                                        kMaxSegmentStep, step));
+  }
+  return {};
+}
+
+Result<std::int64_t> parse_column(const std::string& text, std::string_view column) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("segment store returned a bad {}: '{}'", column, text)};
+  }
+  return value;
+}
+
+Error not_found(std::string_view tag) {
+  return Error{ErrorCode::kNotFound, fmt::format("unknown segment tag '{}'", tag)};
+}
+
+class SqlSegmentStore final : public SegmentStore {
+ public:
+  explicit SqlSegmentStore(std::unique_ptr<SqlConnection> connection)
+      : connection_(std::move(connection)) {}
+
+  const char* kind() const override { return connection_->kind(); }
+
+  Status create_tag(std::string_view tag, std::int64_t start, std::int64_t step,
+                    std::string_view description) override {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
+    if (Status valid = validate_step(step); !valid.ok()) return valid;
+    if (start < 0) return invalid_argument(fmt::format("start must be >= 0, got {}", start));
+    if (description.size() > kMaxDescriptionBytes) {
+      return invalid_argument(fmt::format("description is {} bytes; at most {} allowed",
+                                          description.size(), kMaxDescriptionBytes));
+    }
+    auto rows =
+        connection_->query(kCreateTag, {std::string(tag), start, step, std::string(description)});
+    if (!rows.ok()) return rows.error();
+    if (rows->empty()) {
+      return Error{ErrorCode::kAlreadyExists, fmt::format("segment tag '{}' already exists", tag)};
+    }
+    return {};
+  }
+
+  Status ping() override {
+    auto rows = connection_->query("SELECT 1", {});
+    if (!rows.ok()) return rows.error();
+    return {};
+  }
+
+  Result<std::vector<SegmentTagRecord>> list_tags() override {
+    auto rows = connection_->query(kListTags, {});
+    if (!rows.ok()) return rows.error();
+    std::vector<SegmentTagRecord> records;
+    for (const auto& row : *rows) {
+      if (row.size() != 5) return bad_shape();
+      auto max_id = parse_column(row[1], "max_id");
+      if (!max_id.ok()) return max_id.error();
+      auto step = parse_column(row[2], "step");
+      if (!step.ok()) return step.error();
+      records.push_back(SegmentTagRecord{row[0], *max_id, *step, row[3], row[4]});
+    }
+    return records;
+  }
+
+  Status set_step(std::string_view tag, std::int64_t step) override {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
+    if (Status valid = validate_step(step); !valid.ok()) return valid;
+    auto rows = connection_->query(kSetStep, {std::string(tag), step});
+    if (!rows.ok()) return rows.error();
+    if (rows->empty()) return not_found(tag);
+    return {};
+  }
+
+  Result<SegmentRange> take_range(std::string_view tag,
+                                  std::optional<std::int64_t> increment) override {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
+    if (increment && (*increment < kMinSegmentStep || *increment > kMaxSegmentStep)) {
+      return invalid_argument(fmt::format("increment must be between {} and {}, got {}",
+                                          kMinSegmentStep, kMaxSegmentStep, *increment));
+    }
+    const SqlValue by = increment ? SqlValue(*increment) : SqlValue();
+    auto rows = connection_->query(kTakeRange, {std::string(tag), by});
+    if (!rows.ok()) return rows.error();
+    if (rows->empty()) {
+      auto exists = connection_->query(kTagExists, {std::string(tag)});
+      if (!exists.ok()) return exists.error();
+      if (exists->empty()) return not_found(tag);
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("segment tag '{}' has used up its numbers (max_id {})", tag,
+                               exists->front().front())};
+    }
+    if (rows->front().size() != 2) return bad_shape();
+    auto end = parse_column(rows->front()[0], "max_id");
+    if (!end.ok()) return end.error();
+    auto configured = parse_column(rows->front()[1], "step");
+    if (!configured.ok()) return configured.error();
+    const std::int64_t taken = increment.value_or(*configured);
+    return SegmentRange{*end - taken, *end, *configured};
+  }
+
+ private:
+  static Error bad_shape() {
+    return Error{ErrorCode::kUnavailable, "segment store returned rows of an unexpected shape"};
+  }
+
+  std::unique_ptr<SqlConnection> connection_;
+};
+
+}  // namespace
+
+Status validate_segment_tag(std::string_view tag) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto allowed = [&](char c) {
+    return letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  };
+  const bool ok = !tag.empty() && tag.size() <= kMaxTagLength && letter(tag.front()) &&
+                  std::all_of(tag.begin(), tag.end(), allowed);
+  if (ok) return {};
+  std::string shown(tag.substr(0, kMaxTagLength + 1));
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return invalid_argument(fmt::format(
+      "bad segment tag '{}': a letter, then up to 63 letters, digits, '_', '.' or '-'", shown));
+}
+
+Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
+                                                         const SegmentStoreOptions& options) {
+  constexpr std::string_view kSqlite = "sqlite://";
+  if (url.starts_with(kSqlite)) {
+    const std::string path(url.substr(kSqlite.size()));
+    if (path.empty()) {
+      return invalid_argument(
+          "sqlite:// needs a file: sqlite:///absolute/path.db or sqlite://relative/path.db");
+    }
+    auto connection = segment::open_sqlite(path, options.call_timeout);
+    if (!connection.ok()) return connection.error();
+    return std::unique_ptr<SegmentStore>(std::make_unique<SqlSegmentStore>(std::move(*connection)));
+  }
+  if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
+    auto connection = segment::open_postgres(std::string(url), options.call_timeout);
+    if (!connection.ok()) return connection.error();
+    return std::unique_ptr<SegmentStore>(std::make_unique<SqlSegmentStore>(std::move(*connection)));
+  }
+  // Only the scheme is echoed: the rest may hold a password.
+  const auto scheme_end = url.find("://");
+  return invalid_argument(fmt::format(
+      "unknown segment store scheme '{}': use sqlite:///path/file.db, sqlite://relative.db or "
+      "postgresql://user@host:port/db",
+      scheme_end == std::string_view::npos ? url.substr(0, 16) : url.substr(0, scheme_end)));
+}
+
+}  // namespace snowid

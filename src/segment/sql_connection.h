@@ -1,0 +1,59 @@
+// The little SQL a segment store needs, behind one interface so that the
+// store's statements and checks are written once for SQLite and PostgreSQL.
+//
+// Statements use PostgreSQL's $1, $2 ... placeholders; the SQLite connection
+// binds them by name, so one statement text serves both databases.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "snowid/error.h"
+
+namespace snowid::segment {
+
+// A statement parameter: NULL, an integer or text.
+struct SqlValue {
+  enum class Kind { kNull, kInteger, kText };
+
+  SqlValue() = default;
+  SqlValue(std::int64_t value) : kind(Kind::kInteger), integer(value) {}      // NOLINT: implicit
+  SqlValue(std::string value) : kind(Kind::kText), text(std::move(value)) {}  // NOLINT: implicit
+
+  Kind kind = Kind::kNull;
+  std::int64_t integer = 0;
+  std::string text;
+};
+
+// Rows of a result, every column as text (NULL as "").
+using SqlRows = std::vector<std::vector<std::string>>;
+
+class SqlConnection {
+ public:
+  virtual ~SqlConnection() = default;
+
+  // Runs `sql` with `params` bound to $1, $2 ...; without params `sql` may
+  // hold several statements (the rows are those of the last one). Bounded by
+  // the connection's call timeout. kUnavailable (with the database's message)
+  // on any failure; the next call reconnects if the connection was lost.
+  virtual Result<SqlRows> query(const std::string& sql, const std::vector<SqlValue>& params) = 0;
+
+  // "sqlite" or "postgresql".
+  virtual const char* kind() const = 0;
+};
+
+// `path` is opened (created if missing) in WAL mode with synchronous=FULL and
+// a busy timeout of `timeout`; the schema is applied at once.
+Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
+                                                   std::chrono::milliseconds timeout);
+
+// Connects on first use and after every failure; each connection applies the
+// schema if the table is missing. Every call is bounded by `timeout`.
+// kInvalidArgument if libpq cannot parse `uri`.
+Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
+                                                     std::chrono::milliseconds timeout);
+
+}  // namespace snowid::segment

@@ -1,0 +1,240 @@
+// Segment mode on a real PostgreSQL 15 cluster made for the test: several
+// processes and allocators on one database, and the database stopped and
+// restarted under load.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "id_checks.h"
+#include "postgres_process.h"
+#include "segment_test_support.h"
+#include "snowid/segment.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+const std::string kCli = SNOWID_CLI_PATH;
+const std::string kLoad = SEGMENT_LOAD_PATH;
+
+class SegmentPostgres : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!test::PostgresProcess::available()) return;
+    postgres_ = new test::PostgresProcess();
+  }
+  static void TearDownTestSuite() {
+    delete postgres_;
+    postgres_ = nullptr;
+  }
+  void SetUp() override {
+    if (postgres_ == nullptr) GTEST_SKIP() << "PostgreSQL 15 is not installed";
+    ASSERT_TRUE(postgres_->started()) << postgres_->error();
+  }
+
+  static std::unique_ptr<SegmentStore> store() {
+    SegmentStoreOptions options;
+    options.call_timeout = milliseconds{1000};
+    auto opened = open_segment_store(postgres_->url(), options);
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    return std::move(*opened);
+  }
+
+  static test::PostgresProcess* postgres_;
+};
+
+test::PostgresProcess* SegmentPostgres::postgres_ = nullptr;
+
+TEST_F(SegmentPostgres, StoreCreatesItsTableAndTakesRanges) {
+  auto pg = store();
+  EXPECT_STREQ(pg->kind(), "postgresql");
+  ASSERT_TRUE(pg->create_tag("pg.basic", 1, 100, "first").ok());
+  EXPECT_EQ(pg->create_tag("pg.basic", 1, 100, "").error().code, ErrorCode::kAlreadyExists);
+  auto first = pg->take_range("pg.basic", std::nullopt);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->first, 1);
+  EXPECT_EQ(first->end, 101);
+  auto second = pg->take_range("pg.basic", 1000);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->first, 101);
+  EXPECT_EQ(second->end, 1101);
+  EXPECT_EQ(pg->take_range("pg.none", std::nullopt).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(pg->set_step("pg.none", 5).error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(pg->set_step("pg.basic", 5).ok());
+  auto tags = pg->list_tags();
+  ASSERT_TRUE(tags.ok()) << tags.error().message;
+  bool seen = false;
+  for (const auto& tag : *tags) {
+    if (tag.tag != "pg.basic") continue;
+    seen = true;
+    EXPECT_EQ(tag.max_id, 1101);
+    EXPECT_EQ(tag.step, 5);
+    EXPECT_EQ(tag.description, "first");
+    EXPECT_FALSE(tag.updated_at.empty());
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(SegmentPostgres, TheCliManagesTags) {
+  const auto run = [](std::vector<std::string> args) {
+    args.insert(args.begin(), kCli);
+    args.push_back("--segment-store");
+    args.push_back(postgres_->url());
+    return test::run_process(args, {}, seconds{20});
+  };
+  ASSERT_EQ(run({"segment", "create", "pg.cli", "--step", "30"}).exit_code, 0);
+  EXPECT_EQ(run({"segment", "create", "pg.cli"}).exit_code, 1);
+  ASSERT_EQ(run({"segment", "set-step", "pg.cli", "60"}).exit_code, 0);
+  auto listed = run({"segment", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("pg.cli"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find(" 60 "), std::string::npos) << listed.out;
+  EXPECT_EQ(run({"segment", "set-step", "pg.nope", "5"}).exit_code, 1);
+}
+
+TEST_F(SegmentPostgres, UnreachableServerIsATimelyTransientError) {
+  // A port nobody listens on: refused at once, and bounded whatever happens.
+  SegmentStoreOptions options;
+  options.call_timeout = milliseconds{1000};
+  auto down = open_segment_store("postgresql://postgres@127.0.0.1:1/postgres", options);
+  ASSERT_TRUE(down.ok());
+  const auto started = SteadyClock::now();
+  auto range = (*down)->take_range("pg.basic", std::nullopt);
+  ASSERT_FALSE(range.ok());
+  EXPECT_EQ(range.error().code, ErrorCode::kUnavailable);
+  EXPECT_LT(SteadyClock::now() - started, seconds{3});
+}
+
+TEST_F(SegmentPostgres, TwoProcessesUnderLoadNeverShareANumber) {
+  ASSERT_TRUE(store()->create_tag("pg.shared", 1, 50, "").ok());
+  // Small ranges so that the two processes fetch often and race on the row.
+  const test::LoadRuns runs = test::run_loads_at_once(
+      {kLoad, postgres_->url(), "pg.shared", "100000", "10", "400"}, 2, seconds{60});
+  ASSERT_EQ(runs.failures, "");
+  for (const auto& numbers : runs.numbers) EXPECT_EQ(numbers.size(), 100000u);
+  EXPECT_EQ(test::check_unique_and_increasing(runs.numbers), "");
+}
+
+// Two allocators (two connections) with two threads each draw numbers while
+// the server is stopped (immediate mode, like a crash) and started again.
+TEST_F(SegmentPostgres, ServesFromBuffersWhileDownThenRecovers) {
+  ASSERT_TRUE(store()->create_tag("pg.outage", 1, 200, "").ok());
+  SegmentAllocatorOptions options;
+  options.max_step = 2000;
+  options.request_timeout = milliseconds{1000};
+  options.retry_initial = milliseconds{20};
+  options.retry_max = milliseconds{200};
+  options.store.call_timeout = milliseconds{1000};
+  std::vector<std::unique_ptr<SegmentAllocator>> allocators;
+  for (int a = 0; a < 2; ++a) {
+    auto allocator = SegmentAllocator::open(postgres_->url(), options);
+    ASSERT_TRUE(allocator.ok()) << allocator.error().message;
+    allocators.push_back(std::move(*allocator));
+  }
+
+  constexpr int kThreadsPerAllocator = 2;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> paused{false};
+  std::vector<std::atomic<std::uint64_t>> served(2);
+  std::vector<std::atomic<std::uint64_t>> refused(2);
+  std::vector<std::vector<std::int64_t>> per_thread(2 * kThreadsPerAllocator);
+  std::mutex errors_mutex;
+  std::vector<std::string> unexpected_errors;
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < per_thread.size(); ++t) {
+    threads.emplace_back([&, t] {
+      const std::size_t a = t / kThreadsPerAllocator;
+      std::vector<std::int64_t> batch;
+      while (!stop.load()) {
+        if (paused.load()) {
+          std::this_thread::sleep_for(milliseconds{1});
+          continue;
+        }
+        batch.clear();
+        Status taken = allocators[a]->next("pg.outage", 10, batch);
+        if (taken.ok()) {
+          per_thread[t].insert(per_thread[t].end(), batch.begin(), batch.end());
+          served[a] += batch.size();
+        } else if (taken.error().code == ErrorCode::kUnavailable) {
+          ++refused[a];
+        } else {
+          std::lock_guard lock(errors_mutex);
+          unexpected_errors.push_back(taken.error().message);
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds{200});
+      }
+    });
+  }
+  auto wait_until = [](auto condition, seconds limit) {
+    const auto deadline = SteadyClock::now() + limit;
+    while (!condition()) {
+      if (SteadyClock::now() > deadline) return false;
+      std::this_thread::sleep_for(milliseconds{5});
+    }
+    return true;
+  };
+  auto finish = [&] {
+    stop = true;
+    for (auto& thread : threads) thread.join();
+  };
+
+  // Load for a while, then pause it while the server goes down, so that what
+  // is served afterwards provably comes from the buffers.
+  std::this_thread::sleep_for(milliseconds{400});
+  paused = true;
+  const bool numbers_buffered = wait_until(
+      [&] {
+        return allocators[0]->stats().at(0).buffered_numbers > 0 &&
+               allocators[1]->stats().at(0).buffered_numbers > 0;
+      },
+      seconds{10});
+  std::this_thread::sleep_for(milliseconds{20});  // no call still in flight
+  ASSERT_TRUE(postgres_->stop(true)) << postgres_->error();
+  const std::uint64_t served_at_stop[2] = {served[0].load(), served[1].load()};
+  paused = false;
+
+  // Both keep serving from their buffered ranges, then refuse with kUnavailable.
+  const bool both_refusing =
+      wait_until([&] { return refused[0] > 0 && refused[1] > 0; }, seconds{20});
+  const bool served_while_down = served[0] > served_at_stop[0] && served[1] > served_at_stop[1];
+  std::vector<SegmentReadiness> while_down;
+  for (const auto& allocator : allocators) while_down.push_back(allocator->readiness());
+
+  ASSERT_TRUE(postgres_->start()) << postgres_->error();
+  const std::uint64_t served_at_start[2] = {served[0].load(), served[1].load()};
+  const bool recovered = wait_until(
+      [&] {
+        return served[0] > served_at_start[0] + 2000 && served[1] > served_at_start[1] + 2000 &&
+               allocators[0]->readiness().ready && allocators[1]->readiness().ready;
+      },
+      seconds{30});
+  std::this_thread::sleep_for(milliseconds{200});
+  finish();
+
+  EXPECT_TRUE(numbers_buffered);
+  EXPECT_TRUE(both_refusing);
+  EXPECT_TRUE(served_while_down) << "served at stop " << served_at_stop[0] << "/"
+                                 << served_at_stop[1];
+  for (const SegmentReadiness& readiness : while_down) {
+    EXPECT_FALSE(readiness.store_reachable);
+    EXPECT_FALSE(readiness.ready);
+    EXPECT_NE(readiness.reason.find("pg.outage"), std::string::npos) << readiness.reason;
+  }
+  EXPECT_TRUE(recovered);
+  EXPECT_TRUE(unexpected_errors.empty()) << unexpected_errors.front();
+  for (const auto& allocator : allocators) {
+    const auto stats = allocator->stats();
+    ASSERT_EQ(stats.size(), 1u);
+    EXPECT_GT(stats[0].store_errors, 0u);
+    EXPECT_GT(stats[0].requests_waited, 0u);
+  }
+  EXPECT_EQ(test::check_unique_and_increasing(per_thread), "");
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,164 @@
+// The SQLite segment store: tags, ranges, the URL, the schema file.
+#include "snowid/segment_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using test::TempDir;
+
+std::unique_ptr<SegmentStore> open_sqlite(const TempDir& dir, const std::string& name = "s.db") {
+  auto store = open_segment_store("sqlite://" + dir.file(name));
+  EXPECT_TRUE(store.ok()) << store.error().message;
+  return std::move(*store);
+}
+
+TEST(SegmentStore, CreateListAndSetStep) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  ASSERT_TRUE(store->create_tag("orders", 1, 1000, "order numbers").ok());
+  ASSERT_TRUE(store->create_tag("users.v2", 500, 10, "").ok());
+  auto tags = store->list_tags();
+  ASSERT_TRUE(tags.ok()) << tags.error().message;
+  ASSERT_EQ(tags->size(), 2u);
+  EXPECT_EQ((*tags)[0].tag, "orders");
+  EXPECT_EQ((*tags)[0].max_id, 1);
+  EXPECT_EQ((*tags)[0].step, 1000);
+  EXPECT_EQ((*tags)[0].description, "order numbers");
+  EXPECT_FALSE((*tags)[0].updated_at.empty());
+  EXPECT_EQ((*tags)[1].tag, "users.v2");
+
+  ASSERT_TRUE(store->set_step("orders", 50).ok());
+  tags = store->list_tags();
+  EXPECT_EQ((*tags)[0].step, 50);
+}
+
+TEST(SegmentStore, CreatingAnExistingTagIsRefused) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  ASSERT_TRUE(store->create_tag("orders", 1, 1000, "").ok());
+  Status again = store->create_tag("orders", 7, 10, "");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists);
+  EXPECT_EQ(store->list_tags()->front().max_id, 1);
+}
+
+TEST(SegmentStore, RangesFollowEachOtherWithoutOverlap) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  ASSERT_TRUE(store->create_tag("orders", 1, 100, "").ok());
+  auto first = store->take_range("orders", std::nullopt);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->first, 1);
+  EXPECT_EQ(first->end, 101);
+  EXPECT_EQ(first->configured_step, 100);
+  auto second = store->take_range("orders", 250);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->first, 101);
+  EXPECT_EQ(second->end, 351);
+  EXPECT_EQ(store->list_tags()->front().max_id, 351);
+}
+
+TEST(SegmentStore, UnknownTagIsNotFound) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  auto range = store->take_range("nope", std::nullopt);
+  ASSERT_FALSE(range.ok());
+  EXPECT_EQ(range.error().code, ErrorCode::kNotFound);
+  Status step = store->set_step("nope", 10);
+  ASSERT_FALSE(step.ok());
+  EXPECT_EQ(step.error().code, ErrorCode::kNotFound);
+}
+
+TEST(SegmentStore, NumbersNeverPassTheLargestInt64) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  ASSERT_TRUE(store->create_tag("edge", INT64_MAX - 150, 100, "").ok());
+  ASSERT_TRUE(store->take_range("edge", std::nullopt).ok());
+  auto past = store->take_range("edge", std::nullopt);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(past.error().message.find("used up"), std::string::npos) << past.error().message;
+  EXPECT_EQ(store->list_tags()->front().max_id, INT64_MAX - 50);
+}
+
+TEST(SegmentStore, BadTagsAreRefusedEverywhere) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  for (const std::string& bad :
+       std::vector<std::string>{"", "1abc", "_x", "a b", "a/b", "a;drop", "é", std::string(65, 'a'),
+                                std::string("a\0b", 3)}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(validate_segment_tag(bad).ok());
+    Status created = store->create_tag(bad, 1, 10, "");
+    ASSERT_FALSE(created.ok());
+    EXPECT_EQ(created.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(store->take_range(bad, std::nullopt).error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(store->set_step(bad, 10).error().code, ErrorCode::kInvalidArgument);
+  }
+  for (const std::string& good :
+       std::vector<std::string>{"a", "Orders", "order-v2.eu_west", std::string(64, 'z')}) {
+    EXPECT_TRUE(validate_segment_tag(good).ok()) << good;
+  }
+}
+
+TEST(SegmentStore, BadStepsAndStartsAreRefused) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  EXPECT_EQ(store->create_tag("t", 1, 0, "").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store->create_tag("t", 1, kMaxSegmentStep + 1, "").error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store->create_tag("t", -1, 10, "").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store->create_tag("t", 1, 10, std::string(257, 'd')).error().code,
+            ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(store->create_tag("t", 1, 10, "").ok());
+  EXPECT_EQ(store->set_step("t", 0).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store->take_range("t", 0).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(SegmentStore, UrlsChooseTheStore) {
+  TempDir dir;
+  EXPECT_EQ(open_segment_store("mysql://x@y/z").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(open_segment_store("segments.db").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(open_segment_store("sqlite://").error().code, ErrorCode::kInvalidArgument);
+  auto secret = open_segment_store("redis://user:hunter2@host");
+  ASSERT_FALSE(secret.ok());
+  EXPECT_EQ(secret.error().message.find("hunter2"), std::string::npos) << secret.error().message;
+  auto bad_pg = open_segment_store("postgresql://host:notaport:/x?bogus=1");
+  ASSERT_FALSE(bad_pg.ok());
+  EXPECT_EQ(bad_pg.error().code, ErrorCode::kInvalidArgument);
+  // A directory that does not exist: a clear error, not a crash.
+  auto missing = open_segment_store("sqlite://" + dir.file("no/such/dir/s.db"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no/such/dir"), std::string::npos);
+
+  // A relative path is relative to the working directory.
+  const auto previous = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto relative = open_segment_store("sqlite://relative.db");
+  std::filesystem::current_path(previous);
+  ASSERT_TRUE(relative.ok()) << relative.error().message;
+  EXPECT_STREQ((*relative)->kind(), "sqlite");
+  EXPECT_TRUE(std::filesystem::exists(dir.file("relative.db")));
+}
+
+TEST(SegmentStore, TheOperatorSchemaFileIsTheOneSnowidUses) {
+  TempDir dir;
+  const std::string path = dir.file("operator.db");
+  const auto applied = test::run_process(
+      {"/bin/sh", "-c", "sqlite3 '" + path + "' < '" SNOWID_SEGMENTS_SQL_PATH "'"});
+  if (applied.exit_code == 127) GTEST_SKIP() << "no sqlite3 shell to apply the file with";
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  auto store = open_segment_store("sqlite://" + path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  ASSERT_TRUE((*store)->create_tag("orders", 1, 10, "").ok());
+  EXPECT_EQ((*store)->take_range("orders", std::nullopt)->end, 11);
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,109 @@
+#include "postgres_process.h"
+
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace snowid::test {
+namespace {
+
+const std::string kBin = "/usr/lib/postgresql/15/bin/";
+
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::string describe(const std::string& what, const ProcessResult& result) {
+  return what + " failed (exit " + std::to_string(result.exit_code) +
+         (result.timed_out ? ", timed out" : "") + "): " + result.err + result.out;
+}
+
+}  // namespace
+
+bool PostgresProcess::available() {
+  return std::filesystem::exists(kBin + "initdb") && std::filesystem::exists(kBin + "pg_ctl");
+}
+
+PostgresProcess::PostgresProcess() : data_dir_(dir_.file("data")) {
+  if (::geteuid() == 0) {
+    const passwd* owner = ::getpwnam("postgres");
+    if (owner == nullptr) {
+      error_ = "running as root and there is no postgres user to own the cluster";
+      return;
+    }
+    if (::chown(dir_.path().c_str(), owner->pw_uid, owner->pw_gid) != 0) {
+      error_ = "cannot chown " + dir_.path() + " to postgres";
+      return;
+    }
+    as_postgres_user_ = true;
+  }
+  port_ = free_loopback_port();
+  const ProcessResult init =
+      run_as_owner({kBin + "initdb", "-D", data_dir_, "-U", "postgres", "-A", "trust", "--no-sync",
+                    "--no-locale", "-E", "UTF8", "--no-instructions"});
+  if (init.exit_code != 0) {
+    error_ = describe("initdb", init);
+    return;
+  }
+  start();
+}
+
+PostgresProcess::~PostgresProcess() {
+  if (running_) stop(true);
+}
+
+std::string PostgresProcess::url() const {
+  return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/postgres";
+}
+
+ProcessResult PostgresProcess::run_as_owner(std::vector<std::string> argv) {
+  if (as_postgres_user_) argv.insert(argv.begin(), {"/usr/sbin/runuser", "-u", "postgres", "--"});
+  return run_process(argv, {}, std::chrono::seconds{60});
+}
+
+bool PostgresProcess::start() {
+  const std::string options = "-p " + std::to_string(port_) + " -k " + dir_.path() +
+                              " -c listen_addresses=127.0.0.1 -c fsync=off"
+                              " -c full_page_writes=off -c max_connections=40";
+  const ProcessResult started =
+      run_as_owner({kBin + "pg_ctl", "-D", data_dir_, "-l", dir_.file("server.log"), "-w", "-t",
+                    "30", "-o", options, "start"});
+  running_ = started.exit_code == 0;
+  if (!running_) error_ = describe("pg_ctl start", started) + read_file(dir_.file("server.log"));
+  return running_;
+}
+
+bool PostgresProcess::stop(bool immediate) {
+  const ProcessResult stopped = run_as_owner({kBin + "pg_ctl", "-D", data_dir_, "-w", "-t", "30",
+                                              "-m", immediate ? "immediate" : "fast", "stop"});
+  if (stopped.exit_code != 0) {
+    error_ = describe("pg_ctl stop", stopped);
+    return false;
+  }
+  running_ = false;
+  return true;
+}
+
+bool PostgresProcess::psql(const std::string& sql, std::string* output) {
+  const ProcessResult result = run_process(
+      {kBin + "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(), "-c", sql});
+  if (output != nullptr) *output = result.out;
+  if (result.exit_code != 0) error_ = describe("psql", result);
+  return result.exit_code == 0;
+}
+
+}  // namespace snowid::test

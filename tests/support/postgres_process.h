@@ -1,0 +1,52 @@
+// A throw-away PostgreSQL 15 cluster for tests: initdb in a temporary
+// directory, the server on a free loopback port with its socket in that
+// directory, trust authentication for the `postgres` user. When the test runs
+// as root (initdb refuses root) the cluster belongs to the `postgres` system
+// user and every server command runs through `runuser -u postgres --`.
+//
+// The server is stopped (immediate mode) and the directory removed at destruction.
+#pragma once
+
+#include <string>
+
+#include "subprocess.h"
+
+namespace snowid::test {
+
+class PostgresProcess {
+ public:
+  // Creates the cluster and starts the server; check started() and error().
+  PostgresProcess();
+  ~PostgresProcess();
+  PostgresProcess(const PostgresProcess&) = delete;
+  PostgresProcess& operator=(const PostgresProcess&) = delete;
+
+  // True if the PostgreSQL 15 binaries are installed.
+  static bool available();
+
+  bool started() const { return running_; }
+  const std::string& error() const { return error_; }
+  int port() const { return port_; }
+  // postgresql://postgres@127.0.0.1:PORT/postgres
+  std::string url() const;
+
+  // Stops the server (`immediate`: like a crash, no checkpoint) and starts it
+  // again on the same port. Both wait until done; false (see error()) on failure.
+  bool stop(bool immediate = true);
+  bool start();
+
+  // Runs SQL through psql; returns its output (error() says why on failure).
+  bool psql(const std::string& sql, std::string* output = nullptr);
+
+ private:
+  ProcessResult run_as_owner(std::vector<std::string> argv);
+
+  TempDir dir_;
+  std::string data_dir_;
+  int port_ = 0;
+  bool as_postgres_user_ = false;
+  bool running_ = false;
+  std::string error_;
+};
+
+}  // namespace snowid::test
