@@ -14,9 +14,12 @@
 //      if claim.ceiling is set, external_ceiling = *claim.ceiling.
 //   2. Per request: if !may_issue(), answer UNAVAILABLE / 503. may_issue()
 //      takes no lock (an atomic load and a clock read).
-//   3. From a timer (~100 ms): generator.raise_external_ceiling(reservation());
-//      if claim_generation() changed, the claim was lost and re-taken (maybe
-//      under another node id): rebuild the Generator from current_claim().
+//   3. From a timer (~100 ms): generator.raise_external_ceiling(reservation()),
+//      but only if claim_generation() read before and after reservation() is
+//      the generation the Generator was built for (a newer claim's
+//      reservation may belong to another node id); if claim_generation()
+//      changed, the claim was lost and re-taken (maybe under another node
+//      id): build a new Generator from current_claim().
 //   4. At a clean stop: stop issuing, then release(generator's last issued).
 //
 // Thread-safety: every method may be called from any thread.

@@ -141,15 +141,20 @@ class EtcdCoordinator final : public Coordinator {
 
  private:
   // Requires: work_mutex_ is held.
+  // The generation is published before the new claim's reservation, so a
+  // reader that loads the generation, then the reservation, then the
+  // generation again, and sees the same generation twice, holds a
+  // reservation of that generation (never a newer claim's, which may belong
+  // to another node id).
   Claim publish_claim(Claim claim) {
     claim.generation = generation_.load() + 1;
     {
       std::lock_guard lock(claim_mutex_);
       current_ = claim;
     }
+    generation_.store(claim.generation);
     publish_progress();
     claims_.fetch_add(1);
-    generation_.store(claim.generation);
     state_.store(ClaimState::kHeld, std::memory_order_release);
     last_keep_alive_ = coord::boot_time_now();
     return claim;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include "snowid/decode.h"
 
@@ -61,6 +62,19 @@ std::function<Status(ServerConfig&, const std::string&)> text(std::string Server
   };
 }
 
+std::function<Status(ServerConfig&, const std::string&)> boolean(bool ServerConfig::*field) {
+  return [field](ServerConfig& c, const std::string& v) -> Status {
+    if (v == "true" || v == "1") {
+      c.*field = true;
+    } else if (v == "false" || v == "0") {
+      c.*field = false;
+    } else {
+      return invalid_argument(fmt::format("'{}' is not true or false", v));
+    }
+    return {};
+  };
+}
+
 std::function<Status(ServerConfig&, const std::string&)> bits(std::optional<int> LayoutSpec::*field) {
   return [field](ServerConfig& c, const std::string& v) -> Status {
     auto n = parse_unsigned(v, 64, "bits");
@@ -96,6 +110,49 @@ const std::vector<Option>& options() {
        [](const ServerConfig& c) { return std::to_string(c.datacenter_id); }},
       {"worker_id", number(&ServerConfig::worker_id, std::uint64_t{0xffffffff}),
        [](const ServerConfig& c) { return std::to_string(c.worker_id); }},
+      {"coordinator",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         if (v != "static" && v != "etcd") {
+           return invalid_argument(fmt::format("unknown coordinator '{}'; expected static or etcd", v));
+         }
+         c.coordinator = v;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.coordinator; }},
+      {"etcd_endpoints",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto parsed = parse_etcd_endpoints(v);
+         if (!parsed.ok()) return parsed.error();
+         c.etcd_endpoints = v;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.etcd_endpoints; }},
+      {"cluster", text(&ServerConfig::cluster), [](const ServerConfig& c) { return c.cluster; }},
+      {"node_id_from_hostname", boolean(&ServerConfig::node_id_from_hostname),
+       [](const ServerConfig& c) { return std::string(c.node_id_from_hostname ? "true" : "false"); }},
+      {"lease_ttl_s",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         auto n = parse_unsigned(v, 3600, "seconds");
+         if (!n.ok()) return n.error();
+         c.lease_ttl = std::chrono::seconds{static_cast<long long>(*n)};
+         return {};
+       },
+       [](const ServerConfig& c) { return std::to_string(c.lease_ttl.count()); }},
+      {"lease_safety_margin_ms", duration(&ServerConfig::lease_safety_margin),
+       [](const ServerConfig& c) { return std::to_string(c.lease_safety_margin.count()); }},
+      {"max_peer_clock_offset_ms", duration(&ServerConfig::max_peer_clock_offset),
+       [](const ServerConfig& c) { return std::to_string(c.max_peer_clock_offset.count()); }},
+      {"claim_timeout_ms", duration(&ServerConfig::claim_timeout),
+       [](const ServerConfig& c) { return std::to_string(c.claim_timeout.count()); }},
+      {"etcd_user", text(&ServerConfig::etcd_user), [](const ServerConfig& c) { return c.etcd_user; }},
+      {"etcd_password", text(&ServerConfig::etcd_password),
+       [](const ServerConfig& c) { return c.etcd_password.empty() ? "" : "(set)"; }},
+      {"etcd_tls_ca", text(&ServerConfig::etcd_tls_ca),
+       [](const ServerConfig& c) { return c.etcd_tls_ca; }},
+      {"etcd_tls_cert", text(&ServerConfig::etcd_tls_cert),
+       [](const ServerConfig& c) { return c.etcd_tls_cert; }},
+      {"etcd_tls_key", text(&ServerConfig::etcd_tls_key),
+       [](const ServerConfig& c) { return c.etcd_tls_key; }},
       {"preset",
        [](ServerConfig& c, const std::string& v) -> Status {
          auto p = preset(v);
@@ -302,7 +359,53 @@ Status validate(const ServerConfig& config) {
   if (config.io_threads < 1) return invalid_argument("io_threads must be at least 1");
   if (config.max_connections < 1) return invalid_argument("max_connections must be at least 1");
   if (config.state_dir.empty()) return invalid_argument("state_dir must not be empty");
+  if (config.coordinator == "etcd") {
+    auto etcd = etcd_options(config);
+    if (!etcd.ok()) return etcd.error();
+    if (config.lease_ttl < std::chrono::seconds{2}) {
+      return invalid_argument("lease_ttl_s must be at least 2");
+    }
+    if (config.lease_safety_margin >= config.lease_ttl) {
+      return invalid_argument(fmt::format("lease_safety_margin_ms {} must be below lease_ttl_s {}",
+                                          config.lease_safety_margin.count(),
+                                          config.lease_ttl.count()));
+    }
+  }
   return {};
+}
+
+Result<EtcdOptions> etcd_options(const ServerConfig& config) {
+  auto layout = resolve(config.layout);
+  if (!layout.ok()) return layout.error();
+  auto endpoints = parse_etcd_endpoints(config.etcd_endpoints);
+  if (!endpoints.ok()) return endpoints.error();
+  EtcdOptions o;
+  o.endpoints = *endpoints;
+  o.cluster = config.cluster;
+  o.layout = *layout;
+  if (config.node_id_from_hostname) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) {
+      return invalid_argument("node_id_from_hostname: cannot read the hostname");
+    }
+    auto ordinal = node_id_from_pod_name(host, node_id_count(*layout));
+    if (!ordinal.ok()) {
+      return invalid_argument(fmt::format("node_id_from_hostname: {}", ordinal.error().message));
+    }
+    o.preferred_node_id = *ordinal;
+  } else {
+    o.preferred_node_id = config.datacenter_id << layout->worker_bits | config.worker_id;
+  }
+  o.lease_ttl = config.lease_ttl;
+  o.safety_margin = config.lease_safety_margin;
+  o.max_peer_clock_offset = config.max_peer_clock_offset;
+  o.user = config.etcd_user;
+  o.password = config.etcd_password;
+  o.tls_ca_file = config.etcd_tls_ca;
+  o.tls_cert_file = config.etcd_tls_cert;
+  o.tls_key_file = config.etcd_tls_key;
+  o.advertised_addresses = {"http " + config.http.text(), "grpc " + config.grpc.text()};
+  return o;
 }
 
 Result<GeneratorOptions> generator_options(const ServerConfig& config) {

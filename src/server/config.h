@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "snowid/error.h"
+#include "snowid/etcd_coordinator.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
 
@@ -26,6 +27,22 @@ struct ServerConfig {
   Endpoint grpc{"127.0.0.1", 9090};
   std::uint64_t datacenter_id = 0;
   std::uint64_t worker_id = 0;
+  // Cluster mode: "static" uses datacenter_id/worker_id as given; "etcd"
+  // leases a node id from etcd, preferring datacenter_id/worker_id (or the
+  // StatefulSet ordinal of the hostname with node_id_from_hostname).
+  std::string coordinator = "static";
+  std::string etcd_endpoints = "127.0.0.1:2379";
+  std::string cluster = "snowid";
+  bool node_id_from_hostname = false;
+  std::chrono::seconds lease_ttl{10};
+  std::chrono::milliseconds lease_safety_margin{1000};
+  std::chrono::milliseconds max_peer_clock_offset{10000};
+  std::chrono::milliseconds claim_timeout{30000};
+  std::string etcd_user;
+  std::string etcd_password;
+  std::string etcd_tls_ca;
+  std::string etcd_tls_cert;
+  std::string etcd_tls_key;
   LayoutSpec layout;
   ClockPolicy clock_policy = ClockPolicy::kMonotonic;
   std::chrono::milliseconds max_wait{5};
@@ -66,5 +83,8 @@ Status validate(const ServerConfig& config);
 
 // Generator options for this configuration (state file inside state_dir).
 Result<GeneratorOptions> generator_options(const ServerConfig& config);
+
+// etcd coordinator options for this configuration (coordinator = "etcd").
+Result<EtcdOptions> etcd_options(const ServerConfig& config);
 
 }  // namespace snowid::server

@@ -174,7 +174,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   }
   if (route == Route::kHealthz) return set_json(response, nlohmann::json{{"status", "ok"}});
   if (route == Route::kReadyz) {
-    Status ready = service.generator().readiness();
+    Status ready = service.node().readiness();
     if (!ready.ok()) return set_error(response, 503, ready.error().message);
     return set_json(response, nlohmann::json{{"status", "ready"}});
   }

@@ -49,15 +49,15 @@ int fail(int code, const std::string& message) {
   return code;
 }
 
-// Raises the persisted high-water mark ahead of use every 100 ms, so that
-// requests never wait on the disk.
-void keep_reserving(asio::steady_timer& timer, Generator& generator) {
+// Every 100 ms: raises the persisted high-water mark (or, in cluster mode,
+// the ceiling granted by the reservation) ahead of use, so that requests
+// never wait on the disk or on etcd, and follows re-claims.
+void keep_maintaining(asio::steady_timer& timer, Node& node) {
   timer.expires_after(std::chrono::milliseconds{100});
-  timer.async_wait([&timer, &generator](const boost::system::error_code& ec) {
+  timer.async_wait([&timer, &node](const boost::system::error_code& ec) {
     if (ec) return;
-    Status s = generator.extend_reservation();
-    if (!s.ok()) spdlog::error("{}", s.error().message);
-    keep_reserving(timer, generator);
+    node.maintain();
+    keep_maintaining(timer, node);
   });
 }
 
@@ -112,17 +112,17 @@ int run(int argc, char** argv) {
     return fail(kExitFailure, fmt::format("cannot create state directory {}: {}", config.state_dir,
                                           ec.message()));
   }
-  auto options = generator_options(config);
-  if (!options.ok()) return fail(kExitUsage, options.error().message);
-  auto generator = Generator::create(*options);
-  if (!generator.ok()) {
-    if (generator.error().code == ErrorCode::kStateLocked) {
-      return fail(kExitFailure, fmt::format("state directory {} is in use: {}", config.state_dir,
-                                            generator.error().message));
+  auto node = Node::start(config);
+  if (!node.ok()) {
+    const Error& error = node.error();
+    if (error.code == ErrorCode::kStateLocked) {
+      return fail(kExitFailure,
+                  fmt::format("state directory {} is in use: {}", config.state_dir, error.message));
     }
-    return fail(kExitFailure, generator.error().message);
+    return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
+                error.message);
   }
-  IdService service(config, std::move(*generator));
+  IdService service(config, std::move(*node));
 
   // The main thread runs the acceptor, signals and timers; HTTP connections
   // live on the HTTP server's own threads, gRPC calls on gRPC's.
@@ -139,20 +139,31 @@ int run(int argc, char** argv) {
   service.set_bound_endpoints(*http_endpoint, *grpc_endpoint);
 
   const Layout& layout = service.layout();
-  const auto stats = service.generator().stats();
+  const Generator& generator = service.generator();
+  const auto stats = generator.stats();
+  const std::string identity =
+      service.node().leased()
+          ? fmt::format("claimed from etcd cluster {} at {}, starting above {}", config.cluster,
+                        config.etcd_endpoints, format_time(generator.options().start_above))
+          : "static";
+  const std::string mark =
+      service.node().leased()
+          ? fmt::format("reservation {} in etcd", format_time(stats.external_ceiling))
+          : fmt::format("high-water mark {} in {}", format_time(stats.high_water),
+                        generator.options().state_file.string());
   spdlog::info(
-      "snowidd {} starting: layout {}, datacenter {}, worker {}, clock policy {} (max_wait {} ms, "
-      "max_drift {} ms), high-water mark {} in {}, http {}, grpc {}",
-      kVersion, describe(layout), config.datacenter_id, config.worker_id,
-      clock_policy_name(config.clock_policy), config.max_wait.count(), config.max_drift.count(),
-      format_time(stats.high_water), options->state_file.string(), http_endpoint->text(),
+      "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
+      "ms, max_drift {} ms), {}, http {}, grpc {}",
+      kVersion, describe(layout), generator.options().datacenter_id,
+      generator.options().worker_id, identity, clock_policy_name(config.clock_policy),
+      config.max_wait.count(), config.max_drift.count(), mark, http_endpoint->text(),
       grpc_endpoint->text());
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }
 
   asio::steady_timer reserver(io);
-  keep_reserving(reserver, service.generator());
+  keep_maintaining(reserver, service.node());
 
   // Draining: stop once no connection is open, or after one second.
   asio::steady_timer drain_timer(io);
@@ -181,13 +192,19 @@ int run(int argc, char** argv) {
   io.run();
   http.stop();
 
-  Status saved = service.generator().checkpoint();
+  Status saved = service.node().stop();
   if (!saved.ok()) {
     spdlog::error("{}", saved.error().message);
     return kExitFailure;
   }
-  spdlog::info("stopped: {} IDs issued; high-water mark {}", service.metrics().ids_issued(),
-               format_time(service.generator().stats().high_water));
+  if (service.node().leased()) {
+    spdlog::info("stopped: {} IDs issued; node id released, last issued {}",
+                 service.metrics().ids_issued(),
+                 format_time(service.generator().stats().last_issued));
+  } else {
+    spdlog::info("stopped: {} IDs issued; high-water mark {}", service.metrics().ids_issued(),
+                 format_time(service.generator().stats().high_water));
+  }
   return 0;
 }
 

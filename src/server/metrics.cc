@@ -21,6 +21,12 @@ std::string_view route_name(Route route) {
   return "other";
 }
 
+void append_metric(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help, std::string_view value) {
+  fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help,
+                 type, value);
+}
+
 std::size_t Metrics::status_index(unsigned status) {
   for (std::size_t i = 0; i + 1 < kStatuses.size(); ++i) {
     if (kStatuses[i] == status) return i;

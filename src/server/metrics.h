@@ -23,6 +23,10 @@ enum class Route {
 inline constexpr std::size_t kRouteCount = 9;
 std::string_view route_name(Route route);
 
+// Appends one sample with its HELP and TYPE lines in Prometheus text format.
+void append_metric(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help, std::string_view value);
+
 class Metrics {
  public:
   static constexpr std::size_t kMaxAgents = 100;

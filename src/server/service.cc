@@ -23,10 +23,12 @@ bool valid_agent(std::string_view agent) {
 }
 
 Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out) {
+  if (Status claim = node_->may_issue(); !claim.ok()) return claim;
+  Generator& generator = node_->generator();
   std::uint32_t done = 0;
   Status result;
   while (done < count) {
-    auto block = generator_->next_block(count - done);
+    auto block = generator.next_block(count - done);
     if (!block.ok()) {
       result = block.error();
       break;
@@ -39,13 +41,14 @@ Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector
 }
 
 Result<Id> IdService::issue_one(std::string_view agent) {
-  Result<Id> id = generator_->next();
+  if (Status claim = node_->may_issue(); !claim.ok()) return claim.error();
+  Result<Id> id = node_->generator().next();
   if (id.ok()) metrics_.count_ids(agent, 1);
   return id;
 }
 
-IdService::IdService(ServerConfig config, std::unique_ptr<Generator> generator)
-    : config_(std::move(config)), generator_(std::move(generator)), http_(config_.http),
+IdService::IdService(ServerConfig config, std::unique_ptr<Node> node)
+    : config_(std::move(config)), node_(std::move(node)), http_(config_.http),
       grpc_(config_.grpc) {}
 
 void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
@@ -54,9 +57,10 @@ void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
 }
 
 nlohmann::json IdService::info() const {
-  const GeneratorStats stats = generator_->stats();
+  const Generator& generator = node_->generator();
+  const GeneratorStats stats = generator.stats();
   const auto now = SystemClock::instance().now_fresh();
-  const auto& options = generator_->options();
+  const auto& options = generator.options();
   return nlohmann::json{
       {"version", kVersion},
       {"layout", layout_json(options.layout, now)},
@@ -78,16 +82,15 @@ nlohmann::json IdService::info() const {
       {"http", http_.text()},
       {"grpc", grpc_.text()},
       {"max_batch", config_.max_batch},
+      {"cluster", node_->cluster_info()},
   };
 }
 
 std::string IdService::metrics_text() const {
-  const GeneratorStats s = generator_->stats();
+  const GeneratorStats s = node_->generator().stats();
   std::string extra;
   auto add = [&extra](std::string_view name, std::string_view type, std::string_view help,
-                      const std::string& value) {
-    extra += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help, type, value);
-  };
+                      const std::string& value) { append_metric(extra, name, type, help, value); };
   add("snowid_clock_rollback_events_total", "counter",
       "Times the clock read behind the last issued ID.", std::to_string(s.clock_behind_events));
   add("snowid_generator_refusals_total", "counter", "Calls the generator refused.",
@@ -99,7 +102,8 @@ std::string IdService::metrics_text() const {
   add("snowid_high_water_timestamp_seconds", "gauge", "Persisted high-water mark (Unix time).",
       fmt::format("{:.3f}", static_cast<double>(s.high_water.count()) / 1000.0));
   add("snowid_ready", "gauge", "Whether an ID can be issued right now.",
-      generator_->readiness().ok() ? "1" : "0");
+      node_->readiness().ok() ? "1" : "0");
+  extra += node_->cluster_metrics();
   return metrics_.render(extra);
 }
 

@@ -1,4 +1,5 @@
-// The state snowidd's front ends share: configuration, the generator, the
+// The state snowidd's front ends share: configuration, the node (its node id
+// and generator), the
 // metrics, and the facts /v1/info reports. Thread-safe: front ends call it
 // from all their threads.
 #pragma once
@@ -14,6 +15,7 @@
 
 #include "config.h"
 #include "metrics.h"
+#include "node.h"
 #include "snowid/generator.h"
 
 namespace snowid::server {
@@ -29,11 +31,12 @@ bool valid_agent(std::string_view agent);
 
 class IdService {
  public:
-  IdService(ServerConfig config, std::unique_ptr<Generator> generator);
+  IdService(ServerConfig config, std::unique_ptr<Node> node);
 
-  Generator& generator() { return *generator_; }
+  Node& node() { return *node_; }
+  Generator& generator() { return node_->generator(); }
   const ServerConfig& config() const { return config_; }
-  const Layout& layout() const { return generator_->options().layout; }
+  const Layout& layout() const { return node_->generator().options().layout; }
   Metrics& metrics() { return metrics_; }
 
   // Ports actually bound (port 0 in the config picks a free one).
@@ -50,7 +53,7 @@ class IdService {
 
  private:
   ServerConfig config_;
-  std::unique_ptr<Generator> generator_;
+  std::unique_ptr<Node> node_;
   Metrics metrics_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Endpoint http_, grpc_;

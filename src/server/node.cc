@@ -1,0 +1,226 @@
+#include "node.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "metrics.h"
+#include "snowid/decode.h"
+#include "snowid/etcd_coordinator.h"
+
+namespace snowid::server {
+namespace {
+
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr milliseconds kFirstClaimBackoff{200};
+constexpr milliseconds kMaxClaimBackoff{2000};
+constexpr milliseconds kClockWaitStep{50};
+
+// Retries `attempt` until it succeeds, fails with an error `retry_on` does
+// not accept, or `deadline` passes (then the last error).
+template <typename T, typename Attempt, typename RetryOn>
+Result<T> retry_until(SteadyClock::time_point deadline, milliseconds first_pause,
+                      milliseconds max_pause, Attempt attempt, RetryOn retry_on) {
+  milliseconds pause = first_pause;
+  for (;;) {
+    Result<T> result = attempt();
+    if (result.ok() || !retry_on(result.error())) return result;
+    if (SteadyClock::now() + pause >= deadline) return result;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, max_pause);
+  }
+}
+
+double seconds(milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+
+}  // namespace
+
+Node::Node(const ServerConfig& config, std::unique_ptr<Coordinator> coordinator, bool leased)
+    : config_(config), coordinator_(std::move(coordinator)), leased_(leased) {}
+
+Node::~Node() = default;
+
+Result<std::unique_ptr<Node>> Node::start(const ServerConfig& config) {
+  auto layout = resolve(config.layout);
+  if (!layout.ok()) return layout.error();
+  const bool leased = config.coordinator == "etcd";
+  std::unique_ptr<Coordinator> coordinator;
+  if (leased) {
+    auto options = etcd_options(config);
+    if (!options.ok()) return options.error();
+    auto made = make_etcd_coordinator(*options);
+    if (!made.ok()) return made.error();
+    coordinator = std::move(*made);
+  } else {
+    auto made = make_static_coordinator(*layout, config.datacenter_id, config.worker_id);
+    if (!made.ok()) return made.error();
+    coordinator = std::move(*made);
+  }
+  std::unique_ptr<Node> node(new Node(config, std::move(coordinator), leased));
+
+  const auto deadline = SteadyClock::now() + config.claim_timeout;
+  auto claim = retry_until<Claim>(
+      deadline, kFirstClaimBackoff, kMaxClaimBackoff, [&] { return node->coordinator_->claim(); },
+      [&](const Error& error) {
+        spdlog::warn("cannot claim a node id yet: {}", error.message);
+        return error.code != ErrorCode::kInvalidArgument;
+      });
+  if (!claim.ok()) {
+    return Error{claim.error().code, fmt::format("no node id claimed within {} ms: {}",
+                                                 config.claim_timeout.count(),
+                                                 claim.error().message)};
+  }
+  // A floor ahead of the clock (the previous holder's reservation) is waited
+  // out, within the claim timeout; the lease is kept alive meanwhile.
+  auto generator = retry_until<std::unique_ptr<Generator>>(
+      deadline, kClockWaitStep, kClockWaitStep, [&] { return node->build_generator(*claim); },
+      [&](const Error& error) { return leased && error.code == ErrorCode::kClockBehind; });
+  if (!generator.ok()) return generator.error();
+  node->install(std::move(*generator), claim->generation);
+  return node;
+}
+
+Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim) const {
+  auto options = generator_options(config_);
+  if (!options.ok()) return options.error();
+  if (leased_) {
+    options->state_file.clear();
+    options->datacenter_id = claim.datacenter_id;
+    options->worker_id = claim.worker_id;
+    options->start_above = claim.floor;
+    options->external_ceiling = claim.ceiling;
+  }
+  return Generator::create(*options);
+}
+
+void Node::install(std::unique_ptr<Generator> generator, std::uint64_t generation) {
+  std::lock_guard lock(generators_mutex_);
+  generators_.push_back(std::move(generator));
+  current_.store(generators_.back().get(), std::memory_order_release);
+  generation_ = generation;
+}
+
+Status Node::may_issue() const {
+  if (!leased_ || coordinator_->may_issue()) return {};
+  return Error{ErrorCode::kUnavailable,
+               "this node does not hold its node id claim right now (lease deadline passed or "
+               "claim lost); re-claiming"};
+}
+
+Status Node::readiness() const {
+  Status claim = may_issue();
+  if (!claim.ok()) return claim;
+  if (leased_ && coordinator_->claim_generation() != generation_) {
+    return Error{ErrorCode::kUnavailable, "re-claimed a node id; starting its generator"};
+  }
+  return generator().readiness();
+}
+
+void Node::maintain() {
+  if (!leased_) {
+    Status s = generator().extend_reservation();
+    if (!s.ok()) spdlog::error("{}", s.error().message);
+    return;
+  }
+  const std::uint64_t before = coordinator_->claim_generation();
+  if (before == generation_) {
+    // See coordinator.h: the reservation counts only if the generation read
+    // on both sides of it is the one the current generator was built for.
+    const milliseconds reservation = coordinator_->reservation();
+    if (coordinator_->claim_generation() == before) {
+      generator().raise_external_ceiling(reservation);
+    }
+    return;
+  }
+  const auto claim = coordinator_->current_claim();
+  if (!claim || claim->generation != before) return;  // moving again; next tick
+  auto generator = build_generator(*claim);
+  if (!generator.ok()) {
+    if (!reported_pending_swap_) {
+      spdlog::warn("re-claimed node id {}, but cannot start issuing under it yet: {}",
+                   claim->node_id, generator.error().message);
+      reported_pending_swap_ = true;
+    }
+    return;
+  }
+  reported_pending_swap_ = false;
+  install(std::move(*generator), claim->generation);
+  spdlog::info("re-claimed node id {} (datacenter {}, worker {}); issuing above {}",
+               claim->node_id, claim->datacenter_id, claim->worker_id, format_time(claim->floor));
+}
+
+Status Node::stop() {
+  if (!leased_) return generator().checkpoint();
+  const milliseconds last = generator().stats().last_issued;
+  return coordinator_->release(last.count() > 0 ? std::optional<milliseconds>(last)
+                                                : std::nullopt);
+}
+
+nlohmann::json Node::cluster_info() const {
+  if (!leased_) return {{"coordinator", "static"}};
+  const CoordinatorStats s = coordinator_->stats();
+  nlohmann::json out{
+      {"coordinator", "etcd"},
+      {"cluster", config_.cluster},
+      {"etcd_endpoints", config_.etcd_endpoints},
+      {"claim_state", claim_state_name(s.state)},
+      {"reservation_ms", s.reservation.count()},
+      {"reservation", format_time(s.reservation)},
+      {"reservation_headroom_ms", s.reservation_headroom.count()},
+      {"claims", s.claims},
+      {"reclaims", s.reclaims},
+      {"fencing_events", s.fencing_events},
+      {"lost_claims", s.lost_claims},
+      {"etcd_requests", s.store_requests},
+      {"etcd_errors", s.store_errors},
+      {"etcd_latency_max_ms", static_cast<double>(s.store_latency_max.count()) / 1000.0},
+  };
+  out["node_id"] = s.node_id ? nlohmann::json(*s.node_id) : nlohmann::json(nullptr);
+  out["lease_time_left_ms"] =
+      s.lease_time_left ? nlohmann::json(s.lease_time_left->count()) : nlohmann::json(nullptr);
+  return out;
+}
+
+std::string Node::cluster_metrics() const {
+  if (!leased_) return {};
+  const CoordinatorStats s = coordinator_->stats();
+  std::string out;
+  auto add = [&out](std::string_view name, std::string_view type, std::string_view help,
+                    const std::string& value) { append_metric(out, name, type, help, value); };
+  add("snowid_cluster_claim_held", "gauge", "1 while this node holds its node id claim.",
+      s.state == ClaimState::kHeld && coordinator_->may_issue() ? "1" : "0");
+  add("snowid_cluster_node_id", "gauge", "The node id claimed (-1: none).",
+      s.node_id ? std::to_string(*s.node_id) : "-1");
+  add("snowid_cluster_lease_time_left_seconds", "gauge",
+      "Time until this node fences itself unless a keep-alive succeeds.",
+      fmt::format("{:.3f}", s.lease_time_left ? seconds(*s.lease_time_left) : 0.0));
+  add("snowid_cluster_reservation_timestamp_seconds", "gauge",
+      "Reservation H (Unix time): no ID is issued past it.",
+      fmt::format("{:.3f}", seconds(s.reservation)));
+  add("snowid_cluster_reservation_headroom_seconds", "gauge",
+      "Reservation minus the wall clock.", fmt::format("{:.3f}", seconds(s.reservation_headroom)));
+  add("snowid_cluster_claims_total", "counter", "Node id claims, the first included.",
+      std::to_string(s.claims));
+  add("snowid_cluster_reclaims_total", "counter", "Claims after a lost one.",
+      std::to_string(s.reclaims));
+  add("snowid_cluster_fencing_events_total", "counter",
+      "Times the lease deadline passed while the claim was held.",
+      std::to_string(s.fencing_events));
+  add("snowid_cluster_lost_claims_total", "counter",
+      "Times the claim was found gone or taken over.", std::to_string(s.lost_claims));
+  add("snowid_etcd_requests_total", "counter", "Requests to etcd.",
+      std::to_string(s.store_requests));
+  add("snowid_etcd_errors_total", "counter", "Failed requests to etcd (after failover).",
+      std::to_string(s.store_errors));
+  add("snowid_etcd_request_seconds_total", "counter", "Time spent in requests to etcd.",
+      fmt::format("{:.6f}", static_cast<double>(s.store_latency_total.count()) / 1e6));
+  add("snowid_etcd_request_max_seconds", "gauge", "Longest request to etcd so far.",
+      fmt::format("{:.6f}", static_cast<double>(s.store_latency_max.count()) / 1e6));
+  return out;
+}
+
+}  // namespace snowid::server

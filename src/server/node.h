@@ -1,0 +1,85 @@
+// What a snowidd node issues IDs as: its node id, static or leased from etcd
+// through a Coordinator, and the Generator built for that node id.
+//
+// Static (coordinator = "static"): one generator with the configured ids and
+// the state file in state_dir; nothing changes while the node runs.
+//
+// etcd (coordinator = "etcd"): start() claims a node id (retrying until
+// claim_timeout) and builds a generator that starts strictly above the
+// claim's floor and never passes its reservation (external ceiling). No
+// local state file: the reservation in etcd is the persisted high-water mark.
+// maintain(), every 100 ms, raises the ceiling as the coordinator extends
+// the reservation, and builds a new generator when the coordinator has
+// re-claimed (perhaps another node id) after losing the claim.
+//
+// Invariant (generator swap): requests reach a generator only through
+// generator(), an atomic pointer. A replaced generator is kept alive until
+// the Node is destroyed, so a request that loaded it finishes safely; its
+// IDs stay unique because they lie at or below the reservation its own claim
+// held, and whoever claims that node id next starts strictly above that.
+//
+// Thread-safety: generator(), may_issue(), readiness() and the stats from
+// any thread; start(), maintain() and stop() from one thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "snowid/coordinator.h"
+#include "snowid/generator.h"
+
+namespace snowid::server {
+
+class Node {
+ public:
+  // Errors: kInvalidArgument for bad settings; others when the node id or
+  // the state cannot be had (state directory in use, etcd unreachable until
+  // claim_timeout, every node id taken, clock far from the peers').
+  static Result<std::unique_ptr<Node>> start(const ServerConfig& config);
+  ~Node();
+
+  Generator& generator() const { return *current_.load(std::memory_order_acquire); }
+  bool leased() const { return leased_; }
+  const char* coordinator_name() const { return leased_ ? "etcd" : "static"; }
+
+  // Ok unless the claim on the node id is not held right now (cluster mode:
+  // lease deadline passed, claim lost, re-claiming): kUnavailable then.
+  // Cheap: an atomic load and a clock read.
+  Status may_issue() const;
+  // may_issue(), then the generator's readiness.
+  Status readiness() const;
+
+  // From a timer every 100 ms: keeps the state file's mark or the external
+  // ceiling ahead of use, and follows re-claims.
+  void maintain();
+
+  // After serving has ended: gives the node id back (cluster mode; the
+  // reservation is lowered to the last issued unit) and writes the exact
+  // high-water mark (static mode).
+  Status stop();
+
+  // Cluster facts for /v1/info and /metrics (empty in static mode).
+  nlohmann::json cluster_info() const;
+  std::string cluster_metrics() const;
+
+ private:
+  Node(const ServerConfig& config, std::unique_ptr<Coordinator> coordinator, bool leased);
+  Result<std::unique_ptr<Generator>> build_generator(const Claim& claim) const;
+  void install(std::unique_ptr<Generator> generator, std::uint64_t generation);
+
+  const ServerConfig config_;
+  std::unique_ptr<Coordinator> coordinator_;
+  const bool leased_;
+  std::atomic<Generator*> current_{nullptr};
+  std::uint64_t generation_ = 0;       // the claim generation current_ was built for
+  bool reported_pending_swap_ = false;  // a failed rebuild was logged
+  mutable std::mutex generators_mutex_;
+  std::vector<std::unique_ptr<Generator>> generators_;  // every one built, kept alive
+};
+
+}  // namespace snowid::server

@@ -1,0 +1,219 @@
+// snowidd in cluster mode against a real etcd started by the test: node ids
+// leased with fencing, end to end through the HTTP API.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <thread>
+
+#include "etcd_process.h"
+#include "id_checks.h"
+#include "server_process.h"
+#include "snowid/decode.h"
+#include "snowid/layout.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using namespace std::chrono_literals;
+using test::http_get;
+using test::ServerProcess;
+
+class ClusterServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(etcd.started()) << etcd.why(); }
+
+  // A node of cluster "t" preferring worker 0, with a short lease.
+  std::unique_ptr<ServerProcess> start_node(const std::string& name,
+                                            std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"--coordinator",  "etcd",
+                                  "--etcd-endpoints", etcd.endpoint(0),
+                                  "--cluster",      "t",
+                                  "--worker-id",    "0",
+                                  "--lease-ttl-s",  "2",
+                                  "--lease-safety-margin-ms", "500",
+                                  "--state-dir",    dir.file(name)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, args);
+    EXPECT_TRUE(server->started()) << server->log();
+    return server;
+  }
+
+  static nlohmann::json info(const ServerProcess& server) {
+    const auto reply = http_get(server.port(), "/v1/info");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return nlohmann::json::parse(reply.body, nullptr, false);
+  }
+
+  static std::uint64_t worker_of(Id id) {
+    return decode(*preset("twitter"), id)->worker;
+  }
+
+  // Up to `count` IDs in batches of 100 (fewer if the node refuses).
+  static std::vector<Id> fetch(const ServerProcess& server, int batches) {
+    std::vector<Id> ids;
+    test::HttpConnection connection(server.port());
+    for (int i = 0; i < batches; ++i) {
+      if (!connection.send("GET /v1/ids?count=100 HTTP/1.1\r\nHost: x\r\n\r\n")) break;
+      const auto reply = connection.read();
+      if (reply.status != 200) {
+        ADD_FAILURE() << "GET /v1/ids: " << reply.status << " " << reply.body;
+        break;
+      }
+      const auto body = nlohmann::json::parse(reply.body);
+      for (const auto& s : body["ids"]) ids.push_back(*parse_id(s.get<std::string>()));
+    }
+    return ids;
+  }
+
+  // Polls GET /v1/id until it answers `status`, for at most `limit`.
+  static bool wait_for_status(const ServerProcess& server, int status,
+                              std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (http_get(server.port(), "/v1/id").status == status) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  test::EtcdCluster etcd{1};
+  test::TempDir dir;
+};
+
+// The incident: several nodes all configured as worker 0. Each gets its own
+// node id, and the union of their IDs has no duplicate.
+TEST_F(ClusterServerTest, NodesConfiguredAlikeGetDistinctIdsAndNeverCollide) {
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (const char* name : {"a", "b", "c"}) nodes.push_back(start_node(name));
+  std::set<std::uint64_t> node_ids;
+  for (const auto& node : nodes) {
+    ASSERT_TRUE(node->started());
+    const auto cluster = info(*node)["cluster"];
+    EXPECT_EQ(cluster["coordinator"], "etcd");
+    EXPECT_EQ(cluster["claim_state"], "held");
+    node_ids.insert(cluster["node_id"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(node_ids, (std::set<std::uint64_t>{0, 1, 2}));
+
+  std::vector<std::vector<Id>> per_node(nodes.size());
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    clients.emplace_back([&, i] { per_node[i] = fetch(*nodes[i], 50); });
+  }
+  for (auto& c : clients) c.join();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    ASSERT_EQ(per_node[i].size(), 5000u);
+    EXPECT_EQ(worker_of(per_node[i].front()), info(*nodes[i])["worker_id"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(test::check_unique_and_increasing(per_node), "");
+
+  const auto metrics = http_get(nodes[0]->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_cluster_claim_held 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("snowid_etcd_requests_total"), std::string::npos);
+}
+
+// A node frozen (SIGSTOP) past its lease loses its node id to a newcomer,
+// which starts above the frozen node's reservation. Resumed, the old node
+// refuses at once, re-claims another id, and serves again; no ID repeats.
+TEST_F(ClusterServerTest, AFrozenNodeIsFencedAndItsSuccessorNeverRepeatsItsIds) {
+  auto old_node = start_node("old");
+  ASSERT_TRUE(old_node->started());
+  std::vector<Id> before = fetch(*old_node, 20);
+  ASSERT_EQ(before.size(), 2000u);
+  ASSERT_EQ(worker_of(before.back()), 0u);
+
+  old_node->signal(SIGSTOP);
+  std::this_thread::sleep_for(3500ms);  // past the 2 s lease
+  auto successor = start_node("new");
+  ASSERT_TRUE(successor->started());
+  EXPECT_EQ(info(*successor)["cluster"]["node_id"], 0);
+  const std::vector<Id> successor_ids = fetch(*successor, 20);
+  ASSERT_EQ(successor_ids.size(), 2000u);
+
+  old_node->signal(SIGCONT);
+  // Its lease deadline has passed: the very first request is refused.
+  const auto refused = http_get(old_node->port(), "/v1/id");
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  ASSERT_TRUE(wait_for_status(*old_node, 200, 10s)) << old_node->log();
+  const std::vector<Id> after = fetch(*old_node, 20);
+  ASSERT_EQ(after.size(), 2000u);
+  EXPECT_NE(worker_of(after.front()), 0u);
+  EXPECT_EQ(info(*old_node)["cluster"]["reclaims"].get<int>(), 1);
+
+  std::vector<Id> old_all = before;
+  old_all.insert(old_all.end(), after.begin(), after.end());
+  EXPECT_EQ(test::check_unique_and_increasing({old_all, successor_ids}), "");
+}
+
+// etcd frozen: the node fences itself within the lease, then recovers by
+// itself once etcd answers again.
+TEST_F(ClusterServerTest, NodeStopsIssuingWhileEtcdIsGoneAndRecovers) {
+  auto node = start_node("n");
+  ASSERT_TRUE(node->started());
+  std::vector<Id> before = fetch(*node, 5);
+  ASSERT_EQ(before.size(), 500u);
+  etcd.pause(0);
+  EXPECT_TRUE(wait_for_status(*node, 503, 4s));
+  EXPECT_EQ(http_get(node->port(), "/readyz").status, 503);
+  EXPECT_EQ(http_get(node->port(), "/healthz").status, 200);
+  etcd.resume(0);
+  ASSERT_TRUE(wait_for_status(*node, 200, 15s)) << node->log();
+  EXPECT_EQ(http_get(node->port(), "/readyz").status, 200);
+  const std::vector<Id> after = fetch(*node, 5);
+  std::vector<Id> all = before;
+  all.insert(all.end(), after.begin(), after.end());
+  EXPECT_EQ(test::check_unique_and_increasing({all}), "");
+}
+
+// SIGTERM releases the claim and keeps the reservation: the next holder of
+// the id starts above everything the first one issued.
+TEST_F(ClusterServerTest, GracefulStopReleasesTheIdForTheNextNode) {
+  auto first = start_node("first");
+  ASSERT_TRUE(first->started());
+  const std::vector<Id> first_ids = fetch(*first, 10);
+  ASSERT_EQ(first_ids.size(), 1000u);
+  first->signal(SIGTERM);
+  EXPECT_EQ(first->wait(), 0) << first->log();
+
+  const auto listed = test::run_process(
+      {SNOWID_CLI_PATH, "cluster", "list", "--etcd", etcd.endpoint(0), "--cluster", "t"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+
+  auto second = start_node("second");
+  ASSERT_TRUE(second->started());
+  EXPECT_EQ(info(*second)["cluster"]["node_id"], 0);
+  const std::vector<Id> second_ids = fetch(*second, 10);
+  ASSERT_EQ(second_ids.size(), 1000u);
+  EXPECT_GT(second_ids.front(), first_ids.back());
+  EXPECT_EQ(test::check_unique_and_increasing({first_ids, second_ids}), "");
+}
+
+TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--coordinator", "zookeeper"},
+        std::vector<std::string>{"--coordinator", "etcd", "--etcd-endpoints", "nohostport"},
+        std::vector<std::string>{"--coordinator", "etcd", "--lease-ttl-s", "1"},
+        std::vector<std::string>{"--coordinator", "etcd", "--cluster", "a/b"}}) {
+    std::vector<std::string> argv{SNOWIDD_PATH, "--state-dir", dir.file("bad"), "--http",
+                                  "127.0.0.1:0", "--grpc", "127.0.0.1:0"};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const auto r = test::run_process(argv);
+    EXPECT_EQ(r.exit_code, 2) << bad[1] << ": " << r.err;
+    EXPECT_EQ(test::split_lines(r.err).size(), 1u) << r.err;
+  }
+  // Nothing listens on port 1: the node gives up after the claim timeout.
+  const auto unreachable = test::run_process(
+      {SNOWIDD_PATH, "--state-dir", dir.file("u"), "--http", "127.0.0.1:0", "--grpc",
+       "127.0.0.1:0", "--coordinator", "etcd", "--etcd-endpoints", "127.0.0.1:1",
+       "--claim-timeout-ms", "1500"});
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_NE(unreachable.err.find("no node id claimed within 1500 ms"), std::string::npos)
+      << unreachable.err;
+}
+
+}  // namespace
+}  // namespace snowid
