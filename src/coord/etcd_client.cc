@@ -43,6 +43,7 @@ namespace snowid::coord {
 
 using std::chrono::microseconds;
 using std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
 struct EtcdClient::Member {
   std::string endpoint;
@@ -55,6 +56,9 @@ struct EtcdClient::Member {
 };
 
 namespace {
+
+// The least time a member that is not connected yet gets to connect and answer.
+constexpr milliseconds kMinConnectBudget{300};
 
 Result<std::string> read_whole_file(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
@@ -167,8 +171,20 @@ Result<Response> EtcdClient::call(std::string_view what, Invoke invoke) {
           }
         }
       }
+      // Wait for the connection rather than failing fast: a channel that
+      // failed once (etcd started after us, or restarted) otherwise keeps
+      // failing calls without ever completing a new connection. A member not
+      // connected yet gets a share of the timeout, so that failing over to
+      // the next one stays quick.
       grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+      auto budget = options_.request_timeout;
+      if (members_.size() > 1 &&
+          member.channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY) {
+        budget = std::max(std::chrono::duration_cast<milliseconds>(budget / members_.size()),
+                          kMinConnectBudget);
+      }
+      context.set_deadline(std::chrono::system_clock::now() + budget);
+      context.set_wait_for_ready(true);
       if (!options_.user.empty()) {
         std::lock_guard lock(member.token_mutex);
         context.AddMetadata("token", member.token);

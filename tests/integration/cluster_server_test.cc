@@ -192,6 +192,32 @@ TEST_F(ClusterServerTest, GracefulStopReleasesTheIdForTheNextNode) {
   EXPECT_EQ(test::check_unique_and_increasing({first_ids, second_ids}), "");
 }
 
+// A node started while etcd is down keeps trying and claims once etcd is
+// back (a gRPC channel that failed once must not stay failed), and a node
+// whose etcd restarts recovers the same way.
+TEST_F(ClusterServerTest, ANodeStartedBeforeEtcdClaimsOnceEtcdIsUp) {
+  etcd.stop(0);
+  std::vector<std::string> argv{SNOWIDD_PATH, "--coordinator", "etcd", "--etcd-endpoints",
+                                etcd.endpoint(0), "--cluster", "t", "--lease-ttl-s", "2",
+                                "--lease-safety-margin-ms", "500", "--claim-timeout-ms",
+                                "20000", "--state-dir", dir.file("early")};
+  std::unique_ptr<ServerProcess> node;
+  std::thread starter([&] {
+    node = std::make_unique<ServerProcess>(
+        SNOWIDD_PATH, std::vector<std::string>(argv.begin() + 1, argv.end()));
+  });
+  std::this_thread::sleep_for(2s);  // several failed attempts first
+  ASSERT_TRUE(etcd.restart(0)) << etcd.log(0);
+  starter.join();
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_EQ(http_get(node->port(), "/v1/id").status, 200);
+
+  etcd.stop(0);
+  EXPECT_TRUE(wait_for_status(*node, 503, 4s));
+  ASSERT_TRUE(etcd.restart(0)) << etcd.log(0);
+  EXPECT_TRUE(wait_for_status(*node, 200, 15s)) << node->log();
+}
+
 TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"--coordinator", "zookeeper"},

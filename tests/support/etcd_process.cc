@@ -93,19 +93,8 @@ EtcdCluster::EtcdCluster(int members) {
                                      "--election-timeout", "500",
                                      "--logger", "zap",
                                      "--log-level", "warn"};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, m.log_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const int rc = posix_spawn(&m.pid, binary.c_str(), &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      m.pid = -1;
+    m.argv = std::move(argv);
+    if (!spawn(m)) {
       why_ = "cannot start " + binary;
       return;
     }
@@ -121,6 +110,33 @@ EtcdCluster::EtcdCluster(int members) {
     std::this_thread::sleep_for(std::chrono::milliseconds{50});
   }
   why_ = "etcd did not become healthy within 20 s; log of m0:\n" + log(0);
+}
+
+bool EtcdCluster::spawn(Member& m) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, m.log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (auto& a : m.argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  const int rc = posix_spawn(&m.pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) m.pid = -1;
+  return rc == 0;
+}
+
+bool EtcdCluster::restart(int member) {
+  Member& m = members_[static_cast<std::size_t>(member)];
+  if (m.pid > 0 || !spawn(m)) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (healthy(m)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return false;
 }
 
 EtcdCluster::~EtcdCluster() {

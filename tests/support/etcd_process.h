@@ -28,6 +28,8 @@ class EtcdCluster {
   std::vector<std::string> endpoints() const;
 
   void stop(int member);    // SIGTERM, then SIGKILL after 5 s
+  // Starts a stopped member again on its ports and data; true once healthy.
+  bool restart(int member);
   void pause(int member);   // SIGSTOP: a member that hangs
   void resume(int member);  // SIGCONT
   std::string log(int member) const;
@@ -38,7 +40,9 @@ class EtcdCluster {
     int client_port = 0;
     int peer_port = 0;
     std::string log_path;
+    std::vector<std::string> argv;
   };
+  bool spawn(Member& member);
   bool healthy(const Member& member) const;
 
   TempDir dir_;
