@@ -6,7 +6,8 @@ build_release() {
   scripts/install-deps.sh
   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNOWID_BUILD_TESTS=OFF \
     -DSNOWID_WERROR=ON >/dev/null
-  cmake --build build-release --parallel "$(nproc)" >/dev/null
+  cmake --build build-release --parallel "$(nproc)" >"$bench_work/build.log" 2>&1 ||
+    { tail -40 "$bench_work/build.log" >&2; exit 1; }
 }
 
 bench_work=$(mktemp -d)

@@ -337,11 +337,7 @@ StepResult NodeClaim::extend_reservation(bool force) {
 
   // Applies only while the claim key is the one our claim created.
   etcdserverpb::TxnRequest txn;
-  auto* ours = txn.add_compare();
-  ours->set_key(claim_key(options_.cluster, node_id_));
-  ours->set_target(etcdserverpb::Compare::CREATE);
-  ours->set_result(etcdserverpb::Compare::EQUAL);
-  ours->set_create_revision(create_revision_);
+  require_claim_is_ours(txn);
   auto* reserve = txn.add_success()->mutable_request_put();
   reserve->set_key(reservation_key(options_.cluster, node_id_));
   reserve->set_value(std::to_string(target.count()));
@@ -362,14 +358,18 @@ StepResult NodeClaim::extend_reservation(bool force) {
   return {};
 }
 
-Status NodeClaim::release(std::optional<milliseconds> last_issued) {
-  if (!held()) return {};
-  etcdserverpb::TxnRequest txn;
+void NodeClaim::require_claim_is_ours(etcdserverpb::TxnRequest& txn) const {
   auto* ours = txn.add_compare();
   ours->set_key(claim_key(options_.cluster, node_id_));
   ours->set_target(etcdserverpb::Compare::CREATE);
   ours->set_result(etcdserverpb::Compare::EQUAL);
   ours->set_create_revision(create_revision_);
+}
+
+Status NodeClaim::release(std::optional<milliseconds> last_issued) {
+  if (!held()) return {};
+  etcdserverpb::TxnRequest txn;
+  require_claim_is_ours(txn);
   if (last_issued && *last_issued < reservation_) {
     // Nothing above last_issued was issued (the caller's promise), so the
     // next holder may start right above it instead of above our reservation.

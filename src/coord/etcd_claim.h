@@ -18,6 +18,10 @@
 #include "snowid/error.h"
 #include "snowid/etcd_coordinator.h"
 
+namespace etcdserverpb {
+class TxnRequest;
+}  // namespace etcdserverpb
+
 namespace snowid::coord {
 
 // Keys under /snowid/<cluster>/.
@@ -96,6 +100,9 @@ class NodeClaim {
   const std::string& instance() const { return record_.instance; }
 
  private:
+  // Adds to `txn` the compare that makes it apply only while the claim key is
+  // the one our claim created (the fence of every write under our claim).
+  void require_claim_is_ours(etcdserverpb::TxnRequest& txn) const;
   Result<bool> try_claim(std::uint64_t node_id);
   void set_deadline(std::chrono::nanoseconds sent, std::int64_t ttl_seconds);
 

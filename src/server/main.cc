@@ -69,7 +69,8 @@ int run(int argc, char** argv) {
   app.add_flag("--check-config", check_config,
                "Validate the configuration, print the effective values and exit");
   // One flag per configuration option; `defaults[i].first` names flag_values[i].
-  const auto defaults = describe(ServerConfig{});
+  const ServerConfig default_config;
+  const auto defaults = describe(default_config);
   std::vector<std::string> flag_values(defaults.size());
   for (std::size_t i = 0; i < defaults.size(); ++i) {
     const auto& [name, value] = defaults[i];
