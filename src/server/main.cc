@@ -3,7 +3,7 @@
 // Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
 // then flags; validate; lock the state directory and apply the clock policy
 // to the persisted high-water mark; listen; log one line that says what the
-// node is. SIGTERM/SIGINT: stop accepting, let in-flight requests finish,
+// node is; open the segment store unless segment_store is "off". SIGTERM/SIGINT: stop accepting, let in-flight requests finish,
 // write the exact high-water mark, exit 0.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -122,7 +122,21 @@ int run(int argc, char** argv) {
     }
     return fail(kExitFailure, generator.error().message);
   }
+  // Segment mode: opened after the generator, destroyed after the servers stopped.
+  std::unique_ptr<SegmentAllocator> segments;
+  const std::string segment_url = segment_store_url(config);
+  if (!segment_url.empty()) {
+    auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
+    if (!opened.ok()) {
+      const bool bad_input = opened.error().code == ErrorCode::kInvalidArgument;
+      return fail(bad_input ? kExitUsage : kExitFailure,
+                  fmt::format("segment_store {}: {}", redact_store_url(segment_url),
+                              opened.error().message));
+    }
+    segments = std::move(*opened);
+  }
   IdService service(config, std::move(*generator));
+  service.set_segments(segments.get());
 
   // The main thread runs the acceptor, signals and timers; HTTP connections
   // live on the HTTP server's own threads, gRPC calls on gRPC's.
@@ -142,11 +156,11 @@ int run(int argc, char** argv) {
   const auto stats = service.generator().stats();
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {}, clock policy {} (max_wait {} ms, "
-      "max_drift {} ms), high-water mark {} in {}, http {}, grpc {}",
+      "max_drift {} ms), high-water mark {} in {}, http {}, grpc {}, segment store {}",
       kVersion, describe(layout), config.datacenter_id, config.worker_id,
       clock_policy_name(config.clock_policy), config.max_wait.count(), config.max_drift.count(),
       format_time(stats.high_water), options->state_file.string(), http_endpoint->text(),
-      grpc_endpoint->text());
+      grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url));
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }
@@ -180,6 +194,9 @@ int run(int argc, char** argv) {
 
   io.run();
   http.stop();
+  grpc_server.shutdown(std::chrono::milliseconds{0});
+  service.set_segments(nullptr);
+  segments.reset();
 
   Status saved = service.generator().checkpoint();
   if (!saved.ok()) {
