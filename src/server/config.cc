@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -270,6 +271,8 @@ const std::vector<Option>& options() {
        [](const ServerConfig& c) { return std::to_string(c.segment_request_timeout.count()); }},
       {"segment_store_timeout_ms", positive_duration(&ServerConfig::segment_store_timeout),
        [](const ServerConfig& c) { return std::to_string(c.segment_store_timeout.count()); }},
+      {"segment_retry_max_ms", positive_duration(&ServerConfig::segment_retry_max),
+       [](const ServerConfig& c) { return std::to_string(c.segment_retry_max.count()); }},
   };
   return kOptions;
 }
@@ -404,6 +407,8 @@ SegmentAllocatorOptions segment_allocator_options(const ServerConfig& config) {
   o.auto_create_tags = config.segment_auto_create;
   o.auto_create_step = config.segment_auto_create_step;
   o.store.call_timeout = config.segment_store_timeout;
+  o.retry_max = config.segment_retry_max;
+  o.retry_initial = std::min(o.retry_initial, o.retry_max);
   return o;
 }
 

@@ -56,6 +56,7 @@ struct ServerConfig {
   std::int64_t segment_max_step = 1'000'000;
   std::chrono::milliseconds segment_request_timeout{1000};
   std::chrono::milliseconds segment_store_timeout{3000};
+  std::chrono::milliseconds segment_retry_max{5000};
 };
 
 // The value of segment_store that turns segment mode off.
