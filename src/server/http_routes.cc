@@ -237,9 +237,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     // reported beside it (and decides /readyz/segment), so one database
     // being down does not take the whole node out of a load balancer.
     Status ready = service.generator().readiness();
-    nlohmann::json body = ready.ok() ? nlohmann::json{{"status", "ready"}}
-                                     : nlohmann::json{{"status", "not ready"},
-                                                      {"error", ready.error().message}};
+    nlohmann::json body =
+        ready.ok() ? nlohmann::json{{"status", "ready"}}
+                   : nlohmann::json{{"status", "not ready"}, {"error", ready.error().message}};
     body["segment"] = service.segment_readiness();
     if (!ready.ok()) response.status = 503;
     return set_json(response, body);

@@ -3,8 +3,9 @@
 // Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
 // then flags; validate; lock the state directory and apply the clock policy
 // to the persisted high-water mark; listen; log one line that says what the
-// node is; open the segment store unless segment_store is "off". SIGTERM/SIGINT: stop accepting, let in-flight requests finish,
-// write the exact high-water mark, exit 0.
+// node is; open the segment store unless segment_store is "off". SIGTERM/SIGINT:
+// stop accepting, let in-flight requests finish, write the exact high-water
+// mark, exit 0.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 

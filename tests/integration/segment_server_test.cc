@@ -7,11 +7,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -41,8 +40,8 @@ std::string cli(std::vector<std::string> args, const std::string& store_url) {
   args.push_back("--segment-store");
   args.push_back(store_url);
   const auto result = test::run_process(args, {}, seconds{20});
-  return result.exit_code == 0 ? "" : "exit " + std::to_string(result.exit_code) + ": " +
-                                          result.err;
+  return result.exit_code == 0 ? ""
+                               : "exit " + std::to_string(result.exit_code) + ": " + result.err;
 }
 
 std::unique_ptr<ServerProcess> start(const std::string& state_dir,
@@ -261,14 +260,16 @@ TEST_F(SegmentServer, OffTurnsTheRoutesOff) {
   EXPECT_EQ(http_get(server->port(), "/readyz/segment").status, 404);
   const auto ready = nlohmann::json::parse(http_get(server->port(), "/readyz").body);
   EXPECT_EQ(ready["segment"]["enabled"], false);
-  EXPECT_TRUE(nlohmann::json::parse(http_get(server->port(), "/v1/info").body)["segment"].is_null());
+  EXPECT_TRUE(
+      nlohmann::json::parse(http_get(server->port(), "/v1/info").body)["segment"].is_null());
   EXPECT_NE(server->log().find("segment store off"), std::string::npos);
   v1::NextSegmentIdsRequest request;
   request.set_tag("order");
   request.set_count(1);
   v1::NextSegmentIdsResponse response;
-  EXPECT_EQ(stub_for(*server)->NextSegmentIds(grpc_context().get(), request, &response).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(
+      stub_for(*server)->NextSegmentIds(grpc_context().get(), request, &response).error_code(),
+      grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 TEST_F(SegmentServer, BadOptionsExitWithOneLineOnStderr) {
@@ -289,8 +290,8 @@ TEST_F(SegmentServer, BadOptionsExitWithOneLineOnStderr) {
       {{"--segment-store", "sqlite:///proc/no/such/dir/x.db"}, 1, "cannot open SQLite"},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> argv = {kServer, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0",
-                                     "--state-dir", dir.file("other-state")};
+    std::vector<std::string> argv = {kServer,       "--http",      "127.0.0.1:0",          "--grpc",
+                                     "127.0.0.1:0", "--state-dir", dir.file("other-state")};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     const auto result = test::run_process(argv, {}, seconds{10});
     EXPECT_EQ(result.exit_code, c.exit_code) << c.args[1] << ": " << result.err;
@@ -319,8 +320,8 @@ TEST_F(SegmentServer, StoreDownLeavesTheNodeReadyAndHidesThePassword) {
   EXPECT_NE(server->log().find("segment store postgresql://snowid:***@127.0.0.1:1/ids"),
             std::string::npos)
       << server->log();
-  EXPECT_TRUE(wait_until([&] { return http_get(port, "/readyz/segment").status == 503; },
-                         seconds{10}));
+  EXPECT_TRUE(
+      wait_until([&] { return http_get(port, "/readyz/segment").status == 503; }, seconds{10}));
   const HttpReply segment_ready = http_get(port, "/readyz/segment");
   EXPECT_NE(error_of(segment_ready).find("unreachable"), std::string::npos) << segment_ready.body;
   const HttpReply ready = http_get(port, "/readyz");
@@ -338,8 +339,9 @@ TEST_F(SegmentServer, StoreDownLeavesTheNodeReadyAndHidesThePassword) {
   request.set_tag("order");
   request.set_count(1);
   v1::NextSegmentIdsResponse response;
-  EXPECT_EQ(stub_for(*server)->NextSegmentIds(grpc_context().get(), request, &response).error_code(),
-            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(
+      stub_for(*server)->NextSegmentIds(grpc_context().get(), request, &response).error_code(),
+      grpc::StatusCode::UNAVAILABLE);
 
   const std::string info = http_get(port, "/v1/info").body;
   EXPECT_EQ(info.find("pa55word"), std::string::npos) << info;
@@ -374,8 +376,8 @@ TEST_F(SegmentServer, GrpcNextSegmentIdsAndItsStatusCodes) {
   EXPECT_EQ(call("order", 101).first, grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(call("nope", 5).first, grpc::StatusCode::NOT_FOUND);
   // HTTP continues the same sequence.
-  const auto next = numbers_of(http_get(server->port(), "/v1/segment/order",
-                                        {"Authorization: Bearer t0ken"}));
+  const auto next =
+      numbers_of(http_get(server->port(), "/v1/segment/order", {"Authorization: Bearer t0ken"}));
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(next[0], 106);
 }
@@ -425,7 +427,8 @@ class Clients {
     for (std::size_t c = 0; c < numbers_.size(); ++c) {
       const std::size_t node = c / 2;
       threads_.emplace_back([this, c, node, port = nodes[node]->port(), tag, requests] {
-        const std::string request = "GET /v1/segment/" + tag + "?count=10 HTTP/1.1\r\nHost: x\r\n\r\n";
+        const std::string request =
+            "GET /v1/segment/" + tag + "?count=10 HTTP/1.1\r\nHost: x\r\n\r\n";
         auto connection = std::make_unique<test::HttpConnection>(port);
         for (int i = 0; !stop_ && (requests == 0 || i < requests); ++i) {
           if (paused_) {
