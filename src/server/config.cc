@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "snowid/decode.h"
+#include "snowid/segment_store.h"
 
 namespace snowid::server {
 namespace {
@@ -69,7 +72,7 @@ std::function<Status(ServerConfig&, const std::string&)> boolean(bool ServerConf
     } else if (v == "false" || v == "0") {
       c.*field = false;
     } else {
-      return invalid_argument(fmt::format("'{}' is not true or false", v));
+      return invalid_argument(fmt::format("'{}' is not true or false", v.substr(0, 40)));
     }
     return {};
   };
@@ -80,6 +83,48 @@ std::function<Status(ServerConfig&, const std::string&)> bits(std::optional<int>
     auto n = parse_unsigned(v, 64, "bits");
     if (!n.ok()) return n.error();
     c.layout.*field = static_cast<int>(*n);
+    return {};
+  };
+}
+
+// An integer in [min, max].
+std::function<Status(ServerConfig&, const std::string&)> bounded(std::int64_t ServerConfig::*field,
+                                                                 std::int64_t min,
+                                                                 std::int64_t max) {
+  return [field, min, max](ServerConfig& c, const std::string& v) -> Status {
+    auto n = parse_unsigned(v, static_cast<std::uint64_t>(max), "value");
+    if (!n.ok()) return n.error();
+    if (static_cast<std::int64_t>(*n) < min) {
+      return invalid_argument(fmt::format("{} is below the minimum {}", *n, min));
+    }
+    c.*field = static_cast<std::int64_t>(*n);
+    return {};
+  };
+}
+
+// A duration in milliseconds, at least 1.
+std::function<Status(ServerConfig&, const std::string&)> positive_duration(
+    milliseconds ServerConfig::*field) {
+  return [field](ServerConfig& c, const std::string& v) -> Status {
+    auto n = parse_unsigned(v, 86'400'000, "milliseconds");
+    if (!n.ok()) return n.error();
+    if (*n == 0) return invalid_argument("must be at least 1 ms");
+    c.*field = milliseconds{static_cast<long long>(*n)};
+    return {};
+  };
+}
+
+// A fraction in [0, 1], written as a decimal number ("0.1", "1", "0").
+std::function<Status(ServerConfig&, const std::string&)> fraction(double ServerConfig::*field) {
+  return [field](ServerConfig& c, const std::string& v) -> Status {
+    double value = -1;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+    if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || !(value >= 0.0) ||
+        !(value <= 1.0)) {
+      return invalid_argument(
+          fmt::format("'{}' is not a fraction between 0 and 1 (e.g. 0.1)", v.substr(0, 40)));
+    }
+    c.*field = value;
     return {};
   };
 }
@@ -255,6 +300,27 @@ const std::vector<Option>& options() {
              v));
        },
        [](const ServerConfig& c) { return c.log_level; }},
+      {"segment_store", text(&ServerConfig::segment_store),
+       [](const ServerConfig& c) -> std::string {
+         const std::string url = segment_store_url(c);
+         return url.empty() ? kSegmentStoreOff : redact_store_url(url);
+       }},
+      {"segment_auto_create", boolean(&ServerConfig::segment_auto_create),
+       [](const ServerConfig& c) { return c.segment_auto_create ? "true" : "false"; }},
+      {"segment_auto_create_step",
+       bounded(&ServerConfig::segment_auto_create_step, kMinSegmentStep, kMaxSegmentStep),
+       [](const ServerConfig& c) { return std::to_string(c.segment_auto_create_step); }},
+      {"segment_prefetch_at", fraction(&ServerConfig::segment_prefetch_at),
+       [](const ServerConfig& c) { return fmt::format("{}", c.segment_prefetch_at); }},
+      {"segment_max_step",
+       bounded(&ServerConfig::segment_max_step, kMinSegmentStep, kMaxSegmentStep),
+       [](const ServerConfig& c) { return std::to_string(c.segment_max_step); }},
+      {"segment_request_timeout_ms", positive_duration(&ServerConfig::segment_request_timeout),
+       [](const ServerConfig& c) { return std::to_string(c.segment_request_timeout.count()); }},
+      {"segment_store_timeout_ms", positive_duration(&ServerConfig::segment_store_timeout),
+       [](const ServerConfig& c) { return std::to_string(c.segment_store_timeout.count()); }},
+      {"segment_retry_max_ms", positive_duration(&ServerConfig::segment_retry_max),
+       [](const ServerConfig& c) { return std::to_string(c.segment_retry_max.count()); }},
   };
   return kOptions;
 }
@@ -320,9 +386,11 @@ Status apply_toml_file(ServerConfig& config, const std::string& path) {
       value = std::to_string(i->get());
     } else if (const auto* b = node.as_boolean()) {
       value = b->get() ? "true" : "false";
+    } else if (const auto* f = node.as_floating_point()) {
+      value = fmt::format("{}", f->get());
     } else {
       return invalid_argument(
-          fmt::format("{}: {}: expected a string or an integer", path, key.str()));
+          fmt::format("{}: {}: expected a string, a number or a boolean", path, key.str()));
     }
     Status s = apply_option(config, std::string(key.str()), value, path);
     if (!s.ok()) return s;
@@ -422,6 +490,56 @@ Result<GeneratorOptions> generator_options(const ServerConfig& config) {
   o.sequence_start = config.sequence_start;
   o.state_file = std::filesystem::path(config.state_dir) / "generator.state";
   return o;
+}
+
+SegmentAllocatorOptions segment_allocator_options(const ServerConfig& config) {
+  SegmentAllocatorOptions o;
+  o.prefetch_at_used_fraction = config.segment_prefetch_at;
+  o.max_step = config.segment_max_step;
+  o.request_timeout = config.segment_request_timeout;
+  o.max_batch = config.max_batch;
+  o.auto_create_tags = config.segment_auto_create;
+  o.auto_create_step = config.segment_auto_create_step;
+  o.store.call_timeout = config.segment_store_timeout;
+  o.retry_max = config.segment_retry_max;
+  o.retry_initial = std::min(o.retry_initial, o.retry_max);
+  return o;
+}
+
+std::string segment_store_url(const ServerConfig& config) {
+  if (config.segment_store == kSegmentStoreOff) return "";
+  if (!config.segment_store.empty()) return config.segment_store;
+  // An absolute state_dir gives sqlite:///abs/segments.db (three slashes), a
+  // relative one sqlite://rel/segments.db: both what open_segment_store reads.
+  return "sqlite://" + (std::filesystem::path(config.state_dir) / "segments.db").string();
+}
+
+std::string redact_store_url(std::string_view url) {
+  std::string out(url);
+  // user:PASSWORD@host in the authority part.
+  const auto scheme_end = out.find("://");
+  if (scheme_end != std::string::npos) {
+    const auto authority = scheme_end + 3;
+    const auto authority_end = out.find_first_of("/?#", authority);
+    const auto at = out.rfind('@', authority_end == std::string::npos ? out.size() : authority_end);
+    if (at != std::string::npos && at > authority) {
+      const auto colon = out.find(':', authority);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // password=... among the query parameters (libpq accepts it there too).
+  const auto query = out.find('?');
+  for (auto pos = query; pos != std::string::npos && pos < out.size();) {
+    const auto start = pos + 1;
+    const auto end = out.find('&', start);
+    constexpr std::string_view kKey = "password=";
+    if (out.compare(start, kKey.size(), kKey) == 0) {
+      const auto value = start + kKey.size();
+      out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
+    }
+    pos = out.find('&', start);
+  }
+  return out;
 }
 
 }  // namespace snowid::server

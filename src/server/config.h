@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "snowid/error.h"
 #include "snowid/etcd_coordinator.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
+#include "snowid/segment.h"
 
 namespace snowid::server {
 
@@ -61,7 +63,21 @@ struct ServerConfig {
   std::string tls_key;
   std::string bearer_token;
   std::string log_level = "info";
+
+  // Segment mode (see snowid.example.toml). Empty segment_store: the SQLite
+  // file segments.db in state_dir; "off": no segment routes.
+  std::string segment_store;
+  bool segment_auto_create = false;
+  std::int64_t segment_auto_create_step = 1000;
+  double segment_prefetch_at = 0.1;
+  std::int64_t segment_max_step = 1'000'000;
+  std::chrono::milliseconds segment_request_timeout{1000};
+  std::chrono::milliseconds segment_store_timeout{3000};
+  std::chrono::milliseconds segment_retry_max{5000};
 };
+
+// The value of segment_store that turns segment mode off.
+inline constexpr const char* kSegmentStoreOff = "off";
 
 // Every option, as the flag/key/variable names use it, with its effective
 // value as text: for --check-config and /v1/info.
@@ -86,5 +102,16 @@ Result<GeneratorOptions> generator_options(const ServerConfig& config);
 
 // etcd coordinator options for this configuration (coordinator = "etcd").
 Result<EtcdOptions> etcd_options(const ServerConfig& config);
+
+// Segment allocator options for this configuration; max_batch is the server's.
+SegmentAllocatorOptions segment_allocator_options(const ServerConfig& config);
+
+// The segment store URL in effect ("sqlite://<state_dir>/segments.db" unless
+// segment_store names one); empty if segment mode is off.
+std::string segment_store_url(const ServerConfig& config);
+
+// `url` with any password (user:PASSWORD@ or password=...) replaced by "***",
+// for logs, /v1/info and --check-config.
+std::string redact_store_url(std::string_view url);
 
 }  // namespace snowid::server

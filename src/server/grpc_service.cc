@@ -50,14 +50,8 @@ class Handlers final : public v1::IdService::CallbackService {
                                     const v1::NextIdsRequest* request,
                                     v1::NextIdsResponse* response) override {
     auto* reactor = context->DefaultReactor();
-    const std::uint32_t max = service_.config().max_batch;
-    if (request->count() == 0) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                   fmt::format("count must be between 1 and {}", max)));
-    } else if (request->count() > max) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                   fmt::format("count {} exceeds max_batch {}", request->count(),
-                                               max)));
+    if (grpc::Status counted = check_count(request->count()); !counted.ok()) {
+      reactor->Finish(counted);
     } else {
       response->mutable_ids()->Reserve(static_cast<int>(request->count()));
       reactor->Finish(issue(context, request->count(), request->agent(), [response](Id id) {
@@ -115,7 +109,67 @@ class Handlers final : public v1::IdService::CallbackService {
     return reactor;
   }
 
+  // May wait for the segment store (up to segment_request_timeout_ms) when
+  // the tag's buffers are empty; in steady state the prefetch avoids that.
+  grpc::ServerUnaryReactor* NextSegmentIds(grpc::CallbackServerContext* context,
+                                           const v1::NextSegmentIdsRequest* request,
+                                           v1::NextSegmentIdsResponse* response) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(next_segment_ids(context, *request, *response));
+    return reactor;
+  }
+
  private:
+  grpc::Status next_segment_ids(grpc::CallbackServerContext* context,
+                                const v1::NextSegmentIdsRequest& request,
+                                v1::NextSegmentIdsResponse& response) {
+    grpc::Status status = authorize(context);
+    if (!status.ok()) return status;
+    status = check_agent(request.agent());
+    if (!status.ok()) return status;
+    SegmentAllocator* segments = service_.segments();
+    if (segments == nullptr) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "segment mode is off");
+    }
+    status = check_count(request.count());
+    if (!status.ok()) return status;
+    thread_local std::vector<std::int64_t> numbers;
+    numbers.clear();
+    Status issued = segments->next(request.tag(), request.count(), numbers);
+    if (!issued.ok()) {
+      const Error& error = issued.error();
+      grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+      if (error.code == ErrorCode::kInvalidArgument) code = grpc::StatusCode::INVALID_ARGUMENT;
+      if (error.code == ErrorCode::kNotFound) code = grpc::StatusCode::NOT_FOUND;
+      if (error.code == ErrorCode::kUnavailable) code = grpc::StatusCode::UNAVAILABLE;
+      return grpc::Status(code, error.message);
+    }
+    response.mutable_ids()->Add(numbers.begin(), numbers.end());
+    return grpc::Status::OK;
+  }
+
+  // INVALID_ARGUMENT for 0, RESOURCE_EXHAUSTED above max_batch.
+  grpc::Status check_count(std::uint32_t count) const {
+    const std::uint32_t max = service_.config().max_batch;
+    if (count == 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          fmt::format("count must be between 1 and {}", max));
+    }
+    if (count > max) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          fmt::format("count {} exceeds max_batch {}", count, max));
+    }
+    return grpc::Status::OK;
+  }
+
+  static grpc::Status check_agent(const std::string& agent) {
+    if (!agent.empty() && !valid_agent(agent)) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
+    }
+    return grpc::Status::OK;
+  }
+
   grpc::Status authorize(grpc::CallbackServerContext* context) const {
     const std::string& token = service_.config().bearer_token;
     if (token.empty()) return grpc::Status::OK;
@@ -133,10 +187,8 @@ class Handlers final : public v1::IdService::CallbackService {
                      const std::string& agent, Sink&& sink) {
     grpc::Status status = authorize(context);
     if (!status.ok()) return status;
-    if (!agent.empty() && !valid_agent(agent)) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
-    }
+    status = check_agent(agent);
+    if (!status.ok()) return status;
     thread_local std::vector<Id> ids;
     ids.clear();
     Status issued = service_.issue(count, agent, ids);

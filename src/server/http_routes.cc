@@ -97,30 +97,86 @@ void issue_one(IdService& service, std::string_view agent, IdFormat format,
   if (format == IdFormat::kTextLines) response.body += '\n';
 }
 
+// Numbers as {"ids":["…",…]}, or one per line for kTextLines.
+void write_numbers(const std::vector<std::int64_t>& numbers, IdFormat format,
+                   HttpResponse& response) {
+  std::string& body = response.body;
+  body.reserve(numbers.size() * 22 + 16);
+  if (format == IdFormat::kTextLines) {
+    set_text_type(response);
+    for (std::int64_t number : numbers) {
+      append_decimal(body, number);
+      body += '\n';
+    }
+    return;
+  }
+  body += "{\"ids\":[";
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    if (i > 0) body += ',';
+    body += '"';
+    append_decimal(body, numbers[i]);
+    body += '"';
+  }
+  body += "]}\n";
+}
+
 void issue_many(IdService& service, std::uint32_t count, std::string_view agent, IdFormat format,
                 HttpResponse& response) {
   thread_local std::vector<Id> ids;
   ids.clear();
   Status issued = service.issue(count, agent, ids);
   if (!issued.ok()) return set_refusal(response, issued.error());
-  std::string& body = response.body;
-  body.reserve(ids.size() * 22 + 16);
-  if (format == IdFormat::kTextLines) {
-    set_text_type(response);
-    for (Id id : ids) {
-      append_decimal(body, id);
-      body += '\n';
+  write_numbers(ids, format, response);
+}
+
+// The `count` parameter, 1..max; nullopt if absent. An error names the range.
+Result<std::optional<std::uint32_t>> parse_count(const Target& target, std::uint32_t max) {
+  auto it = target.query.find("count");
+  if (it == target.query.end()) return std::optional<std::uint32_t>{};
+  auto count = parse_unsigned(it->second, UINT64_MAX, "count");
+  if (!count.ok()) return count.error();
+  if (*count < 1 || *count > max) {
+    return invalid_argument(fmt::format("count {} is out of range 1..{}", *count, max));
+  }
+  return std::optional<std::uint32_t>{static_cast<std::uint32_t>(*count)};
+}
+
+// A segment allocator's refusal: 400 bad tag or count, 404 unknown tag, 503
+// (with Retry-After) while the store is down and the tag's buffers are empty.
+void set_segment_error(HttpResponse& response, const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument: return set_error(response, 400, error.message);
+    case ErrorCode::kNotFound: return set_error(response, 404, error.message);
+    case ErrorCode::kUnavailable:
+      set_error(response, 503, error.message);
+      response.headers.emplace_back("Retry-After", "1");
+      return;
+    default: return set_error(response, 500, error.message);
+  }
+}
+
+// GET /v1/segment/{tag}[?count=N] and the Leaf route /api/segment/get/{tag}.
+void issue_segment(SegmentAllocator& segments, std::string_view tag,
+                   std::optional<std::uint32_t> count, IdFormat format, HttpResponse& response) {
+  if (!count) {
+    auto number = segments.next(tag);
+    if (!number.ok()) return set_segment_error(response, number.error());
+    if (format == IdFormat::kJson) {
+      response.body += "{\"id\":\"";
+      append_decimal(response.body, *number);
+      response.body += "\"}\n";
+      return;
     }
+    set_text_type(response);
+    append_decimal(response.body, *number);
+    if (format == IdFormat::kTextLines) response.body += '\n';
     return;
   }
-  body += "{\"ids\":[";
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) body += ',';
-    body += '"';
-    append_decimal(body, ids[i]);
-    body += '"';
-  }
-  body += "]}\n";
+  thread_local std::vector<std::int64_t> numbers;
+  numbers.clear();
+  Status issued = segments.next(tag, *count, numbers);
+  if (!issued.ok()) return set_segment_error(response, issued.error());
+  write_numbers(numbers, format, response);
 }
 
 }  // namespace
@@ -163,6 +219,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   else if (path == "/healthz") route = Route::kHealthz;
   else if (path == "/readyz") route = Route::kReadyz;
   else if (path == "/metrics") route = Route::kMetrics;
+  else if (under("/v1/segment/")) route = Route::kSegment;
+  else if (under("/api/segment/get/")) route = Route::kLeafSegment;
+  else if (path == "/readyz/segment") route = Route::kReadyzSegment;
 
   if (route == Route::kOther) {
     return set_error(response, 404, fmt::format("no route for {}", path.substr(0, 100)));
@@ -174,9 +233,27 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   }
   if (route == Route::kHealthz) return set_json(response, nlohmann::json{{"status", "ok"}});
   if (route == Route::kReadyz) {
+    // The generator's readiness alone decides the status; segment mode's is
+    // reported beside it (and decides /readyz/segment), so one database
+    // being down does not take the whole node out of a load balancer.
     Status ready = service.node().readiness();
-    if (!ready.ok()) return set_error(response, 503, ready.error().message);
-    return set_json(response, nlohmann::json{{"status", "ready"}});
+    nlohmann::json body =
+        ready.ok() ? nlohmann::json{{"status", "ready"}}
+                   : nlohmann::json{{"status", "not ready"}, {"error", ready.error().message}};
+    body["segment"] = service.segment_readiness();
+    if (!ready.ok()) response.status = 503;
+    return set_json(response, body);
+  }
+  if (route == Route::kReadyzSegment) {
+    nlohmann::json body = service.segment_readiness();
+    if (!body["enabled"].get<bool>()) return set_error(response, 404, "segment mode is off");
+    const bool ready = body["ready"].get<bool>();
+    body["status"] = ready ? "ready" : "not ready";
+    if (!ready) {
+      body["error"] = body["reason"];
+      response.status = 503;
+    }
+    return set_json(response, body);
   }
   if (route == Route::kMetrics) {
     response.body = service.metrics_text();
@@ -210,19 +287,27 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
                        response);
     case Route::kIds: {
       const std::uint32_t max = service.config().max_batch;
-      auto it = target.query.find("count");
-      if (it == target.query.end()) {
-        return set_error(response, 400, fmt::format("count is required (1..{})", max));
-      }
-      auto count = parse_unsigned(it->second, UINT64_MAX, "count");
+      auto count = parse_count(target, max);
       if (!count.ok()) return set_error(response, 400, count.error().message);
-      if (*count < 1 || *count > max) {
-        return set_error(response, 400,
-                         fmt::format("count {} is out of range 1..{}", *count, max));
-      }
-      return issue_many(service, static_cast<std::uint32_t>(*count), agent,
+      if (!*count) return set_error(response, 400, fmt::format("count is required (1..{})", max));
+      return issue_many(service, **count, agent,
                         wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
                         response);
+    }
+    case Route::kSegment:
+    case Route::kLeafSegment: {
+      SegmentAllocator* segments = service.segments();
+      if (segments == nullptr) {
+        return set_error(response, 404, "segment mode is off (segment_store = \"off\")");
+      }
+      if (route == Route::kLeafSegment) {
+        return issue_segment(*segments, tail, std::nullopt, IdFormat::kLeafText, response);
+      }
+      auto count = parse_count(target, service.config().max_batch);
+      if (!count.ok()) return set_error(response, 400, count.error().message);
+      return issue_segment(*segments, tail, *count,
+                           wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
+                           response);
     }
     case Route::kDecode: {
       auto id = parse_id(tail);

@@ -6,9 +6,14 @@
 //   GET /v1/decode/{id}         the CLI's decode JSON
 //   GET /v1/info                version, layout, node, policy, high-water mark, …
 //   GET /api/snowflake/get/{key}  the bare ID as text (Meituan Leaf compatible)
-//   GET /healthz, /readyz, /metrics
+//   GET /v1/segment/{tag}       {"id":"…"}: the tag's next segment number
+//   GET /v1/segment/{tag}?count=N  {"ids":["…",…]}, 1 <= N <= max_batch
+//   GET /api/segment/get/{tag}  the bare number as text (Meituan Leaf compatible)
+//   GET /healthz, /readyz (generator; segment state in the body), /readyz/segment, /metrics
 // IDs are JSON strings. `Accept: text/plain` or `?format=text` gives bare IDs,
-// one per line. Errors: {"error":"…"} with 400/401/404/405/503.
+// one per line. Errors: {"error":"…"} with 400/401/404/405/503 (segment
+// routes: 404 also for an unknown tag, 503 while the store is down and the
+// tag's buffers are empty).
 #pragma once
 
 #include <string>

@@ -3,8 +3,9 @@
 // Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
 // then flags; validate; lock the state directory and apply the clock policy
 // to the persisted high-water mark; listen; log one line that says what the
-// node is. SIGTERM/SIGINT: stop accepting, let in-flight requests finish,
-// write the exact high-water mark, exit 0.
+// node is; open the segment store unless segment_store is "off". SIGTERM/SIGINT:
+// stop accepting, let in-flight requests finish, write the exact high-water
+// mark, exit 0.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -123,7 +124,21 @@ int run(int argc, char** argv) {
     return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
                 error.message);
   }
+  // Segment mode: opened after the generator, destroyed after the servers stopped.
+  std::unique_ptr<SegmentAllocator> segments;
+  const std::string segment_url = segment_store_url(config);
+  if (!segment_url.empty()) {
+    auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
+    if (!opened.ok()) {
+      const bool bad_input = opened.error().code == ErrorCode::kInvalidArgument;
+      return fail(bad_input ? kExitUsage : kExitFailure,
+                  fmt::format("segment_store {}: {}", redact_store_url(segment_url),
+                              opened.error().message));
+    }
+    segments = std::move(*opened);
+  }
   IdService service(config, std::move(*node));
+  service.set_segments(segments.get());
 
   // The main thread runs the acceptor, signals and timers; HTTP connections
   // live on the HTTP server's own threads, gRPC calls on gRPC's.
@@ -154,11 +169,11 @@ int run(int argc, char** argv) {
                         generator.options().state_file.string());
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
-      "ms, max_drift {} ms), {}, http {}, grpc {}",
+      "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}",
       kVersion, describe(layout), generator.options().datacenter_id,
       generator.options().worker_id, identity, clock_policy_name(config.clock_policy),
       config.max_wait.count(), config.max_drift.count(), mark, http_endpoint->text(),
-      grpc_endpoint->text());
+      grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url));
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }
@@ -192,6 +207,9 @@ int run(int argc, char** argv) {
 
   io.run();
   http.stop();
+  grpc_server.shutdown(std::chrono::milliseconds{0});
+  service.set_segments(nullptr);
+  segments.reset();
 
   Status saved = service.node().stop();
   if (!saved.ok()) {

@@ -16,6 +16,9 @@ std::string_view route_name(Route route) {
     case Route::kHealthz: return "/healthz";
     case Route::kReadyz: return "/readyz";
     case Route::kMetrics: return "/metrics";
+    case Route::kSegment: return "/v1/segment";
+    case Route::kLeafSegment: return "/api/segment/get";
+    case Route::kReadyzSegment: return "/readyz/segment";
     case Route::kOther: return "other";
   }
   return "other";

@@ -18,9 +18,10 @@
 namespace snowid::server {
 
 enum class Route {
-  kId, kIds, kDecode, kInfo, kLeafSnowflake, kHealthz, kReadyz, kMetrics, kOther,
+  kId, kIds, kDecode, kInfo, kLeafSnowflake, kHealthz, kReadyz, kMetrics,
+  kSegment, kLeafSegment, kReadyzSegment, kOther,
 };
-inline constexpr std::size_t kRouteCount = 9;
+inline constexpr std::size_t kRouteCount = 12;
 std::string_view route_name(Route route);
 
 // Appends one sample with its HELP and TYPE lines in Prometheus text format.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "id_json.h"
 
 namespace snowid::server {
@@ -56,6 +58,81 @@ void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
   grpc_ = std::move(grpc);
 }
 
+nlohmann::json IdService::segment_readiness() const {
+  if (segments_ == nullptr) return nlohmann::json{{"enabled", false}};
+  const SegmentReadiness r = segments_->readiness();
+  return nlohmann::json{{"enabled", true},
+                        {"ready", r.ready},
+                        {"store_reachable", r.store_reachable},
+                        {"reason", r.reason}};
+}
+
+namespace {
+
+nlohmann::json segment_info(const ServerConfig& config, const SegmentAllocator* segments) {
+  if (segments == nullptr) return nullptr;
+  const auto stats = segments->stats();
+  nlohmann::json tags = nlohmann::json::array();
+  for (std::size_t i = 0; i < stats.size() && i < kMaxSegmentTagsExported; ++i) {
+    tags.push_back(stats[i].tag);
+  }
+  return nlohmann::json{{"store", redact_store_url(segment_store_url(config))},
+                        {"auto_create", config.segment_auto_create},
+                        {"prefetch_at", config.segment_prefetch_at},
+                        {"max_step", config.segment_max_step},
+                        {"tags_known", stats.size()},
+                        {"tags", std::move(tags)}};
+}
+
+// Per-tag series for /metrics, at most kMaxSegmentTagsExported tags.
+std::string segment_metrics(const SegmentAllocator& segments) {
+  const auto stats = segments.stats();
+  const std::size_t shown = std::min(stats.size(), kMaxSegmentTagsExported);
+  std::string out;
+  auto series = [&](std::string_view name, std::string_view type, std::string_view help,
+                    auto value_of) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+    for (std::size_t i = 0; i < shown; ++i) {
+      out += fmt::format("{}{{tag=\"{}\"}} {}\n", name, stats[i].tag, value_of(stats[i]));
+    }
+  };
+  auto seconds = [](std::chrono::microseconds us) {
+    return fmt::format("{:.6f}", static_cast<double>(us.count()) / 1e6);
+  };
+  series("snowid_segment_numbers_issued_total", "counter", "Segment numbers issued, by tag.",
+         [](const SegmentTagStats& t) { return std::to_string(t.numbers_issued); });
+  series("snowid_segment_fetches_total", "counter", "Ranges fetched from the segment store.",
+         [](const SegmentTagStats& t) { return std::to_string(t.segments_fetched); });
+  series("snowid_segment_step", "gauge", "Increment of the tag's next fetch.",
+         [](const SegmentTagStats& t) { return std::to_string(t.current_step); });
+  series("snowid_segment_buffered_numbers", "gauge",
+         "Numbers left in the current and the standby range.",
+         [](const SegmentTagStats& t) { return std::to_string(t.buffered_numbers); });
+  series("snowid_segment_requests_waited_total", "counter",
+         "Requests that found no number buffered and waited for the store.",
+         [](const SegmentTagStats& t) { return std::to_string(t.requests_waited); });
+  series("snowid_segment_store_errors_total", "counter", "Failed fetches from the segment store.",
+         [](const SegmentTagStats& t) { return std::to_string(t.store_errors); });
+  series("snowid_segment_fetch_seconds_total", "counter",
+         "Time spent in fetches (successful and failed).",
+         [&](const SegmentTagStats& t) { return seconds(t.fetch_latency_total); });
+  series("snowid_segment_fetch_seconds_max", "gauge", "Longest fetch so far.",
+         [&](const SegmentTagStats& t) { return seconds(t.fetch_latency_max); });
+  const SegmentReadiness readiness = segments.readiness();
+  out += fmt::format(
+      "# HELP snowid_segment_store_reachable Whether the last segment store call succeeded.\n"
+      "# TYPE snowid_segment_store_reachable gauge\nsnowid_segment_store_reachable {}\n"
+      "# HELP snowid_segment_ready Whether every known tag can issue a number now.\n"
+      "# TYPE snowid_segment_ready gauge\nsnowid_segment_ready {}\n"
+      "# HELP snowid_segment_tags Tags this node knows (series above: at most {}).\n"
+      "# TYPE snowid_segment_tags gauge\nsnowid_segment_tags {}\n",
+      readiness.store_reachable ? 1 : 0, readiness.ready ? 1 : 0, kMaxSegmentTagsExported,
+      stats.size());
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json IdService::info() const {
   const Generator& generator = node_->generator();
   const GeneratorStats stats = generator.stats();
@@ -83,6 +160,7 @@ nlohmann::json IdService::info() const {
       {"grpc", grpc_.text()},
       {"max_batch", config_.max_batch},
       {"cluster", node_->cluster_info()},
+      {"segment", segment_info(config_, segments_)},
   };
 }
 
@@ -104,6 +182,7 @@ std::string IdService::metrics_text() const {
   add("snowid_ready", "gauge", "Whether an ID can be issued right now.",
       node_->readiness().ok() ? "1" : "0");
   extra += node_->cluster_metrics();
+  if (segments_ != nullptr) extra += segment_metrics(*segments_);
   return metrics_.render(extra);
 }
 

@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "node.h"
 #include "snowid/generator.h"
+#include "snowid/segment.h"
 
 namespace snowid::server {
 
@@ -25,6 +26,11 @@ inline constexpr const char* kVersion = "0.1.0";
 // True if the generator's refusal is expected to pass by itself (clock
 // behind, state file failing): HTTP 503 / gRPC UNAVAILABLE rather than 500 / INTERNAL.
 bool is_transient(const Error& error);
+
+// Tags /metrics and /v1/info list at most; the rest are summed up in
+// snowid_segment_tags. Tags a node knows are those requested from it that
+// exist in the store, so the store's tag count bounds them.
+inline constexpr std::size_t kMaxSegmentTagsExported = 1000;
 
 // True if `agent` matches [a-zA-Z][a-zA-Z0-9-]* and is at most 64 characters.
 bool valid_agent(std::string_view agent);
@@ -38,6 +44,13 @@ class IdService {
   const ServerConfig& config() const { return config_; }
   const Layout& layout() const { return node_->generator().options().layout; }
   Metrics& metrics() { return metrics_; }
+
+  // Segment mode's allocator, owned by main(); null while segment mode is off.
+  // Set before the servers start, cleared after they stopped.
+  void set_segments(SegmentAllocator* segments) { segments_ = segments; }
+  SegmentAllocator* segments() const { return segments_; }
+  // {"enabled", "ready", "store_reachable", "reason"} for /readyz.
+  nlohmann::json segment_readiness() const;
 
   // Ports actually bound (port 0 in the config picks a free one).
   void set_bound_endpoints(Endpoint http, Endpoint grpc);
@@ -54,6 +67,7 @@ class IdService {
  private:
   ServerConfig config_;
   std::unique_ptr<Node> node_;
+  SegmentAllocator* segments_ = nullptr;
   Metrics metrics_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Endpoint http_, grpc_;

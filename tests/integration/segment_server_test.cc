@@ -1,0 +1,563 @@
+// Segment mode served by the real snowidd: tags made with the real `snowid`
+// CLI, numbers fetched over HTTP and gRPC, restarts (SIGTERM and kill -9),
+// the error table, readiness while the store is down, and two nodes on one
+// throw-away PostgreSQL cluster under load, with the database stopped and
+// started again mid-run.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "id_checks.h"
+#include "postgres_process.h"
+#include "server_process.h"
+#include "snowid/v1/snowid.grpc.pb.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+namespace v1 = ::snowid::v1;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using test::http_get;
+using test::HttpReply;
+using test::ServerProcess;
+using SteadyClock = std::chrono::steady_clock;
+
+const std::string kCli = SNOWID_CLI_PATH;
+const std::string kServer = SNOWIDD_PATH;
+
+// `snowid ARGS... --segment-store URL`; the output on failure.
+std::string cli(std::vector<std::string> args, const std::string& store_url) {
+  args.insert(args.begin(), kCli);
+  args.push_back("--segment-store");
+  args.push_back(store_url);
+  const auto result = test::run_process(args, {}, seconds{20});
+  return result.exit_code == 0 ? ""
+                               : "exit " + std::to_string(result.exit_code) + ": " + result.err;
+}
+
+std::unique_ptr<ServerProcess> start(const std::string& state_dir,
+                                     std::vector<std::string> args = {}) {
+  args.push_back("--state-dir");
+  args.push_back(state_dir);
+  auto server = std::make_unique<ServerProcess>(kServer, args);
+  EXPECT_TRUE(server->started()) << server->log();
+  return server;
+}
+
+// The numbers of a 200 answer: {"id":"…"}, {"ids":[…]} or bare lines.
+std::vector<std::int64_t> numbers_of(const HttpReply& reply) {
+  std::vector<std::int64_t> out;
+  if (reply.status != 200) return out;
+  const auto json = nlohmann::json::parse(reply.body, nullptr, false);
+  if (json.is_object() && json.contains("id")) {
+    out.push_back(std::stoll(json["id"].get<std::string>()));
+  } else if (json.is_object() && json.contains("ids")) {
+    for (const auto& s : json["ids"]) out.push_back(std::stoll(s.get<std::string>()));
+  } else {
+    for (const std::string& line : test::split_lines(reply.body)) out.push_back(std::stoll(line));
+  }
+  return out;
+}
+
+std::int64_t next_number(int port, const std::string& tag) {
+  const auto numbers = numbers_of(http_get(port, "/v1/segment/" + tag));
+  return numbers.size() == 1 ? numbers[0] : -1;
+}
+
+// The value of the series `series` (name and labels, exactly) in /metrics; -1 if absent.
+double metric(int port, const std::string& series) {
+  const HttpReply reply = http_get(port, "/metrics");
+  for (const std::string& line : test::split_lines(reply.body)) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
+
+bool wait_until(const std::function<bool()>& condition, seconds limit) {
+  const auto deadline = SteadyClock::now() + limit;
+  while (!condition()) {
+    if (SteadyClock::now() > deadline) return false;
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  return true;
+}
+
+std::string error_of(const HttpReply& reply) {
+  const auto json = nlohmann::json::parse(reply.body, nullptr, false);
+  return json.is_object() && json.contains("error") ? json["error"].get<std::string>() : "";
+}
+
+std::unique_ptr<v1::IdService::Stub> stub_for(const ServerProcess& server) {
+  return v1::IdService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server.grpc_port()), grpc::InsecureChannelCredentials()));
+}
+
+std::unique_ptr<grpc::ClientContext> grpc_context(const std::string& token = "") {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() + seconds{10});
+  if (!token.empty()) c->AddMetadata("authorization", "Bearer " + token);
+  return c;
+}
+
+// A state directory with the default store (segments.db in it) holding `order`.
+class SegmentServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(state);
+    ASSERT_EQ(cli({"segment", "create", "order", "--step", "100"}, store_url), "");
+  }
+  test::TempDir dir;
+  const std::string state = dir.file("state");
+  const std::string store_url = "sqlite://" + state + "/segments.db";
+};
+
+// The acceptance path: `snowid segment create` with the CLI's default store
+// (./.snowid/segments.db), snowidd with its default store in ./.snowid, and
+// numbers that keep increasing across a clean restart and a kill -9.
+TEST(SegmentServerDefaults, CliAndServerShareTheDefaultStoreAcrossRestarts) {
+  test::TempDir dir;
+  const auto created = test::run_process(
+      {"/bin/sh", "-c", "cd '" + dir.path() + "' && exec '" + kCli + "' segment create order"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::string state = dir.file(".snowid");
+
+  std::vector<std::int64_t> seen;
+  auto server = start(state);
+  ASSERT_TRUE(server->started());
+  EXPECT_NE(server->log().find("segment store sqlite://" + state + "/segments.db"),
+            std::string::npos)
+      << server->log();
+  for (int i = 0; i < 5; ++i) seen.push_back(next_number(server->port(), "order"));
+  EXPECT_EQ(seen.front(), 1);  // the tag's first number: this is the CLI's store
+  server->signal(SIGTERM);
+  EXPECT_EQ(server->wait(), 0);
+
+  server = start(state);
+  for (int i = 0; i < 5; ++i) seen.push_back(next_number(server->port(), "order"));
+  server->signal(SIGKILL);
+  EXPECT_EQ(server->wait(), -SIGKILL);
+
+  server = start(state);
+  for (int i = 0; i < 5; ++i) seen.push_back(next_number(server->port(), "order"));
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GT(seen[i], seen[i - 1]) << "at request " << i;
+  }
+}
+
+TEST_F(SegmentServer, BadInputGetsTheRightStatus) {
+  auto server = start(state, {"--max-batch", "100"});
+  struct Case {
+    std::string target;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"/v1/segment/9bad", 400, "bad segment tag"},
+      {"/v1/segment/" + std::string(65, 'a'), 400, "bad segment tag"},
+      {"/v1/segment/a%20b", 400, "bad segment tag"},
+      {"/v1/segment/a/b", 400, "bad segment tag"},
+      {"/v1/segment/", 404, "no route"},
+      {"/v1/segment/nope", 404, "unknown segment tag 'nope'"},
+      {"/v1/segment/order?count=0", 400, "out of range 1..100"},
+      {"/v1/segment/order?count=101", 400, "out of range 1..100"},
+      {"/v1/segment/order?count=99999999999999999999999", 400, "count"},
+      {"/v1/segment/order?count=x", 400, "count"},
+      {"/v1/segment/order?count=-1", 400, "count"},
+      {"/v1/segment/order?count=1&count=2", 400, "twice"},
+      {"/v1/segment/order?agent=9bad", 400, "agent"},
+      {"/api/segment/get/9bad", 400, "bad segment tag"},
+      {"/api/segment/get/nope", 404, "unknown segment tag"},
+  };
+  for (const Case& c : cases) {
+    const HttpReply reply = http_get(server->port(), c.target);
+    EXPECT_EQ(reply.status, c.status) << c.target << ": " << reply.body;
+    EXPECT_NE(error_of(reply).find(c.says), std::string::npos) << c.target << ": " << reply.body;
+  }
+  const HttpReply post =
+      test::http_raw(server->port(), "POST /v1/segment/order HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(post.status, 405);
+  // After all that the tag still works and unknown tags were not remembered.
+  EXPECT_EQ(next_number(server->port(), "order"), 1);
+  const auto info = nlohmann::json::parse(http_get(server->port(), "/v1/info").body);
+  EXPECT_EQ(info["segment"]["tags"], nlohmann::json::array({"order"}));
+}
+
+TEST_F(SegmentServer, FormatsAndTheLeafRouteShareOneSequence) {
+  auto server = start(state);
+  const int port = server->port();
+  std::vector<std::int64_t> all;
+  auto take = [&](const HttpReply& reply, std::size_t expected, const std::string& type) {
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(reply.headers.count("content-type") ? reply.headers.at("content-type") : "", type);
+    const auto numbers = numbers_of(reply);
+    EXPECT_EQ(numbers.size(), expected) << reply.body;
+    all.insert(all.end(), numbers.begin(), numbers.end());
+  };
+  const std::string json = "application/json", text = "text/plain; charset=utf-8";
+  take(http_get(port, "/v1/segment/order"), 1, json);
+  take(http_get(port, "/v1/segment/order?count=5"), 5, json);
+  take(http_get(port, "/v1/segment/order?count=250&agent=billing"), 250, json);
+  take(http_get(port, "/v1/segment/order?count=3&format=text"), 3, text);
+  take(http_get(port, "/v1/segment/order", {"Accept: text/plain"}), 1, text);
+  const HttpReply leaf = http_get(port, "/api/segment/get/order");
+  EXPECT_EQ(leaf.body.find('\n'), std::string::npos) << "Leaf answers the bare number";
+  take(leaf, 1, text);
+  ASSERT_EQ(all.size(), 261u);
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], static_cast<std::int64_t>(i + 1));
+
+  EXPECT_EQ(metric(port, "snowid_segment_numbers_issued_total{tag=\"order\"}"), 261);
+  EXPECT_GE(metric(port, "snowid_segment_fetches_total{tag=\"order\"}"), 2);  // 100 + 200
+  // The tag's first request waits; later ones only if they outran a fetch.
+  const double waited = metric(port, "snowid_segment_requests_waited_total{tag=\"order\"}");
+  EXPECT_GE(waited, 1);
+  EXPECT_LE(waited, metric(port, "snowid_segment_fetches_total{tag=\"order\"}"));
+  EXPECT_EQ(metric(port, "snowid_segment_store_reachable"), 1);
+  EXPECT_EQ(metric(port, "snowid_http_requests_total{route=\"/v1/segment\",status=\"200\"}"), 5);
+  EXPECT_EQ(metric(port, "snowid_http_requests_total{route=\"/api/segment/get\",status=\"200\"}"),
+            1);
+  EXPECT_EQ(metric(port, "snowid_ids_issued_total{agent=\"billing\"}"), -1)
+      << "segment numbers are not Snowflake IDs";
+}
+
+TEST_F(SegmentServer, AutoCreateMakesUnknownTagsOnFirstRequest) {
+  auto server = start(state, {"--segment-auto-create", "true", "--segment-auto-create-step", "7"});
+  EXPECT_EQ(next_number(server->port(), "fresh.tag"), 1);
+  EXPECT_EQ(next_number(server->port(), "fresh.tag"), 2);
+  EXPECT_EQ(http_get(server->port(), "/v1/segment/9bad").status, 400);
+  EXPECT_EQ(cli({"segment", "create", "fresh.tag"}, store_url).substr(0, 6), "exit 1")
+      << "the server created the row";
+}
+
+TEST_F(SegmentServer, BearerTokenGuardsTheSegmentRoutesNotReadiness) {
+  auto server = start(state, {"--bearer-token", "s3cr3t"});
+  const int port = server->port();
+  for (const std::string target : {"/v1/segment/order", "/api/segment/get/order"}) {
+    const HttpReply refused = http_get(port, target);
+    EXPECT_EQ(refused.status, 401) << target;
+    EXPECT_EQ(refused.headers.count("www-authenticate"), 1u);
+    EXPECT_EQ(http_get(port, target, {"Authorization: Bearer s3cr3t"}).status, 200) << target;
+  }
+  EXPECT_EQ(http_get(port, "/readyz/segment").status, 200);
+}
+
+TEST_F(SegmentServer, OffTurnsTheRoutesOff) {
+  auto server = start(state, {"--segment-store", "off"});
+  const HttpReply reply = http_get(server->port(), "/v1/segment/order");
+  EXPECT_EQ(reply.status, 404);
+  EXPECT_NE(error_of(reply).find("segment mode is off"), std::string::npos) << reply.body;
+  EXPECT_EQ(http_get(server->port(), "/readyz/segment").status, 404);
+  const auto ready = nlohmann::json::parse(http_get(server->port(), "/readyz").body);
+  EXPECT_EQ(ready["segment"]["enabled"], false);
+  EXPECT_TRUE(
+      nlohmann::json::parse(http_get(server->port(), "/v1/info").body)["segment"].is_null());
+  EXPECT_NE(server->log().find("segment store off"), std::string::npos);
+  v1::NextSegmentIdsRequest request;
+  request.set_tag("order");
+  request.set_count(1);
+  v1::NextSegmentIdsResponse response;
+  EXPECT_EQ(
+      stub_for(*server)->NextSegmentIds(grpc_context().get(), request, &response).error_code(),
+      grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(SegmentServer, BadOptionsExitWithOneLineOnStderr) {
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--segment-prefetch-at", "1.5"}, 2, "segment_prefetch_at"},
+      {{"--segment-prefetch-at", "0.1x"}, 2, "segment_prefetch_at"},
+      {{"--segment-max-step", "0"}, 2, "segment_max_step"},
+      {{"--segment-max-step", "1000000001"}, 2, "segment_max_step"},
+      {{"--segment-auto-create", "maybe"}, 2, "segment_auto_create"},
+      {{"--segment-request-timeout-ms", "0"}, 2, "segment_request_timeout_ms"},
+      {{"--segment-store", "ftp://user:pw@host/x"}, 2, "unknown segment store scheme 'ftp'"},
+      {{"--segment-store", "sqlite://"}, 2, "sqlite:// needs a file"},
+      {{"--segment-store", "sqlite:///proc/no/such/dir/x.db"}, 1, "cannot open SQLite"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {kServer,       "--http",      "127.0.0.1:0",          "--grpc",
+                                     "127.0.0.1:0", "--state-dir", dir.file("other-state")};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    const auto result = test::run_process(argv, {}, seconds{10});
+    EXPECT_EQ(result.exit_code, c.exit_code) << c.args[1] << ": " << result.err;
+    EXPECT_NE(result.err.find(c.says), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find("pw@"), std::string::npos) << result.err;
+    EXPECT_EQ(test::split_lines(result.err).size(), 1u) << result.err;
+  }
+  const auto toml = dir.file("segment.toml");
+  const auto written = test::run_process(
+      {"/bin/sh", "-c",
+       "printf 'segment_prefetch_at = 0.25\\nsegment_auto_create = true\\n' > " + toml});
+  ASSERT_EQ(written.exit_code, 0);
+  const auto checked = test::run_process({kServer, "--check-config", "--config", toml});
+  EXPECT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_NE(checked.out.find("segment_prefetch_at = \"0.25\""), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("segment_auto_create = \"true\""), std::string::npos) << checked.out;
+}
+
+// A PostgreSQL store nobody answers: the node stays ready for Snowflake IDs,
+// the segment signal and the segment routes say the store is down, and the
+// password never shows.
+TEST_F(SegmentServer, StoreDownLeavesTheNodeReadyAndHidesThePassword) {
+  auto server = start(state, {"--segment-store", "postgresql://snowid:pa55word@127.0.0.1:1/ids",
+                              "--segment-store-timeout-ms", "500"});
+  const int port = server->port();
+  EXPECT_NE(server->log().find("segment store postgresql://snowid:***@127.0.0.1:1/ids"),
+            std::string::npos)
+      << server->log();
+  EXPECT_TRUE(
+      wait_until([&] { return http_get(port, "/readyz/segment").status == 503; }, seconds{10}));
+  const HttpReply segment_ready = http_get(port, "/readyz/segment");
+  EXPECT_NE(error_of(segment_ready).find("unreachable"), std::string::npos) << segment_ready.body;
+  const HttpReply ready = http_get(port, "/readyz");
+  EXPECT_EQ(ready.status, 200) << ready.body;
+  EXPECT_EQ(nlohmann::json::parse(ready.body)["segment"]["ready"], false);
+
+  const HttpReply refused = http_get(port, "/v1/segment/order");
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  EXPECT_EQ(refused.headers.count("retry-after"), 1u);
+  EXPECT_EQ(http_get(port, "/v1/id").status, 200);
+  EXPECT_EQ(metric(port, "snowid_segment_store_reachable"), 0);
+  EXPECT_EQ(metric(port, "snowid_segment_ready"), 0);
+
+  v1::NextSegmentIdsRequest request;
+  request.set_tag("order");
+  request.set_count(1);
+  v1::NextSegmentIdsResponse response;
+  EXPECT_EQ(
+      stub_for(*server)->NextSegmentIds(grpc_context().get(), request, &response).error_code(),
+      grpc::StatusCode::UNAVAILABLE);
+
+  const std::string info = http_get(port, "/v1/info").body;
+  EXPECT_EQ(info.find("pa55word"), std::string::npos) << info;
+  EXPECT_NE(info.find("snowid:***@"), std::string::npos) << info;
+  EXPECT_EQ(server->log().find("pa55word"), std::string::npos) << server->log();
+}
+
+TEST_F(SegmentServer, GrpcNextSegmentIdsAndItsStatusCodes) {
+  auto server = start(state, {"--max-batch", "100", "--bearer-token", "t0ken"});
+  auto stub = stub_for(*server);
+  auto call = [&](const std::string& tag, std::uint32_t count, const std::string& token = "t0ken",
+                  const std::string& agent = "") {
+    v1::NextSegmentIdsRequest request;
+    request.set_tag(tag);
+    request.set_count(count);
+    request.set_agent(agent);
+    v1::NextSegmentIdsResponse response;
+    const grpc::Status status = stub->NextSegmentIds(grpc_context(token).get(), request, &response);
+    return std::make_pair(status.error_code(),
+                          std::vector<std::int64_t>(response.ids().begin(), response.ids().end()));
+  };
+  const auto [ok, ids] = call("order", 5);
+  ASSERT_EQ(ok, grpc::StatusCode::OK);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(call("order", 100).second.size(), 100u);
+  EXPECT_EQ(call("order", 5, "").first, grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(call("order", 5, "wrong").first, grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(call("9bad", 5).first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call("", 5).first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call("order", 0).first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call("order", 5, "t0ken", "9bad").first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call("order", 101).first, grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(call("nope", 5).first, grpc::StatusCode::NOT_FOUND);
+  // HTTP continues the same sequence.
+  const auto next =
+      numbers_of(http_get(server->port(), "/v1/segment/order", {"Authorization: Bearer t0ken"}));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0], 106);
+}
+
+// Two snowidd nodes on one PostgreSQL database.
+class SegmentServerPostgres : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (test::PostgresProcess::available()) postgres_ = new test::PostgresProcess();
+  }
+  static void TearDownTestSuite() {
+    delete postgres_;
+    postgres_ = nullptr;
+  }
+  void SetUp() override {
+    if (postgres_ == nullptr) GTEST_SKIP() << "PostgreSQL 15 is not installed";
+    ASSERT_TRUE(postgres_->started()) << postgres_->error();
+  }
+
+  // Two nodes, each with its own state directory.
+  void start_nodes(const std::vector<std::string>& extra) {
+    for (int n = 0; n < 2; ++n) {
+      std::vector<std::string> args = {"--segment-store", postgres_->url(), "--worker-id",
+                                       std::to_string(n)};
+      args.insert(args.end(), extra.begin(), extra.end());
+      nodes.push_back(start(dir.file("node" + std::to_string(n)), args));
+      ASSERT_TRUE(nodes.back()->started());
+    }
+  }
+
+  static test::PostgresProcess* postgres_;
+  test::TempDir dir;
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+};
+
+test::PostgresProcess* SegmentServerPostgres::postgres_ = nullptr;
+
+// Clients, two per node, each on a kept-alive connection asking for `tag`
+// in batches of 10 until stopped (or, with `requests`, that many times).
+// Each client's numbers must strictly increase; statuses other than 200 and
+// 503 are recorded as unexpected.
+class Clients {
+ public:
+  Clients(const std::vector<std::unique_ptr<ServerProcess>>& nodes, const std::string& tag,
+          int requests)
+      : numbers_(2 * nodes.size()), served_(nodes.size()), refused_(nodes.size()) {
+    for (std::size_t c = 0; c < numbers_.size(); ++c) {
+      const std::size_t node = c / 2;
+      threads_.emplace_back([this, c, node, port = nodes[node]->port(), tag, requests] {
+        const std::string request =
+            "GET /v1/segment/" + tag + "?count=10 HTTP/1.1\r\nHost: x\r\n\r\n";
+        auto connection = std::make_unique<test::HttpConnection>(port);
+        for (int i = 0; !stop_ && (requests == 0 || i < requests); ++i) {
+          if (paused_) {
+            std::this_thread::sleep_for(milliseconds{1});
+            continue;
+          }
+          HttpReply reply;
+          if (connection->send(request)) reply = connection->read();
+          if (reply.status == 200) {
+            const auto got = numbers_of(reply);
+            numbers_[c].insert(numbers_[c].end(), got.begin(), got.end());
+            served_[node] += got.size();
+          } else if (reply.status == 503) {
+            ++refused_[node];
+          } else {
+            std::lock_guard lock(mutex_);
+            unexpected_ += std::to_string(reply.status) + " " + reply.body + "; ";
+            connection = std::make_unique<test::HttpConnection>(port);
+          }
+          if (requests == 0) std::this_thread::sleep_for(milliseconds{1});
+        }
+      });
+    }
+  }
+  ~Clients() { stop(); }
+
+  // Waits for every client to finish its requests.
+  void wait() {
+    for (auto& thread : threads_) {
+      if (thread.joinable()) thread.join();
+    }
+  }
+  // Tells the clients to stop, and waits.
+  void stop() {
+    stop_ = true;
+    wait();
+  }
+  void pause(bool paused) { paused_ = paused; }
+  std::uint64_t served(std::size_t node) const { return served_[node]; }
+  std::uint64_t refused(std::size_t node) const { return refused_[node]; }
+  const std::vector<std::vector<std::int64_t>>& numbers() const { return numbers_; }
+  std::string unexpected() {
+    std::lock_guard lock(mutex_);
+    return unexpected_.substr(0, 2000);
+  }
+
+ private:
+  std::vector<std::vector<std::int64_t>> numbers_;
+  std::vector<std::atomic<std::uint64_t>> served_, refused_;
+  std::atomic<bool> stop_{false}, paused_{false};
+  std::mutex mutex_;
+  std::string unexpected_;
+  std::vector<std::thread> threads_;
+};
+
+TEST_F(SegmentServerPostgres, TwoNodesUnderLoadNeverShareANumber) {
+  ASSERT_EQ(cli({"segment", "create", "pg.load", "--step", "50"}, postgres_->url()), "");
+  // Small ranges, so both nodes fetch often and race on the row.
+  start_nodes({"--segment-max-step", "400"});
+  Clients clients(nodes, "pg.load", 300);
+  clients.wait();
+  EXPECT_EQ(clients.unexpected(), "");
+  EXPECT_EQ(clients.refused(0) + clients.refused(1), 0u) << nodes[0]->log();
+  for (const auto& numbers : clients.numbers()) EXPECT_EQ(numbers.size(), 3000u);
+  EXPECT_EQ(test::check_unique_and_increasing(clients.numbers()), "");
+  for (const auto& node : nodes) {
+    EXPECT_GT(metric(node->port(), "snowid_segment_fetches_total{tag=\"pg.load\"}"), 5);
+  }
+}
+
+TEST_F(SegmentServerPostgres, NodesServeFromBuffersWhileTheDatabaseIsDownThenRecover) {
+  ASSERT_EQ(cli({"segment", "create", "pg.outage", "--step", "100"}, postgres_->url()), "");
+  start_nodes({"--segment-max-step", "400", "--segment-request-timeout-ms", "500",
+               "--segment-store-timeout-ms", "1000", "--segment-retry-max-ms", "200"});
+  auto buffered = [&](std::size_t n) {
+    return metric(nodes[n]->port(), "snowid_segment_buffered_numbers{tag=\"pg.outage\"}");
+  };
+  Clients clients(nodes, "pg.outage", 0);
+
+  // Load for a while, then pause it while the database goes down, so that
+  // what is served afterwards provably comes from the buffers.
+  std::this_thread::sleep_for(milliseconds{300});
+  clients.pause(true);
+  const bool buffers_filled =
+      wait_until([&] { return buffered(0) > 0 && buffered(1) > 0; }, seconds{10});
+  std::this_thread::sleep_for(milliseconds{50});
+  ASSERT_TRUE(postgres_->stop(true)) << postgres_->error();
+  const std::uint64_t served_at_stop[2] = {clients.served(0), clients.served(1)};
+  clients.pause(false);
+
+  const bool both_refusing =
+      wait_until([&] { return clients.refused(0) > 0 && clients.refused(1) > 0; }, seconds{15});
+  const bool served_while_down =
+      clients.served(0) > served_at_stop[0] && clients.served(1) > served_at_stop[1];
+  std::vector<int> readyz_while_down, segment_readyz_while_down;
+  std::vector<double> reachable_while_down;
+  for (const auto& node : nodes) {
+    readyz_while_down.push_back(http_get(node->port(), "/readyz").status);
+    segment_readyz_while_down.push_back(http_get(node->port(), "/readyz/segment").status);
+    reachable_while_down.push_back(metric(node->port(), "snowid_segment_store_reachable"));
+  }
+
+  ASSERT_TRUE(postgres_->start()) << postgres_->error();
+  const std::uint64_t served_at_start[2] = {clients.served(0), clients.served(1)};
+  const bool recovered = wait_until(
+      [&] {
+        return clients.served(0) > served_at_start[0] + 1000 &&
+               clients.served(1) > served_at_start[1] + 1000 &&
+               http_get(nodes[0]->port(), "/readyz/segment").status == 200 &&
+               http_get(nodes[1]->port(), "/readyz/segment").status == 200;
+      },
+      seconds{20});
+  clients.stop();
+
+  EXPECT_TRUE(buffers_filled);
+  EXPECT_TRUE(served_while_down) << "served at stop " << served_at_stop[0] << "/"
+                                 << served_at_stop[1];
+  EXPECT_TRUE(both_refusing);
+  EXPECT_EQ(readyz_while_down, (std::vector<int>{200, 200})) << "the generator is fine";
+  EXPECT_EQ(segment_readyz_while_down, (std::vector<int>{503, 503}));
+  EXPECT_EQ(reachable_while_down, (std::vector<double>{0, 0}));
+  EXPECT_TRUE(recovered);
+  EXPECT_EQ(clients.unexpected(), "");
+  for (const auto& node : nodes) {
+    EXPECT_GT(metric(node->port(), "snowid_segment_store_errors_total{tag=\"pg.outage\"}"), 0);
+    EXPECT_GT(metric(node->port(), "snowid_segment_requests_waited_total{tag=\"pg.outage\"}"), 1);
+  }
+  EXPECT_EQ(test::check_unique_and_increasing(clients.numbers()), "");
+}
+
+}  // namespace
+}  // namespace snowid
