@@ -233,7 +233,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   }
   if (route == Route::kHealthz) return set_json(response, nlohmann::json{{"status", "ok"}});
   if (route == Route::kReadyz) {
-    // The generator's readiness alone decides the status; segment mode's is
+    // The node's readiness (its claim and generator) alone decides the status; segment mode's is
     // reported beside it (and decides /readyz/segment), so one database
     // being down does not take the whole node out of a load balancer.
     Status ready = service.node().readiness();
