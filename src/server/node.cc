@@ -101,22 +101,28 @@ void Node::install(std::unique_ptr<Generator> generator, std::uint64_t generatio
   std::lock_guard lock(generators_mutex_);
   generators_.push_back(std::move(generator));
   current_.store(generators_.back().get(), std::memory_order_release);
-  generation_ = generation;
+  generation_.store(generation, std::memory_order_release);
 }
 
 Status Node::may_issue() const {
-  if (!leased_ || coordinator_->may_issue()) return {};
-  return Error{ErrorCode::kUnavailable,
-               "this node does not hold its node id claim right now (lease deadline passed or "
-               "claim lost); re-claiming"};
+  if (!leased_) return {};
+  if (!coordinator_->may_issue()) {
+    return Error{ErrorCode::kUnavailable,
+                 "this node does not hold its node id claim right now (lease deadline passed or "
+                 "claim lost); re-claiming"};
+  }
+  // After a re-claim, nothing is issued until the generator for the new
+  // claim is in place (the old one would still be safe, see node.h, but the
+  // node would then answer while /readyz says it is not ready).
+  if (coordinator_->claim_generation() != generation_.load(std::memory_order_acquire)) {
+    return Error{ErrorCode::kUnavailable, "re-claimed a node id; starting its generator"};
+  }
+  return {};
 }
 
 Status Node::readiness() const {
   Status claim = may_issue();
   if (!claim.ok()) return claim;
-  if (leased_ && coordinator_->claim_generation() != generation_) {
-    return Error{ErrorCode::kUnavailable, "re-claimed a node id; starting its generator"};
-  }
   return generator().readiness();
 }
 
@@ -127,7 +133,7 @@ void Node::maintain() {
     return;
   }
   const std::uint64_t before = coordinator_->claim_generation();
-  if (before == generation_) {
+  if (before == generation_.load(std::memory_order_relaxed)) {
     // See coordinator.h: the reservation counts only if the generation read
     // on both sides of it is the one the current generator was built for.
     const milliseconds reservation = coordinator_->reservation();

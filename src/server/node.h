@@ -76,7 +76,8 @@ class Node {
   std::unique_ptr<Coordinator> coordinator_;
   const bool leased_;
   std::atomic<Generator*> current_{nullptr};
-  std::uint64_t generation_ = 0;       // the claim generation current_ was built for
+  // The claim generation current_ was built for; stored after current_.
+  std::atomic<std::uint64_t> generation_{0};
   bool reported_pending_swap_ = false;  // a failed rebuild was logged
   mutable std::mutex generators_mutex_;
   std::vector<std::unique_ptr<Generator>> generators_;  // every one built, kept alive
