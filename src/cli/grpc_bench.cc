@@ -5,13 +5,12 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "snowid/v1/snowid.grpc.pb.h"
+#include "text_file.h"
 
 namespace snowid::cli {
 namespace {
@@ -124,13 +123,10 @@ class CallLoop {
 
 Result<std::shared_ptr<grpc::ChannelCredentials>> credentials(const GrpcBenchOptions& options) {
   if (options.tls_ca_file.empty()) return grpc::InsecureChannelCredentials();
-  std::ifstream in(options.tls_ca_file, std::ios::binary);
-  std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (pem.empty()) {
-    return invalid_argument(fmt::format("--tls-ca {} is empty or unreadable", options.tls_ca_file));
-  }
+  auto pem = read_text_file(options.tls_ca_file, "--tls-ca");
+  if (!pem.ok()) return pem.error();
   grpc::SslCredentialsOptions tls;
-  tls.pem_root_certs = std::move(pem);
+  tls.pem_root_certs = std::move(*pem);
   return grpc::SslCredentials(tls);
 }
 

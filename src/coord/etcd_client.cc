@@ -4,8 +4,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "text_file.h"
 
 namespace snowid {
 
@@ -60,14 +60,6 @@ namespace {
 // The least time a member that is not connected yet gets to connect and answer.
 constexpr milliseconds kMinConnectBudget{300};
 
-Result<std::string> read_whole_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument(fmt::format("cannot read the {} file '{}'", what, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 bool is_unreachable(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
 }
@@ -95,13 +87,13 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::connect(const EtcdOptions& optio
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options.tls_ca_file.empty()) {
     grpc::SslCredentialsOptions ssl;
-    auto ca = read_whole_file(options.tls_ca_file, "TLS CA");
+    auto ca = read_text_file(options.tls_ca_file, "TLS CA");
     if (!ca.ok()) return ca.error();
     ssl.pem_root_certs = *ca;
     if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
-      auto cert = read_whole_file(options.tls_cert_file, "TLS certificate");
+      auto cert = read_text_file(options.tls_cert_file, "TLS certificate");
       if (!cert.ok()) return cert.error();
-      auto key = read_whole_file(options.tls_key_file, "TLS key");
+      auto key = read_text_file(options.tls_key_file, "TLS key");
       if (!key.ok()) return key.error();
       ssl.pem_cert_chain = *cert;
       ssl.pem_private_key = *key;

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
-#include <fstream>
-#include <iterator>
 
 #include "snowid/decode.h"
+#include "text_file.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 
 namespace snowid::server {
@@ -16,16 +15,6 @@ namespace v1 = ::snowid::v1;
 
 constexpr int kMaxGrpcRequestBytes = 64 * 1024;
 constexpr int kMaxGrpcStreamsPerConnection = 1000;
-
-Result<std::string> read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
-    return invalid_argument(fmt::format("cannot read {}", path));
-  }
-  if (text.empty()) return invalid_argument(fmt::format("{} is empty or unreadable", path));
-  return text;
-}
 
 grpc::Status refusal(const Error& error) {
   return grpc::Status(is_transient(error) ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::INTERNAL,
@@ -219,9 +208,9 @@ Result<Endpoint> GrpcServer::start() {
   if (!config.tls_cert.empty()) {
     grpc::SslServerCredentialsOptions tls;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    auto cert = read_small_file(config.tls_cert);
+    auto cert = read_text_file(config.tls_cert, "tls_cert");
     if (!cert.ok()) return cert.error();
-    auto key = read_small_file(config.tls_key);
+    auto key = read_text_file(config.tls_key, "tls_key");
     if (!key.ok()) return key.error();
     pair.cert_chain = std::move(*cert);
     pair.private_key = std::move(*key);

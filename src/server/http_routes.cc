@@ -64,12 +64,17 @@ void set_json(HttpResponse& response, const nlohmann::json& body) {
 
 void set_text_type(HttpResponse& response) { response.content_type = "text/plain; charset=utf-8"; }
 
+// 503 with Retry-After: the request may succeed if repeated in a moment.
+void set_unavailable(HttpResponse& response, std::string_view message) {
+  set_error(response, 503, message);
+  response.headers.emplace_back("Retry-After", "1");
+}
+
 // The generator's refusal as an HTTP error: 503 while the clock or the state
 // file keeps it from issuing, 500 otherwise.
 void set_refusal(HttpResponse& response, const Error& error) {
-  const bool transient = is_transient(error);
-  set_error(response, transient ? 503 : 500, error.message);
-  if (transient) response.headers.emplace_back("Retry-After", "1");
+  if (!is_transient(error)) return set_error(response, 500, error.message);
+  set_unavailable(response, error.message);
 }
 
 void append_decimal(std::string& out, Id id) {
@@ -81,20 +86,25 @@ void append_decimal(std::string& out, Id id) {
 
 enum class IdFormat { kJson, kTextLines, kLeafText };
 
-// One ID: the hot path of /v1/id, built without a JSON document.
-void issue_one(IdService& service, std::string_view agent, IdFormat format,
-               HttpResponse& response) {
-  auto id = service.issue_one(agent);
-  if (!id.ok()) return set_refusal(response, id.error());
+// One number as {"id":"…"}, a text line, or bare (Leaf), built without a
+// JSON document: the hot path of /v1/id.
+void write_number(std::int64_t number, IdFormat format, HttpResponse& response) {
   if (format == IdFormat::kJson) {
     response.body += "{\"id\":\"";
-    append_decimal(response.body, *id);
+    append_decimal(response.body, number);
     response.body += "\"}\n";
     return;
   }
   set_text_type(response);
-  append_decimal(response.body, *id);
+  append_decimal(response.body, number);
   if (format == IdFormat::kTextLines) response.body += '\n';
+}
+
+void issue_one(IdService& service, std::string_view agent, IdFormat format,
+               HttpResponse& response) {
+  auto id = service.issue_one(agent);
+  if (!id.ok()) return set_refusal(response, id.error());
+  write_number(*id, format, response);
 }
 
 // Numbers as {"ids":["…",…]}, or one per line for kTextLines.
@@ -147,10 +157,7 @@ void set_segment_error(HttpResponse& response, const Error& error) {
   switch (error.code) {
     case ErrorCode::kInvalidArgument: return set_error(response, 400, error.message);
     case ErrorCode::kNotFound: return set_error(response, 404, error.message);
-    case ErrorCode::kUnavailable:
-      set_error(response, 503, error.message);
-      response.headers.emplace_back("Retry-After", "1");
-      return;
+    case ErrorCode::kUnavailable: return set_unavailable(response, error.message);
     default: return set_error(response, 500, error.message);
   }
 }
@@ -161,16 +168,7 @@ void issue_segment(SegmentAllocator& segments, std::string_view tag,
   if (!count) {
     auto number = segments.next(tag);
     if (!number.ok()) return set_segment_error(response, number.error());
-    if (format == IdFormat::kJson) {
-      response.body += "{\"id\":\"";
-      append_decimal(response.body, *number);
-      response.body += "\"}\n";
-      return;
-    }
-    set_text_type(response);
-    append_decimal(response.body, *number);
-    if (format == IdFormat::kTextLines) response.body += '\n';
-    return;
+    return write_number(*number, format, response);
   }
   thread_local std::vector<std::int64_t> numbers;
   numbers.clear();

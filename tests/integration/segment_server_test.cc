@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "id_checks.h"
-#include "postgres_process.h"
+#include "postgres_suite.h"
 #include "server_process.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "subprocess.h"
@@ -383,20 +383,8 @@ TEST_F(SegmentServer, GrpcNextSegmentIdsAndItsStatusCodes) {
 }
 
 // Two snowidd nodes on one PostgreSQL database.
-class SegmentServerPostgres : public ::testing::Test {
+class SegmentServerPostgres : public test::PostgresSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (test::PostgresProcess::available()) postgres_ = new test::PostgresProcess();
-  }
-  static void TearDownTestSuite() {
-    delete postgres_;
-    postgres_ = nullptr;
-  }
-  void SetUp() override {
-    if (postgres_ == nullptr) GTEST_SKIP() << "PostgreSQL 15 is not installed";
-    ASSERT_TRUE(postgres_->started()) << postgres_->error();
-  }
-
   // Two nodes, each with its own state directory.
   void start_nodes(const std::vector<std::string>& extra) {
     for (int n = 0; n < 2; ++n) {
@@ -408,12 +396,10 @@ class SegmentServerPostgres : public ::testing::Test {
     }
   }
 
-  static test::PostgresProcess* postgres_;
   test::TempDir dir;
   std::vector<std::unique_ptr<ServerProcess>> nodes;
 };
 
-test::PostgresProcess* SegmentServerPostgres::postgres_ = nullptr;
 
 // Clients, two per node, each on a kept-alive connection asking for `tag`
 // in batches of 10 until stopped (or, with `requests`, that many times).

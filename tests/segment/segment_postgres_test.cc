@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "id_checks.h"
-#include "postgres_process.h"
+#include "postgres_suite.h"
 #include "segment_test_support.h"
 #include "snowid/segment.h"
 
@@ -22,21 +22,8 @@ using SteadyClock = std::chrono::steady_clock;
 const std::string kCli = SNOWID_CLI_PATH;
 const std::string kLoad = SEGMENT_LOAD_PATH;
 
-class SegmentPostgres : public ::testing::Test {
+class SegmentPostgres : public test::PostgresSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (!test::PostgresProcess::available()) return;
-    postgres_ = new test::PostgresProcess();
-  }
-  static void TearDownTestSuite() {
-    delete postgres_;
-    postgres_ = nullptr;
-  }
-  void SetUp() override {
-    if (postgres_ == nullptr) GTEST_SKIP() << "PostgreSQL 15 is not installed";
-    ASSERT_TRUE(postgres_->started()) << postgres_->error();
-  }
-
   static std::unique_ptr<SegmentStore> store() {
     SegmentStoreOptions options;
     options.call_timeout = milliseconds{1000};
@@ -44,11 +31,7 @@ class SegmentPostgres : public ::testing::Test {
     EXPECT_TRUE(opened.ok()) << opened.error().message;
     return std::move(*opened);
   }
-
-  static test::PostgresProcess* postgres_;
 };
-
-test::PostgresProcess* SegmentPostgres::postgres_ = nullptr;
 
 TEST_F(SegmentPostgres, StoreCreatesItsTableAndTakesRanges) {
   auto pg = store();
