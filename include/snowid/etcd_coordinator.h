@@ -33,6 +33,10 @@ struct EtcdOptions {
 
   // Taken if free; else the lowest free id. See node_id_from_pod_name().
   std::optional<std::uint64_t> preferred_node_id;
+  // Claim only the preferred id: while another node holds it, claim() fails
+  // with kAlreadyExists naming the holder (the caller retries or gives up).
+  // For fleets whose node ids must match their configuration.
+  bool require_preferred_node_id = false;
 
   // Lease time to live. The node stops issuing `safety_margin` before the
   // lease could expire, counting from when it sent the last acknowledged

@@ -35,6 +35,7 @@
 #include "etcd_claim.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,6 +85,25 @@ std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
+}
+
+etcdserverpb::RangeRequest key_range(const std::string& key) {
+  etcdserverpb::RangeRequest request;
+  request.set_key(key);
+  return request;
+}
+
+// kAlreadyExists naming who holds `node_id` according to the claim keys `kvs`.
+Error held_elsewhere(std::string_view cluster, std::uint64_t node_id,
+                     const google::protobuf::RepeatedPtrField<mvccpb::KeyValue>& kvs) {
+  std::string holder = "another node";
+  for (const auto& kv : kvs) {
+    if (node_id_of_key(kv.key()) == node_id) holder = describe_claim_value(kv.value());
+  }
+  return Error{ErrorCode::kAlreadyExists,
+               fmt::format("node id {} of cluster '{}' is held by {}; node_id_policy "
+                           "\"require\" waits until it is released or its lease expires",
+                           node_id, cluster, holder)};
 }
 
 }  // namespace
@@ -150,6 +170,20 @@ Result<ClaimRecord> ClaimRecord::parse(std::string_view text) {
   return record;
 }
 
+std::string ClaimRecord::holder() const {
+  return fmt::format("{} pid={} instance={}", host, pid, instance);
+}
+
+std::string describe_claim_value(std::string_view json) {
+  auto record = ClaimRecord::parse(json);
+  if (!record.ok()) return "an unknown holder";
+  std::string text = record->holder();
+  if (!record->addresses.empty()) {
+    text += fmt::format(" serving {}", fmt::join(record->addresses, ","));
+  }
+  return text;
+}
+
 Status check_peer_clocks(const std::vector<milliseconds>& peer_wall_times, milliseconds now,
                          milliseconds max_offset) {
   if (peer_wall_times.empty() || max_offset.count() <= 0) return {};
@@ -211,10 +245,18 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
   if (!clocks.ok()) return clocks.error();
 
   std::vector<std::uint64_t> candidates;
-  if (preferred && *preferred < id_count && taken.count(*preferred) == 0) {
+  if (options_.require_preferred_node_id) {
+    if (!preferred || *preferred >= id_count) {
+      return invalid_argument("a required node id must be configured and within the layout");
+    }
+    if (taken.count(*preferred) != 0) return held_elsewhere(options_.cluster, *preferred, listed->kvs());
+    candidates.push_back(*preferred);
+  } else if (preferred && *preferred < id_count && taken.count(*preferred) == 0) {
     candidates.push_back(*preferred);
   }
-  for (std::uint64_t id = 0; id < id_count && candidates.size() < kMaxClaimAttempts; ++id) {
+  for (std::uint64_t id = 0; id < id_count && candidates.size() < kMaxClaimAttempts &&
+                             !options_.require_preferred_node_id;
+       ++id) {
     if (taken.count(id) == 0 && (!preferred || id != *preferred)) candidates.push_back(id);
   }
   const auto all_taken = [&] {
@@ -246,6 +288,12 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
   }
   if (!claimed) {
     abandon();
+    if (options_.require_preferred_node_id) {
+      // Another node won the race for it: name the winner.
+      auto holder = client_.range(key_range(claim_key(options_.cluster, *preferred)));
+      if (!holder.ok()) return holder.error();
+      return held_elsewhere(options_.cluster, *preferred, holder->kvs());
+    }
     return all_taken();
   }
   StepResult first = extend_reservation(/*force=*/true);

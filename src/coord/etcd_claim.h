@@ -47,7 +47,13 @@ struct ClaimRecord {
 
   std::string to_json() const;
   static Result<ClaimRecord> parse(std::string_view json);
+  // "host pid=N instance=I", how operators are told who holds an id.
+  std::string holder() const;
 };
+
+// A claim value as operators see it: the holder, or "an unknown holder" if
+// the value does not parse.
+std::string describe_claim_value(std::string_view json);
 
 // Ok if `now` is within `max_offset` of the mean of the peers' wall times
 // (or there are no peers); else kUnavailable saying by how much it is off.

@@ -292,8 +292,7 @@ Result<std::vector<ClusterNode>> list_cluster(const EtcdOptions& options) {
       node.claimed = true;
       auto record = coord::ClaimRecord::parse(kv.value());
       if (record.ok()) {
-        node.holder = fmt::format("{} pid={} instance={}", record->host, record->pid,
-                                  record->instance);
+        node.holder = record->holder();
         node.addresses = fmt::format("{}", fmt::join(record->addresses, ","));
         node.started = record->started;
         node.published_wall_time = record->wall_time;
@@ -322,13 +321,10 @@ Status release_node_id(const EtcdOptions& options, std::uint64_t node_id, bool f
   if (found->kvs_size() == 0) return {};
   const auto& kv = found->kvs(0);
   if (!force) {
-    auto record = coord::ClaimRecord::parse(kv.value());
     return Error{ErrorCode::kUnavailable,
                  fmt::format("node id {} is claimed by {} and its lease is alive; stop that "
                              "node, or pass --force to take the id away from it",
-                             node_id,
-                             record.ok() ? fmt::format("{} pid={}", record->host, record->pid)
-                                         : std::string("an unknown holder"))};
+                             node_id, coord::describe_claim_value(kv.value()))};
   }
   // Delete exactly the claim we looked at, then end its lease.
   etcdserverpb::TxnRequest txn;

@@ -175,6 +175,16 @@ const std::vector<Option>& options() {
       {"cluster", text(&ServerConfig::cluster), [](const ServerConfig& c) { return c.cluster; }},
       {"node_id_from_hostname", boolean(&ServerConfig::node_id_from_hostname),
        [](const ServerConfig& c) { return std::string(c.node_id_from_hostname ? "true" : "false"); }},
+      {"node_id_policy",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         if (v != "prefer" && v != "require") {
+           return invalid_argument(
+               fmt::format("unknown node_id_policy '{}'; expected prefer or require", v));
+         }
+         c.node_id_policy = v;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.node_id_policy; }},
       {"lease_ttl_s",
        [](ServerConfig& c, const std::string& v) -> Status {
          auto n = parse_unsigned(v, 3600, "seconds");
@@ -464,6 +474,7 @@ Result<EtcdOptions> etcd_options(const ServerConfig& config) {
   } else {
     o.preferred_node_id = config.datacenter_id << layout->worker_bits | config.worker_id;
   }
+  o.require_preferred_node_id = config.node_id_policy == "require";
   o.lease_ttl = config.lease_ttl;
   o.safety_margin = config.lease_safety_margin;
   o.max_peer_clock_offset = config.max_peer_clock_offset;

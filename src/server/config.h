@@ -36,6 +36,10 @@ struct ServerConfig {
   std::string etcd_endpoints = "127.0.0.1:2379";
   std::string cluster = "snowid";
   bool node_id_from_hostname = false;
+  // "prefer": the configured id if free, else the lowest free one.
+  // "require": only the configured id; wait (up to claim_timeout) while
+  // another node holds it, then exit naming the holder.
+  std::string node_id_policy = "prefer";
   std::chrono::seconds lease_ttl{10};
   std::chrono::milliseconds lease_safety_margin{1000};
   std::chrono::milliseconds max_peer_clock_offset{10000};

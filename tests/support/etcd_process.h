@@ -28,8 +28,13 @@ class EtcdCluster {
   std::vector<std::string> endpoints() const;
 
   void stop(int member);    // SIGTERM, then SIGKILL after 5 s
+  void kill(int member);    // SIGKILL: a member that crashes
+  // The member that is the Raft leader now, or -1 if no running member names one.
+  int leader() const;
   // Starts a stopped member again on its ports and data; true once healthy.
   bool restart(int member);
+  // Several at once (a cluster without quorum needs them together).
+  bool restart(const std::vector<int>& members);
   void pause(int member);   // SIGSTOP: a member that hangs
   void resume(int member);  // SIGCONT
   std::string log(int member) const;

@@ -113,8 +113,7 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
       grpc_port_ = std::stoi(m[2]);
       return;
     }
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_) {
       reaped_ = true;
       return;  // exited during start; started() is false, log() says why
     }
@@ -138,22 +137,21 @@ void ServerProcess::signal(int sig) {
 
 int ServerProcess::wait(std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
   while (!reaped_) {
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_) {
       reaped_ = true;
       break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
+      ::waitpid(pid_, &wait_status_, 0);
       reaped_ = true;
       return -SIGKILL;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
+  if (WIFEXITED(wait_status_)) return WEXITSTATUS(wait_status_);
+  return WIFSIGNALED(wait_status_) ? -WTERMSIG(wait_status_) : -1;
 }
 
 HttpConnection::HttpConnection(int port) : fd_(connect_loopback(port)) {}

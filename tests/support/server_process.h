@@ -38,6 +38,7 @@ class ServerProcess {
   int grpc_port_ = 0;
   std::string log_path_;
   bool reaped_ = false;
+  int wait_status_ = 0;  // from waitpid, once reaped_
 };
 
 struct HttpReply {

@@ -1,0 +1,436 @@
+// Cluster mode under the faults that break fleets: snowidd nodes leasing node
+// ids from a real etcd (one member, or three where the fault needs a quorum),
+// clients collecting every ID they are given, then one fault at a time.
+//
+// Every scenario ends with the same check: no ID twice across all nodes and
+// all incarnations, and each node's IDs strictly increasing (one kept-alive
+// client per node, so a client's order is the node's order).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "etcd_process.h"
+#include "id_checks.h"
+#include "server_process.h"
+#include "snowid/decode.h"
+#include "snowid/etcd_coordinator.h"
+#include "snowid/layout.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using test::http_get;
+using test::ServerProcess;
+
+constexpr int kLeaseTtlSeconds = 2;
+
+std::uint64_t node_id_of(Id id) {
+  const auto parts = decode(*preset("twitter"), id);
+  return parts->datacenter << preset("twitter")->worker_bits | parts->worker;
+}
+
+std::chrono::milliseconds timestamp_of(Id id) {
+  return decode(*preset("twitter"), id)->timestamp;
+}
+
+// One kept-alive client fetching batches from a node until stopped. It keeps
+// every ID in order and remembers when it was last served.
+class Client {
+ public:
+  explicit Client(int port) : port_(port), thread_([this] { run(); }) {}
+  ~Client() { stop(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // Only after stop().
+  const std::vector<Id>& ids() const { return ids_; }
+  int served() const { return served_; }
+  int refused() const { return refused_; }
+  Clock::time_point last_served() const {
+    std::lock_guard lock(mutex_);
+    return last_served_;
+  }
+  std::size_t count() const {
+    std::lock_guard lock(mutex_);
+    return ids_.size();
+  }
+
+ private:
+  void run() {
+    std::unique_ptr<test::HttpConnection> connection;
+    while (!stopping_) {
+      if (!connection) connection = std::make_unique<test::HttpConnection>(port_);
+      if (!connection->send("GET /v1/ids?count=50 HTTP/1.1\r\nHost: x\r\n\r\n")) {
+        connection.reset();
+        std::this_thread::sleep_for(20ms);
+        continue;
+      }
+      const test::HttpReply reply = connection->read(10s);
+      if (reply.status == 200) {
+        const auto body = nlohmann::json::parse(reply.body, nullptr, false);
+        std::lock_guard lock(mutex_);
+        for (const auto& s : body["ids"]) ids_.push_back(*parse_id(s.get<std::string>()));
+        last_served_ = Clock::now();
+        ++served_;
+      } else {
+        if (reply.status == 0) connection.reset();
+        ++refused_;
+        std::this_thread::sleep_for(10ms);
+      }
+    }
+  }
+
+  const int port_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  std::vector<Id> ids_;
+  Clock::time_point last_served_{};
+  int served_ = 0;
+  int refused_ = 0;
+  std::thread thread_;  // last: starts once the fields above exist
+};
+
+class ClusterChaosTest : public ::testing::Test {
+ protected:
+  // A node of cluster "c" preferring `worker`, lease 2 s, margin 500 ms.
+  std::unique_ptr<ServerProcess> start_node(test::EtcdCluster& etcd, const std::string& name,
+                                            int worker, std::vector<std::string> extra = {},
+                                            const std::map<std::string, std::string>& env = {}) {
+    std::string endpoints;
+    for (const auto& e : etcd.endpoints()) endpoints += (endpoints.empty() ? "" : ",") + e;
+    std::vector<std::string> args{"--coordinator", "etcd", "--etcd-endpoints", endpoints,
+                                  "--cluster", "c", "--worker-id", std::to_string(worker),
+                                  "--lease-ttl-s", std::to_string(kLeaseTtlSeconds),
+                                  "--lease-safety-margin-ms", "500",
+                                  "--state-dir", dir.file(name)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
+  }
+
+  static EtcdOptions etcd_options(const test::EtcdCluster& etcd) {
+    EtcdOptions options;
+    options.endpoints = etcd.endpoints();
+    options.cluster = "c";
+    options.layout = *preset("twitter");
+    return options;
+  }
+
+  // The reservation etcd holds for `node_id` (Unix ms), 0 if none.
+  static std::chrono::milliseconds reservation_of(const test::EtcdCluster& etcd,
+                                                  std::uint64_t node_id) {
+    auto nodes = list_cluster(etcd_options(etcd));
+    EXPECT_TRUE(nodes.ok()) << nodes.error().message;
+    if (!nodes.ok()) return {};
+    for (const auto& node : *nodes) {
+      if (node.node_id == node_id) return node.reservation;
+    }
+    return {};
+  }
+
+  static bool wait_for_status(const ServerProcess& server, int status,
+                              std::chrono::milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    while (Clock::now() < deadline) {
+      if (http_get(server.port(), "/v1/id").status == status) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  // Waits until every client has been served `more` batches beyond now.
+  static void wait_for_progress(const std::vector<std::unique_ptr<Client>>& clients,
+                                std::size_t more, std::chrono::seconds limit) {
+    std::vector<Client*> all;
+    for (const auto& c : clients) all.push_back(c.get());
+    wait_for_progress(all, more, limit);
+  }
+  static void wait_for_progress(const std::vector<Client*>& clients, std::size_t more,
+                                std::chrono::seconds limit) {
+    std::vector<std::size_t> start;
+    for (const auto& c : clients) start.push_back(c->count());
+    const auto deadline = Clock::now() + limit;
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      while (clients[i]->count() < start[i] + more * 50 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
+      }
+      EXPECT_GE(clients[i]->count(), start[i] + more * 50) << "client " << i << " stalled";
+    }
+  }
+
+  static std::vector<std::vector<Id>> stop_all(std::vector<std::unique_ptr<Client>>& clients) {
+    std::vector<std::vector<Id>> sources;
+    for (auto& c : clients) {
+      c->stop();
+      sources.push_back(c->ids());
+    }
+    return sources;
+  }
+
+  test::TempDir dir;
+};
+
+// 20 snowidd processes start at once, all requiring node id 7: exactly one
+// wins it each round; the others wait, then exit 1 naming the winner.
+TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  std::vector<std::vector<Id>> winners_ids;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<ServerProcess>> racers(20);
+    std::vector<std::thread> starters;
+    for (std::size_t i = 0; i < racers.size(); ++i) {
+      starters.emplace_back([&, i] {
+        racers[i] = start_node(etcd, "r" + std::to_string(round) + "-" + std::to_string(i), 7,
+                               {"--node-id-policy", "require", "--claim-timeout-ms", "3000"});
+      });
+    }
+    for (auto& t : starters) t.join();
+    std::vector<ServerProcess*> winners;
+    for (auto& racer : racers) {
+      if (racer->started()) {
+        winners.push_back(racer.get());
+        continue;
+      }
+      EXPECT_EQ(racer->wait(), 1) << racer->log();
+      EXPECT_NE(racer->log().find("node id 7 of cluster 'c' is held by"), std::string::npos)
+          << racer->log();
+    }
+    ASSERT_EQ(winners.size(), 1u) << "round " << round;
+    const auto reply = http_get(winners[0]->port(), "/v1/ids?count=100");
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    std::vector<Id> ids;
+    const auto body = nlohmann::json::parse(reply.body);
+    for (const auto& s : body["ids"]) {
+      ids.push_back(*parse_id(s.get<std::string>()));
+    }
+    EXPECT_EQ(node_id_of(ids.front()), 7u);
+    winners_ids.push_back(ids);
+    winners[0]->signal(SIGTERM);  // releases id 7 for the next round
+    EXPECT_EQ(winners[0]->wait(), 0) << winners[0]->log();
+  }
+  // Each winner started above the previous one's reservation.
+  EXPECT_EQ(test::check_unique_and_increasing(winners_ids), "");
+  for (std::size_t r = 1; r < winners_ids.size(); ++r) {
+    EXPECT_GT(winners_ids[r].front(), winners_ids[r - 1].back());
+  }
+}
+
+// kill -9: the claim outlives the process until its lease expires, and the
+// next holder's first ID lies above the dead node's reservation.
+TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  auto victim = start_node(etcd, "victim", 0);
+  ASSERT_TRUE(victim->started()) << victim->log();
+  std::vector<std::unique_ptr<Client>> clients;
+  clients.push_back(std::make_unique<Client>(victim->port()));
+  wait_for_progress(clients, 20, 10s);
+
+  victim->signal(SIGKILL);
+  const auto killed_at = Clock::now();
+  victim->wait();
+  auto sources = stop_all(clients);
+  const auto reservation = reservation_of(etcd, 0);
+  ASSERT_GT(reservation.count(), 0);
+  for (Id id : sources[0]) ASSERT_LE(timestamp_of(id), reservation);
+
+  auto listed = list_cluster(etcd_options(etcd));
+  ASSERT_TRUE(listed.ok());
+  ASSERT_FALSE(listed->empty());
+  EXPECT_TRUE(listed->front().claimed) << "the claim vanished with the process, not the lease";
+
+  // A successor requiring id 0 waits for the lease, then starts above H.
+  auto successor = start_node(etcd, "successor", 0,
+                              {"--node-id-policy", "require", "--claim-timeout-ms", "10000"});
+  ASSERT_TRUE(successor->started()) << successor->log();
+  const auto waited = Clock::now() - killed_at;
+  EXPECT_GE(waited, 1000ms) << "id 0 was free before the dead node's lease could expire";
+  EXPECT_NE(successor->log().find("is held by"), std::string::npos) << successor->log();
+
+  clients.push_back(std::make_unique<Client>(successor->port()));
+  wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 10s);
+  clients.back()->stop();
+  const std::vector<Id> after = clients.back()->ids();
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(node_id_of(after.front()), 0u);
+  EXPECT_GT(timestamp_of(after.front()), reservation);
+  EXPECT_EQ(test::check_unique_and_increasing({sources[0], after}), "");
+}
+
+// SIGSTOP for three lease lifetimes while a newcomer takes the id over. The
+// frozen node's IDs under that id never pass its old reservation; resumed,
+// it notices the loss before serving, re-claims another id, and serves.
+TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  auto frozen = start_node(etcd, "frozen", 0);
+  ASSERT_TRUE(frozen->started()) << frozen->log();
+  std::vector<std::unique_ptr<Client>> clients;
+  clients.push_back(std::make_unique<Client>(frozen->port()));
+  wait_for_progress(clients, 20, 10s);
+
+  frozen->signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds{3 * kLeaseTtlSeconds});
+  const auto reservation = reservation_of(etcd, 0);
+  auto newcomer = start_node(etcd, "newcomer", 0);
+  ASSERT_TRUE(newcomer->started()) << newcomer->log();
+  clients.push_back(std::make_unique<Client>(newcomer->port()));
+  wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 10s);
+
+  frozen->signal(SIGCONT);
+  // Its first client was mid-request when frozen: whatever it is answered
+  // now was issued after the freeze and must come from a new claim.
+  ASSERT_TRUE(wait_for_status(*frozen, 200, 15s)) << frozen->log();
+  wait_for_progress(clients, 20, 15s);
+  auto sources = stop_all(clients);
+
+  for (Id id : sources[0]) {
+    if (node_id_of(id) == 0) {
+      ASSERT_LE(timestamp_of(id), reservation) << "the frozen node issued past its reservation";
+    }
+  }
+  EXPECT_NE(node_id_of(sources[0].back()), 0u) << "the resumed node kept the lost id";
+  for (Id id : sources[1]) ASSERT_GT(timestamp_of(id), reservation);
+  EXPECT_EQ(test::check_unique_and_increasing(sources), "");
+  const auto info = nlohmann::json::parse(http_get(frozen->port(), "/v1/info").body);
+  EXPECT_GE(info["cluster"]["reclaims"].get<int>(), 1);
+}
+
+// Every etcd member stops during load: nodes stop issuing before their leases
+// could have expired (the deadline counts from the last keep-alive sent),
+// answer 503, and serve again by themselves once etcd is back.
+TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
+  test::EtcdCluster etcd(3);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(start_node(etcd, "n" + std::to_string(i), 0));
+    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
+    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
+  }
+  wait_for_progress(clients, 20, 10s);
+
+  const auto stopped_at = Clock::now();
+  for (int m = 0; m < 3; ++m) etcd.kill(m);
+  for (const auto& node : nodes) EXPECT_TRUE(wait_for_status(*node, 503, 5s)) << node->log();
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    EXPECT_LT(clients[i]->last_served() - stopped_at,
+              std::chrono::seconds{kLeaseTtlSeconds})
+        << "node " << i << " served after its lease could have expired";
+    EXPECT_EQ(http_get(nodes[i]->port(), "/readyz").status, 503);
+  }
+
+  ASSERT_TRUE(etcd.restart({0, 1, 2})) << etcd.log(0);
+  const auto back_at = Clock::now();
+  for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 20s)) << node->log();
+  const auto recovery = Clock::now() - back_at;
+  EXPECT_LT(recovery, 20s);
+  wait_for_progress(clients, 20, 15s);
+  EXPECT_EQ(test::check_unique_and_increasing(stop_all(clients)), "");
+}
+
+// The Raft leader is killed three times under load, and restarted each time.
+// Nodes may pause while a new leader is elected; no ID repeats.
+TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
+  test::EtcdCluster etcd(3);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(start_node(etcd, "n" + std::to_string(i), i));
+    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
+    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
+  }
+  wait_for_progress(clients, 20, 10s);
+
+  for (int round = 0; round < 3; ++round) {
+    int leader = -1;
+    const auto deadline = Clock::now() + 10s;
+    while ((leader = etcd.leader()) < 0 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_GE(leader, 0) << "no leader elected";
+    etcd.kill(leader);
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_TRUE(etcd.restart(leader)) << etcd.log(leader);
+    wait_for_progress(clients, 10, 20s);
+  }
+  for (const auto& node : nodes) {
+    EXPECT_EQ(http_get(node->port(), "/readyz").status, 200) << node->log();
+  }
+  EXPECT_EQ(test::check_unique_and_increasing(stop_all(clients)), "");
+}
+
+std::string faketime_library() {
+  for (const char* c : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"}) {
+    if (std::filesystem::exists(c)) return c;
+  }
+  return "";
+}
+
+// A node whose clock is 2 s behind takes over a released id. It must start
+// above the previous holder's reservation H: under "monotonic" its logical
+// clock starts above H at once (within max_drift_ms); under "reject" it
+// waits, keeping its lease, until its own clock has passed H.
+class ClockBehindTakeOver : public ClusterChaosTest,
+                            public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
+  const std::string faketime = faketime_library();
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const std::string policy = GetParam();
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  auto first = start_node(etcd, "first", 0);
+  ASSERT_TRUE(first->started()) << first->log();
+  std::vector<std::unique_ptr<Client>> clients;
+  clients.push_back(std::make_unique<Client>(first->port()));
+  wait_for_progress(clients, 20, 10s);
+  first->signal(SIGTERM);
+  EXPECT_EQ(first->wait(), 0) << first->log();
+  clients.front()->stop();
+  const auto reservation = reservation_of(etcd, 0);
+
+  const std::map<std::string, std::string> behind{
+      {"LD_PRELOAD", faketime},
+      {"FAKETIME", "-2s"},
+      {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+      {"ASAN_OPTIONS", "verify_asan_link_order=0"}};
+  const auto started_at = Clock::now();
+  auto late = start_node(etcd, "late", 0,
+                         {"--node-id-policy", "require", "--claim-timeout-ms", "15000",
+                          "--clock-policy", policy},
+                         behind);
+  ASSERT_TRUE(late->started()) << late->log();
+  const auto start_time = Clock::now() - started_at;
+  if (policy == "reject") {
+    EXPECT_GE(start_time, 1500ms) << "started before its clock passed the reservation";
+  }
+  clients.push_back(std::make_unique<Client>(late->port()));
+  wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 15s);
+  auto sources = stop_all(clients);
+  ASSERT_FALSE(sources[1].empty());
+  EXPECT_EQ(node_id_of(sources[1].front()), 0u);
+  EXPECT_GT(timestamp_of(sources[1].front()), reservation);
+  EXPECT_EQ(test::check_unique_and_increasing(sources), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ClockBehindTakeOver, ::testing::Values("monotonic", "reject"));
+
+}  // namespace
+}  // namespace snowid
