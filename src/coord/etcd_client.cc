@@ -133,6 +133,7 @@ Status EtcdClient::authenticate(Member& member) {
                  fmt::format("etcd {} refused user '{}': {}", member.endpoint, options_.user,
                              status.error_message())};
   }
+  counters_.sign_ins.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(member.token_mutex);
   member.token = response.token();
   return {};

@@ -36,6 +36,7 @@ struct StoreCounters {
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> latency_total_us{0};
   std::atomic<std::uint64_t> latency_max_us{0};
+  std::atomic<std::uint64_t> sign_ins{0};  // successful Authenticate calls
 };
 
 class EtcdClient {

@@ -361,5 +361,90 @@ TEST(EtcdFailover, KeepsTheClaimWhenAMemberStops) {
   EXPECT_TRUE(coordinator->release(std::nullopt).ok());
 }
 
+
+// Options for a secured cluster: short lease, short deadlines.
+EtcdOptions secured_options(const test::EtcdCluster& etcd, const std::string& cluster) {
+  EtcdOptions options;
+  options.endpoints = etcd.endpoints();
+  options.cluster = cluster;
+  options.layout = small_layout();
+  options.lease_ttl = seconds{2};
+  options.safety_margin = milliseconds{500};
+  options.request_timeout = milliseconds{1000};
+  return options;
+}
+
+// etcd that only speaks TLS and demands a client certificate.
+TEST(EtcdSecured, ClaimsOverTlsWithAClientCertificateAndIsRefusedWithout) {
+  test::EtcdCluster etcd(1, /*tls=*/true);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  EtcdOptions options = secured_options(etcd, "tls");
+  options.tls_ca_file = etcd.tls_ca();
+  options.tls_cert_file = etcd.client_certificate().cert;
+  options.tls_key_file = etcd.client_certificate().key;
+  auto coordinator = std::move(*make_etcd_coordinator(options));
+  auto claim = coordinator->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_TRUE(coordinator->may_issue());
+  auto listed = list_cluster(options);
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_EQ(listed->size(), 1u);
+
+  EtcdOptions no_certificate = options;
+  no_certificate.tls_cert_file.clear();
+  no_certificate.tls_key_file.clear();
+  EXPECT_FALSE((*make_etcd_coordinator(no_certificate))->claim().ok());
+  EtcdOptions plain = no_certificate;
+  plain.tls_ca_file.clear();
+  EXPECT_FALSE((*make_etcd_coordinator(plain))->claim().ok());
+  EXPECT_TRUE(coordinator->release(std::nullopt).ok());
+}
+
+// etcd with authentication: a user whose role may only touch /snowid/ claims,
+// extends and releases; a quiet client whose token expired (etcd here drops
+// tokens after 2 s unused) signs in again by itself; a wrong password is a
+// clear error.
+TEST(EtcdSecured, AuthenticatesWithAPasswordAndSignsInAgainAfterTheTokenExpires) {
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.enable_auth("snowid", "s3cret", "/snowid/"), "");
+  EtcdOptions options = secured_options(etcd, "auth");
+  options.user = "snowid";
+  options.password = "s3cret";
+  auto coordinator = std::move(*make_etcd_coordinator(options));
+  auto claim = coordinator->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  const milliseconds first = coordinator->reservation();
+  EXPECT_TRUE(eventually([&] { return coordinator->reservation() > first; }, milliseconds{5000}));
+
+  auto client = std::move(*coord::EtcdClient::connect(options));
+  etcdserverpb::RangeRequest claims;
+  claims.set_key(coord::claims_prefix("auth"));
+  claims.set_range_end(coord::prefix_end(coord::claims_prefix("auth")));
+  auto before = client->range(claims);
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  EXPECT_EQ(before->kvs_size(), 1);
+  EXPECT_EQ(client->counters().sign_ins.load(), 1u);
+  std::this_thread::sleep_for(milliseconds{3500});
+  auto after = client->range(claims);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->kvs_size(), 1);
+  EXPECT_EQ(client->counters().sign_ins.load(), 2u) << "the expired token was not replaced";
+  EXPECT_TRUE(coordinator->may_issue());
+  EXPECT_EQ(coordinator->stats().fencing_events, 0u);
+
+  EtcdOptions wrong = options;
+  wrong.password = "guess";
+  auto refused = (*make_etcd_coordinator(wrong))->claim();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("authentication failed"), std::string::npos)
+      << refused.error().message;
+  EtcdOptions anonymous = options;
+  anonymous.user.clear();
+  anonymous.password.clear();
+  EXPECT_FALSE((*make_etcd_coordinator(anonymous))->claim().ok());
+  EXPECT_TRUE(coordinator->release(std::nullopt).ok());
+}
+
 }  // namespace
 }  // namespace snowid

@@ -13,6 +13,7 @@
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
+#include "snowid/etcd_coordinator.h"
 #include "snowid/layout.h"
 #include "subprocess.h"
 
@@ -255,6 +256,42 @@ TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
   EXPECT_EQ(unreachable.exit_code, 1);
   EXPECT_NE(unreachable.err.find("no node id claimed within 1500 ms"), std::string::npos)
       << unreachable.err;
+}
+
+
+// snowidd against an etcd that demands TLS with a client certificate and a
+// password: it claims, serves, and gives the id back on SIGTERM.
+TEST(ClusterServerSecured, ServesThroughAnEtcdWithTlsAndPasswordAuthentication) {
+  test::EtcdCluster etcd(1, /*tls=*/true);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.enable_auth("snowid", "s3cret", "/snowid/"), "");
+  test::TempDir dir;
+  ServerProcess node(SNOWIDD_PATH,
+                     {"--coordinator", "etcd", "--etcd-endpoints", etcd.endpoint(0), "--cluster",
+                      "secure", "--etcd-tls-ca", etcd.tls_ca(), "--etcd-tls-cert",
+                      etcd.client_certificate().cert, "--etcd-tls-key",
+                      etcd.client_certificate().key, "--etcd-user", "snowid", "--etcd-password",
+                      "s3cret", "--lease-ttl-s", "2", "--lease-safety-margin-ms", "500",
+                      "--claim-timeout-ms", "10000", "--state-dir", dir.file("n")});
+  ASSERT_TRUE(node.started()) << node.log();
+  EXPECT_EQ(http_get(node.port(), "/v1/id").status, 200);
+  EXPECT_EQ(http_get(node.port(), "/readyz").status, 200);
+  node.signal(SIGTERM);
+  EXPECT_EQ(node.wait(), 0) << node.log();
+  EtcdOptions options;
+  options.endpoints = etcd.endpoints();
+  options.cluster = "secure";
+  options.layout = *preset("twitter");
+  options.user = "snowid";
+  options.password = "s3cret";
+  options.tls_ca_file = etcd.tls_ca();
+  options.tls_cert_file = etcd.client_certificate().cert;
+  options.tls_key_file = etcd.client_certificate().key;
+  auto listed = list_cluster(options);
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_FALSE(listed->front().claimed) << "SIGTERM did not release the claim";
+  EXPECT_GT(listed->front().reservation.count(), 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "certificates.h"
 #include "server_process.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "subprocess.h"
@@ -18,17 +19,10 @@ using test::ServerProcess;
 
 class TlsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto made = test::run_process(
-        {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-         "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", key(), "-out",
-         cert()});
-    ASSERT_EQ(made.exit_code, 0) << made.err;
-  }
+  void SetUp() override { files = test::make_self_signed_certificate(dir.path(), "server"); }
 
-  std::string cert() const { return dir.file("cert.pem"); }
-  std::string key() const { return dir.file("key.pem"); }
+  std::string cert() const { return files.cert; }
+  std::string key() const { return files.key; }
 
   std::unique_ptr<ServerProcess> start() {
     auto server = std::make_unique<ServerProcess>(
@@ -52,6 +46,7 @@ class TlsTest : public ::testing::Test {
   }
 
   test::TempDir dir;
+  test::CertificateFiles files;
 };
 
 TEST_F(TlsTest, HttpsServesIdsAndKeepsTheConnection) {

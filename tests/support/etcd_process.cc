@@ -16,6 +16,7 @@
 #include <regex>
 #include <thread>
 
+#include "certificates.h"
 #include "server_process.h"
 
 extern char** environ;
@@ -42,14 +43,14 @@ std::vector<int> free_ports(int count) {
   return ports;
 }
 
-std::string find_etcd() {
+std::string find_program(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
   std::size_t start = 0;
   while (start <= dirs.size()) {
     std::size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
-    const std::string candidate = dirs.substr(start, end - start) + "/etcd";
+    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
   }
@@ -60,8 +61,8 @@ std::string url(int port) { return "http://127.0.0.1:" + std::to_string(port); }
 
 }  // namespace
 
-EtcdCluster::EtcdCluster(int members) {
-  const std::string binary = find_etcd();
+EtcdCluster::EtcdCluster(int members, bool tls) : tls_(tls) {
+  const std::string binary = find_program("etcd");
   if (binary.empty()) {
     why_ = "etcd is not on PATH (Debian: apt-get install etcd-server)";
     return;
@@ -77,15 +78,21 @@ EtcdCluster::EtcdCluster(int members) {
     initial_cluster += "m" + std::to_string(i) + "=" + url(m.peer_port);
     members_.push_back(m);
   }
+  if (tls_) {
+    server_certificate_ = make_self_signed_certificate(dir_.path(), "etcd-server");
+    client_certificate_ = make_self_signed_certificate(dir_.path(), "etcd-client", "snowid");
+  }
   const std::string token = "snowid-test-" + std::to_string(std::random_device{}());
   for (int i = 0; i < members; ++i) {
     Member& m = members_[static_cast<std::size_t>(i)];
     const std::string name = "m" + std::to_string(i);
+    const std::string client_url =
+        (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(m.client_port);
     std::vector<std::string> argv = {binary,
                                      "--name", name,
                                      "--data-dir", dir_.file(name + ".data"),
-                                     "--listen-client-urls", url(m.client_port),
-                                     "--advertise-client-urls", url(m.client_port),
+                                     "--listen-client-urls", client_url,
+                                     "--advertise-client-urls", client_url,
                                      "--listen-peer-urls", url(m.peer_port),
                                      "--initial-advertise-peer-urls", url(m.peer_port),
                                      "--initial-cluster", initial_cluster,
@@ -93,8 +100,16 @@ EtcdCluster::EtcdCluster(int members) {
                                      "--initial-cluster-token", token,
                                      "--heartbeat-interval", "50",
                                      "--election-timeout", "500",
+                                     "--auth-token-ttl", "2",
                                      "--logger", "zap",
                                      "--log-level", "warn"};
+    if (tls_) {
+      for (const std::string& flag :
+           {"--cert-file=" + server_certificate_.cert, "--key-file=" + server_certificate_.key,
+            std::string("--client-cert-auth"), "--trusted-ca-file=" + client_certificate_.cert}) {
+        argv.push_back(flag);
+      }
+    }
     m.argv = std::move(argv);
     if (!spawn(m)) {
       why_ = "cannot start " + binary;
@@ -158,8 +173,47 @@ EtcdCluster::~EtcdCluster() {
 }
 
 bool EtcdCluster::healthy(const Member& member) const {
+  if (tls_) {
+    const ProcessResult reply = run_process(
+        {"/usr/bin/curl", "-s", "--max-time", "2", "--cacert", server_certificate_.cert, "--cert",
+         client_certificate_.cert, "--key", client_certificate_.key,
+         "https://127.0.0.1:" + std::to_string(member.client_port) + "/health"});
+    return reply.exit_code == 0 && reply.out.find("\"true\"") != std::string::npos;
+  }
   const HttpReply reply = http_get(member.client_port, "/health");
   return reply.status == 200 && reply.body.find("\"true\"") != std::string::npos;
+}
+
+std::string EtcdCluster::etcdctl(const std::vector<std::string>& arguments) const {
+  const std::string binary = find_program("etcdctl");
+  if (binary.empty()) return "etcdctl is not on PATH (Debian: apt-get install etcd-client)";
+  std::vector<std::string> argv{binary, "--endpoints=" + endpoint(0)};
+  if (tls_) {
+    argv.insert(argv.end(), {"--cacert=" + server_certificate_.cert,
+                             "--cert=" + client_certificate_.cert,
+                             "--key=" + client_certificate_.key});
+  }
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  const ProcessResult r = run_process(argv, {{"ETCDCTL_API", "3"}});
+  return r.exit_code == 0 ? "" : "etcdctl failed: " + r.out + r.err;
+}
+
+std::string EtcdCluster::enable_auth(const std::string& user, const std::string& password,
+                                     const std::string& prefix) {
+  const std::vector<std::vector<std::string>> steps{
+      {"user", "add", "root:root-" + password},
+      {"role", "add", "root"},
+      {"user", "grant-role", "root", "root"},
+      {"role", "add", user},
+      {"role", "grant-permission", user, "--prefix=true", "readwrite", prefix},
+      {"user", "add", user + ":" + password},
+      {"user", "grant-role", user, user},
+      {"auth", "enable"}};
+  for (const auto& step : steps) {
+    std::string failed = etcdctl(step);
+    if (!failed.empty()) return failed;
+  }
+  return "";
 }
 
 std::string EtcdCluster::endpoint(int member) const {

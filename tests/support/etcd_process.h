@@ -9,13 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "certificates.h"
 #include "subprocess.h"
 
 namespace snowid::test {
 
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members = 1);
+  // With `tls`, clients must use TLS and present client_certificate();
+  // tls_ca() verifies the members.
+  explicit EtcdCluster(int members = 1, bool tls = false);
   ~EtcdCluster();
   EtcdCluster(const EtcdCluster&) = delete;
   EtcdCluster& operator=(const EtcdCluster&) = delete;
@@ -39,6 +42,14 @@ class EtcdCluster {
   void resume(int member);  // SIGCONT
   std::string log(int member) const;
 
+  const std::string& tls_ca() const { return server_certificate_.cert; }
+  const CertificateFiles& client_certificate() const { return client_certificate_; }
+
+  // Turns on etcd authentication with a root user and `user`, whose role may
+  // read and write keys under `prefix` only. "" if done, else what failed.
+  std::string enable_auth(const std::string& user, const std::string& password,
+                          const std::string& prefix);
+
  private:
   struct Member {
     pid_t pid = -1;
@@ -49,8 +60,13 @@ class EtcdCluster {
   };
   bool spawn(Member& member);
   bool healthy(const Member& member) const;
+  // Runs etcdctl against member 0; "" on success, else its output.
+  std::string etcdctl(const std::vector<std::string>& arguments) const;
 
   TempDir dir_;
+  bool tls_ = false;
+  CertificateFiles server_certificate_;
+  CertificateFiles client_certificate_;
   std::vector<Member> members_;
   bool started_ = false;
   std::string why_;
