@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <map>
 #include <random>
-#include <regex>
 #include <thread>
 
 #include "certificates.h"
@@ -254,8 +253,6 @@ void EtcdCluster::kill(int member) {
 int EtcdCluster::leader() const {
   // etcd's JSON gateway: POST /v3/maintenance/status answers with this
   // member's id (header.member_id) and the leader's id (leader).
-  const std::regex member_id(R"re("member_id":"(\d+)")re");
-  const std::regex leader_id(R"re("leader":"(\d+)")re");
   std::map<std::string, int> index_of;
   std::string leader;
   for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -265,10 +262,11 @@ int EtcdCluster::leader() const {
                                      "Content-Type: application/json\r\nContent-Length: 2\r\n"
                                      "Connection: close\r\n\r\n{}",
                                      std::chrono::milliseconds{2000});
-    std::smatch m;
-    if (reply.status != 200 || !std::regex_search(reply.body, m, member_id)) continue;
-    index_of[m[1]] = static_cast<int>(i);
-    if (std::regex_search(reply.body, m, leader_id)) leader = m[1];
+    const std::string member_id = digits_after(reply.body, "\"member_id\":\"");
+    if (reply.status != 200 || member_id.empty()) continue;
+    index_of[member_id] = static_cast<int>(i);
+    const std::string leader_id = digits_after(reply.body, "\"leader\":\"");
+    if (!leader_id.empty()) leader = leader_id;
   }
   const auto found = index_of.find(leader);
   return found == index_of.end() ? -1 : found->second;

@@ -14,7 +14,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -103,14 +102,21 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + binary);
 
-  const std::regex listening(R"(http 127\.0\.0\.1:(\d+), grpc 127\.0\.0\.1:(\d+))");
+  // The start-up line ("snowidd ... starting: ...") names both ports:
+  // "..., http 127.0.0.1:P, grpc 127.0.0.1:Q, ...".
+  // (No std::regex: tests start servers from several threads, and
+  // libstdc++'s regex compiler races on a locale cache there.)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
   while (std::chrono::steady_clock::now() < deadline) {
-    std::smatch m;
     const std::string text = read_file(log_path_);
-    if (std::regex_search(text, m, listening)) {
-      port_ = std::stoi(m[1]);
-      grpc_port_ = std::stoi(m[2]);
+    const std::size_t line = text.find(" starting: ");
+    const std::string http =
+        line == std::string::npos ? "" : digits_after(text.substr(line), ", http 127.0.0.1:");
+    const std::string grpc =
+        line == std::string::npos ? "" : digits_after(text.substr(line), ", grpc 127.0.0.1:");
+    if (!http.empty() && !grpc.empty()) {
+      port_ = std::stoi(http);
+      grpc_port_ = std::stoi(grpc);
       return;
     }
     if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_) {
@@ -119,6 +125,14 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
   }
+}
+
+std::string digits_after(const std::string& text, const std::string& marker) {
+  const std::size_t at = text.find(marker);
+  if (at == std::string::npos) return "";
+  std::size_t end = at + marker.size();
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+  return text.substr(at + marker.size(), end - at - marker.size());
 }
 
 ServerProcess::~ServerProcess() {

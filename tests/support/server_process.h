@@ -41,6 +41,9 @@ class ServerProcess {
   int wait_status_ = 0;  // from waitpid, once reaped_
 };
 
+// The decimal digits right after the first `marker` in `text`; "" if none.
+std::string digits_after(const std::string& text, const std::string& marker);
+
 struct HttpReply {
   int status = 0;  // 0: no response (connection closed or timed out)
   std::map<std::string, std::string> headers;  // lower-case names
