@@ -11,13 +11,12 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <list>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "http_request_parser.h"
 #include "http_routes.h"
 
 namespace snowid::server {
@@ -39,7 +38,6 @@ std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
 constexpr std::chrono::milliseconds kSweepPeriod{200};
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
-constexpr std::size_t kReadChunkBytes = 4096;
 
 // What a connection thread needs to know of a connection to time it out.
 class Connection {
@@ -100,8 +98,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
  public:
   Session(Stream stream, Worker& worker, IdService& service)
       : stream_(std::move(stream)), worker_(worker), service_(service),
-        in_(static_cast<std::size_t>(service.config().max_header_bytes) +
-            service.config().max_body_bytes + 2 * kReadChunkBytes) {
+        in_(max_buffered_request_bytes(service.config())) {
     position_ = worker_.connections.insert(worker_.connections.end(), this);
   }
   ~Session() override {
@@ -191,19 +188,13 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
 
   void start_parser() {
     parser_.emplace();
-    parser_->eager(true);
-    parser_->header_limit(service_.config().max_header_bytes);
-    parser_->body_limit(service_.config().max_body_bytes);
+    configure_request_parser(*parser_, service_.config());
   }
 
   void answer() {
     const SteadyTime begin = std::chrono::steady_clock::now();
     const auto& request = parser_->get();
-    const HttpRequest view{std_view(request.method_string()), std_view(request.target()),
-                           std_view(request[http::field::accept]),
-                           std_view(request[http::field::authorization]),
-                           std_view(request["X-Snowid-Agent"])};
-    handle_http(service_, view, response_);
+    handle_http(service_, request_view(request), response_);
     const bool keep_alive =
         request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
     append_response(request.version(), keep_alive);
@@ -263,7 +254,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   IdService& service_;
   std::list<Connection*>::iterator position_;
   beast::flat_buffer in_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   HttpResponse response_;
   std::string out_;
   bool close_after_write_ = false;
