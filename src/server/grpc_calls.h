@@ -1,0 +1,44 @@
+// What snowidd's gRPC calls (snowid.v1.IdService) check and answer, apart
+// from the server (grpc_service.cc) so that tests and fuzz targets can run any
+// request message through them without a channel. Each function fills
+// `response` and returns OK, or returns the error status the call ends with.
+//
+// `authorization` is the call's "authorization" metadata, nullopt if absent;
+// with a bearer token configured it must be "Bearer <token>".
+//
+// Thread-safety: as IdService; call from any thread.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <optional>
+#include <string_view>
+
+#include "service.h"
+#include "snowid/v1/snowid.pb.h"
+
+namespace snowid::server {
+
+using GrpcAuthorization = std::optional<std::string_view>;
+
+grpc::Status answer_next_id(IdService& service, GrpcAuthorization authorization,
+                            const v1::NextIdRequest& request, v1::NextIdResponse& response);
+
+// INVALID_ARGUMENT for count 0, RESOURCE_EXHAUSTED above max_batch.
+grpc::Status answer_next_ids(IdService& service, GrpcAuthorization authorization,
+                             const v1::NextIdsRequest& request, v1::NextIdsResponse& response);
+
+// INVALID_ARGUMENT for an ID above 2^63-1 or with bits beyond the layout.
+grpc::Status answer_decode(IdService& service, GrpcAuthorization authorization,
+                           const v1::DecodeRequest& request, v1::DecodeResponse& response);
+
+grpc::Status answer_info(IdService& service, GrpcAuthorization authorization,
+                         const v1::InfoRequest& request, v1::InfoResponse& response);
+
+// May wait for the segment store (up to segment_request_timeout_ms) when the
+// tag's buffers are empty; in steady state the prefetch avoids that.
+grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization authorization,
+                                     const v1::NextSegmentIdsRequest& request,
+                                     v1::NextSegmentIdsResponse& response);
+
+}  // namespace snowid::server
