@@ -527,11 +527,13 @@ std::string segment_store_url(const ServerConfig& config) {
 
 std::string redact_store_url(std::string_view url) {
   std::string out(url);
-  // user:PASSWORD@host in the authority part.
+  // user:PASSWORD@host in the authority part. libpq ends the authority at
+  // the first '/' only, so a '?' or '#' before the '@' is part of the
+  // password ("user:pa?ss@host"), not the start of a query or fragment.
   const auto scheme_end = out.find("://");
   if (scheme_end != std::string::npos) {
     const auto authority = scheme_end + 3;
-    const auto authority_end = out.find_first_of("/?#", authority);
+    const auto authority_end = out.find('/', authority);
     const auto at = out.rfind('@', authority_end == std::string::npos ? out.size() : authority_end);
     if (at != std::string::npos && at > authority) {
       const auto colon = out.find(':', authority);
