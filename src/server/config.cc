@@ -530,18 +530,23 @@ std::string redact_store_url(std::string_view url) {
   // user:PASSWORD@host in the authority part. libpq ends the authority at
   // the first '/' only, so a '?' or '#' before the '@' is part of the
   // password ("user:pa?ss@host"), not the start of a query or fragment.
+  std::size_t host = 0;  // where the host starts, after any user info
   const auto scheme_end = out.find("://");
   if (scheme_end != std::string::npos) {
     const auto authority = scheme_end + 3;
+    host = authority;
     const auto authority_end = out.find('/', authority);
     const auto at = out.rfind('@', authority_end == std::string::npos ? out.size() : authority_end);
     if (at != std::string::npos && at > authority) {
       const auto colon = out.find(':', authority);
       if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+      // libpq's user info ends at its first '@'.
+      host = out.find('@', authority) + 1;
     }
   }
   // password=... among the query parameters (libpq accepts it there too).
-  const auto query = out.find('?');
+  // They start at the first '?' after the user info, which may hold a '?'.
+  const auto query = out.find('?', host);
   for (auto pos = query; pos != std::string::npos && pos < out.size();) {
     const auto start = pos + 1;
     const auto end = out.find('&', start);

@@ -27,6 +27,17 @@ TEST(RedactStoreUrl, HidesThePasswordParameter) {
             "postgresql://snowid@db/ids?sslmode=require&password=***");
 }
 
+// The query starts at the first '?' after the user info (libpq), not at one
+// inside it.
+TEST(RedactStoreUrl, HidesThePasswordParameterAfterAQuestionMarkInTheUserInfo) {
+  EXPECT_EQ(redact_store_url("postgresql://s?owid@db/ids?password=secret"),
+            "postgresql://s?owid@db/ids?password=***");
+  EXPECT_EQ(redact_store_url("postgresql://u?:pw@db/ids?password=secret"),
+            "postgresql://u?:***@db/ids?password=***");
+  EXPECT_EQ(redact_store_url("postgresql://u@db?password=x@y/ids"),
+            "postgresql://u@db?password=***");
+}
+
 TEST(RedactStoreUrl, LeavesUrlsWithoutAPasswordAlone) {
   for (const char* url : {"sqlite:///var/lib/snowid/segments.db", "sqlite://.snowid/segments.db",
                           "postgresql://snowid@db:5432/ids", "postgresql:///ids?host=/run/pg"}) {
