@@ -525,6 +525,28 @@ std::string segment_store_url(const ServerConfig& config) {
   return "sqlite://" + (std::filesystem::path(config.state_dir) / "segments.db").string();
 }
 
+namespace {
+
+// `text` with its %XX escapes decoded, as libpq reads a URL's parameter names.
+std::string percent_decoded(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned char byte = 0;
+    if (text[i] == '%' && text.size() - i >= 3) {
+      const char* digits = text.data() + i + 1;
+      if (std::from_chars(digits, digits + 2, byte, 16).ptr == digits + 2) {
+        out += static_cast<char>(byte);
+        i += 2;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string redact_store_url(std::string_view url) {
   std::string out(url);
   // user:PASSWORD@host in the authority part. libpq ends the authority at
@@ -544,16 +566,17 @@ std::string redact_store_url(std::string_view url) {
       host = out.find('@', authority) + 1;
     }
   }
-  // password=... among the query parameters (libpq accepts it there too).
-  // They start at the first '?' after the user info, which may hold a '?'.
+  // password=... among the query parameters (libpq accepts it there too,
+  // its name percent-encoded or not). They start at the first '?' after the
+  // user info, which may hold a '?'.
   const auto query = out.find('?', host);
   for (auto pos = query; pos != std::string::npos && pos < out.size();) {
     const auto start = pos + 1;
-    const auto end = out.find('&', start);
-    constexpr std::string_view kKey = "password=";
-    if (out.compare(start, kKey.size(), kKey) == 0) {
-      const auto value = start + kKey.size();
-      out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
+    const auto end = std::min(out.find('&', start), out.size());
+    const auto equals = out.find('=', start);
+    if (equals < end &&
+        percent_decoded(std::string_view(out).substr(start, equals - start)) == "password") {
+      out.replace(equals + 1, end - equals - 1, "***");
     }
     pos = out.find('&', start);
   }

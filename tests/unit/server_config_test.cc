@@ -38,6 +38,16 @@ TEST(RedactStoreUrl, HidesThePasswordParameterAfterAQuestionMarkInTheUserInfo) {
             "postgresql://u@db?password=***");
 }
 
+// libpq decodes %XX in parameter names.
+TEST(RedactStoreUrl, HidesAPasswordParameterWithAPercentEncodedName) {
+  EXPECT_EQ(redact_store_url("postgresql://u@h/db?pass%77ord=secret"),
+            "postgresql://u@h/db?pass%77ord=***");
+  EXPECT_EQ(redact_store_url("postgresql://u@h/db?sslmode=require&%70%61%73%73word=secret"),
+            "postgresql://u@h/db?sslmode=require&%70%61%73%73word=***");
+  EXPECT_EQ(redact_store_url("postgresql://u@h/db?pass%7word=x"),
+            "postgresql://u@h/db?pass%7word=x");
+}
+
 TEST(RedactStoreUrl, LeavesUrlsWithoutAPasswordAlone) {
   for (const char* url : {"sqlite:///var/lib/snowid/segments.db", "sqlite://.snowid/segments.db",
                           "postgresql://snowid@db:5432/ids", "postgresql:///ids?host=/run/pg"}) {
