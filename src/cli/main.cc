@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "check_command.h"
 #include "cluster_commands.h"
 #include "grpc_bench.h"
 #include "id_json.h"
@@ -328,6 +329,7 @@ int run(int argc, char** argv) {
                        "Keep every ID and report duplicates (memory: 8 bytes per ID)");
   ClusterCommands cluster(app);
   SegmentCommands segment(app);
+  CheckCommand check(app, layout_args);
 
   try {
     app.parse(argc, argv);
@@ -342,6 +344,7 @@ int run(int argc, char** argv) {
     if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
     if (auto code = cluster.run()) return *code;
     if (segment.parsed()) return segment.run();
+    if (check.parsed()) return check.run();
     int code = kExitUsage;
     if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);
