@@ -13,6 +13,7 @@ secs=${1:-10}
 source bench/common.sh
 build_release
 machine_line
+echo "== load average before the runs: $(cut -d" " -f1-3 /proc/loadavg)"
 
 run_mode() {
   local mode=$1 conns=$2

@@ -11,6 +11,7 @@ n=$((millions * 1000000))
 source bench/common.sh
 build_release
 machine_line
+echo "== load average before the runs: $(cut -d" " -f1-3 /proc/loadavg)"
 cli=build-release/src/cli/snowid
 $cli gen -n "$n" >"$bench_work/sorted.txt"
 shuf "$bench_work/sorted.txt" >"$bench_work/shuffled.txt"
@@ -18,7 +19,7 @@ awk '{ printf "client-%d\t%s\n", NR % 4, $0 }' "$bench_work/sorted.txt" >"$bench
 for input in sorted shuffled named; do
   echo "-- $millions M IDs, $input ($(stat -c %s "$bench_work/$input.txt") bytes), 3 runs"
   for _ in 1 2 3; do
-    /usr/bin/time -f "%e s elapsed, %M KB max RSS" \
+    /usr/bin/time -f "%e s elapsed, %U s user + %S s system CPU, %M KB max RSS" \
       $cli check "$bench_work/$input.txt" | head -1 || true  # shuffled: order violations
   done
 done

@@ -1,5 +1,5 @@
-// The hot path is IdChecker::feed() on lines that are a bare ID: a memchr
-// for the line's end, a digit loop, and add_id(), which keeps per-source,
+// The hot path is IdChecker::feed() on lines that are a bare ID: one pass
+// over the digits up to the '\n', and add_id(), which keeps per-source,
 // per-node and future checks on state that stays in cache and appends the
 // ID's sort key. Everything that needs all IDs at once (duplicates, audit
 // coverage) runs in finish() on the sorted keys, in linear passes.
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -22,20 +22,48 @@ namespace {
 
 constexpr std::size_t kMaxLineBytes = 1 << 16;
 constexpr std::size_t kMaxDigits = 19;  // 2^63-1 has 19
+constexpr auto kMaxId = static_cast<std::uint64_t>(std::numeric_limits<Id>::max());
 
-// Parses [p, end) as a decimal ID of at most 19 digits below 2^63; false otherwise.
-inline bool parse_digits(const char* p, const char* end, std::uint64_t& value) {
-  const auto length = static_cast<std::size_t>(end - p);
-  if (length == 0 || length > kMaxDigits) return false;
+// If the 8 bytes at p are all decimal digits, their value: the digits are
+// combined in pairs, then fours, then eights, by three multiplications
+// (simdjson's parse_eight_digits_unrolled).
+inline bool eight_digits(const char* p, std::uint64_t& value) {
   std::uint64_t v = 0;
-  for (; p < end; ++p) {
-    const auto digit = static_cast<unsigned>(*p - '0');
-    if (digit > 9) return false;
-    v = v * 10 + digit;
+  std::memcpy(&v, p, sizeof v);  // little-endian: the first digit in the low byte
+  constexpr std::uint64_t kHighNibbles = 0xF0F0F0F0F0F0F0F0;
+  // Each byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3.
+  if ((v & kHighNibbles) != 0x3030303030303030 ||
+      ((v + 0x0606060606060606) & kHighNibbles) != 0x3030303030303030) {
+    return false;
   }
-  if (v > static_cast<std::uint64_t>(std::numeric_limits<Id>::max())) return false;
-  value = v;
+  v = ((v & 0x0F0F0F0F0F0F0F0F) * 2561) >> 8;
+  v = ((v & 0x00FF00FF00FF00FF) * 6553601) >> 16;
+  value = ((v & 0x0000FFFF0000FFFF) * 42949672960001) >> 32;
   return true;
+}
+
+// Reads the decimal digits from p on into `value` (wrapping past 20 of
+// them); returns where they end.
+inline const char* scan_digits(const char* p, const char* end, std::uint64_t& value) {
+  std::uint64_t v = 0;
+  std::uint64_t eight = 0;
+  while (end - p >= 8 && eight_digits(p, eight)) {
+    v = v * 100'000'000 + eight;
+    p += 8;
+  }
+  unsigned digit = 0;
+  while (p < end && (digit = static_cast<unsigned>(*p - '0')) <= 9) {
+    v = v * 10 + digit;
+    ++p;
+  }
+  value = v;
+  return p;
+}
+
+// True if [p, digits_end) is an ID: 1 to 19 digits, below 2^63.
+inline bool is_id(const char* p, const char* digits_end, std::uint64_t value) {
+  const auto length = static_cast<std::size_t>(digits_end - p);
+  return length > 0 && length <= kMaxDigits && value <= kMaxId;
 }
 
 }  // namespace
@@ -47,28 +75,41 @@ void sort_keys(std::vector<std::uint64_t>& keys) {
     std::sort(keys.begin(), keys.end());
     return;
   }
-  constexpr std::size_t kDigits = 8;
-  std::array<std::array<std::size_t, 256>, kDigits> counts{};
+  // Only the bits in which keys differ decide the order: IDs of one run
+  // share their high timestamp bits and usually their node. Sort on that
+  // span in passes of at most 12 bits, so that the counts stay in cache.
+  std::uint64_t varying = 0;
+  for (std::uint64_t key : keys) varying |= key ^ keys[0];
+  const int low = std::countr_zero(varying);
+  const int span = 64 - std::countl_zero(varying) - low;
+  constexpr int kMaxDigitBits = 12;
+  const int passes = (span + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int digit_bits = (span + passes - 1) / passes;
+  const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
+  const std::size_t buckets = std::size_t{1} << digit_bits;
+
+  std::vector<std::size_t> counts(static_cast<std::size_t>(passes) * buckets);
   for (std::uint64_t key : keys) {
-    for (std::size_t d = 0; d < kDigits; ++d) ++counts[d][(key >> (8 * d)) & 0xff];
+    for (int pass = 0; pass < passes; ++pass) {
+      ++counts[static_cast<std::size_t>(pass) * buckets +
+               ((key >> (low + pass * digit_bits)) & mask)];
+    }
   }
   auto scratch = std::make_unique_for_overwrite<std::uint64_t[]>(n);
   std::uint64_t* from = keys.data();
   std::uint64_t* to = scratch.get();
-  for (std::size_t d = 0; d < kDigits; ++d) {
-    auto& count = counts[d];
-    // A byte every key shares does not change the order: skip its pass.
-    if (std::find(count.begin(), count.end(), n) != count.end()) continue;
+  for (int pass = 0; pass < passes; ++pass) {
+    std::size_t* count = counts.data() + static_cast<std::size_t>(pass) * buckets;
     std::size_t offset = 0;
-    for (std::size_t& c : count) {
-      const std::size_t here = c;
-      c = offset;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::size_t here = count[b];
+      count[b] = offset;
       offset += here;
     }
-    const std::size_t shift = 8 * d;
+    const int shift = low + pass * digit_bits;
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t key = from[i];
-      to[count[(key >> shift) & 0xff]++] = key;
+      to[count[(key >> shift) & mask]++] = key;
     }
     std::swap(from, to);
   }
@@ -162,6 +203,17 @@ Status IdChecker::feed(std::string_view bytes) {
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
   while (p < end) {
+    // The common line, a bare ID, in one pass over its bytes.
+    if (!audit_input_) {
+      std::uint64_t id = 0;
+      const char* q = scan_digits(p, end, id);
+      if (q < end && *q == '\n' && is_id(p, q, id) && (id >> total_bits_) == 0) {
+        ++line_;
+        add_id(input_source_, id);
+        p = q + 1;
+        continue;
+      }
+    }
     const auto* newline =
         static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
     if (newline == nullptr) {
@@ -173,14 +225,8 @@ Status IdChecker::feed(std::string_view bytes) {
       break;
     }
     ++line_;
-    std::uint64_t id = 0;
-    // The common line: a bare ID.
-    if (!audit_input_ && parse_digits(p, newline, id) && (id >> total_bits_) == 0) {
-      add_id(input_source_, id);
-    } else {
-      Status s = line(std::string_view(p, static_cast<std::size_t>(newline - p)));
-      if (!s.ok()) return s;
-    }
+    Status s = line(std::string_view(p, static_cast<std::size_t>(newline - p)));
+    if (!s.ok()) return s;
     p = newline + 1;
   }
   return {};
@@ -222,7 +268,8 @@ Status IdChecker::id_line(std::string_view text) {
     source = named_source(name);
   }
   std::uint64_t id = 0;
-  if (!parse_digits(digits.data(), digits.data() + digits.size(), id)) {
+  const char* digits_end = scan_digits(digits.data(), digits.data() + digits.size(), id);
+  if (digits_end != digits.data() + digits.size() || !is_id(digits.data(), digits_end, id)) {
     auto parsed = parse_id(digits);
     return bad_line(fmt::format("'{}' is not an ID or SOURCE<TAB>ID{}", audit::excerpt(text),
                                 parsed.ok() ? "" : ": " + parsed.error().message));

@@ -213,8 +213,9 @@ class IdChecker {
   std::uint64_t torn_records_ = 0;
 };
 
-// Sorts 64-bit keys in increasing order (LSD radix sort, skipping the bytes
-// all keys share; one scratch buffer of the same size). Exposed for tests.
+// Sorts 64-bit keys in increasing order: an LSD radix sort over the span of
+// bits in which keys differ, in passes of up to 12 bits, with one scratch
+// buffer of the same size. Exposed for tests.
 void sort_keys(std::vector<std::uint64_t>& keys);
 
 }  // namespace snowid::check

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
 #include "audit_format.h"
@@ -162,6 +163,39 @@ TEST(IdChecker, ChunkBoundariesDoNotMatter) {
   }
 }
 
+// IDs of every length, fed in chunks that cut them anywhere: the parser
+// reads eight digits at a time where it can. Audit records of each exact
+// value prove every ID was read exactly.
+TEST(IdChecker, ParsesIdsOfEveryLength) {
+  const Layout layout = twitter();
+  std::vector<Id> ids;
+  for (Id id = 7; ids.size() < 19; id = id * 10 + 3) ids.push_back(id);  // 1 to 19 digits
+  ids.push_back(std::numeric_limits<Id>::max());
+  std::string log;
+  for (Id id : ids) log += record(layout, id, id);
+  const std::string text = lines(ids);
+  for (std::size_t chunk : {1u, 3u, 7u, 8u, 9u, 4096u}) {
+    IdChecker checker(options_for(layout));
+    checker.begin_audit("log");
+    ASSERT_TRUE(checker.feed(log).ok());
+    ASSERT_TRUE(checker.end_input().ok());
+    checker.begin_ids("in");
+    for (std::size_t at = 0; at < text.size(); at += chunk) {
+      ASSERT_TRUE(checker.feed(std::string_view(text).substr(at, chunk)).ok()) << chunk;
+    }
+    ASSERT_TRUE(checker.end_input().ok());
+    const CheckReport r = checker.finish();
+    EXPECT_EQ(r.ids, 20u) << chunk;
+    EXPECT_EQ(r.order_violations, 0u) << chunk;
+    EXPECT_EQ(r.audit.missing, 0u) << chunk;
+  }
+  for (const char* bad : {"9223372036854775808\n", "12345678a\n", "1234567/\n", "12345678:\n",
+                          "123456789012345678901\n", "00000000000000000001\n"}) {
+    EXPECT_NE(error_of(bad), "") << bad;
+  }
+  EXPECT_EQ(error_of("0000000000000000001\n"), "");  // 19 digits
+}
+
 TEST(IdChecker, FutureIdsBeyondTheDrift) {
   const Layout layout = twitter();
   const Id now = id_at(layout, kNow, 0, 0, 0);
@@ -302,8 +336,15 @@ TEST(SortKeys, AgreesWithStdSort) {
     sort_keys(keys);
     EXPECT_EQ(keys, expected) << n;
   }
+  // Low bits all the same (as IDs of one sequence number): they are skipped.
+  std::vector<std::uint64_t> aligned(20000);
+  for (auto& k : aligned) k = (random() & 0xffffff) << 12 | 0x5;
+  auto expected_aligned = aligned;
+  std::sort(expected_aligned.begin(), expected_aligned.end());
+  sort_keys(aligned);
+  EXPECT_EQ(aligned, expected_aligned);
   std::vector<std::uint64_t> full(100000);
-  for (auto& k : full) k = random() >> 1;
+  for (auto& k : full) k = random();  // all 64 bits
   auto expected = full;
   std::sort(expected.begin(), expected.end());
   sort_keys(full);
