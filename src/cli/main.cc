@@ -12,13 +12,14 @@
 #include <cstring>
 #include <cstdio>
 #include <limits>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "grpc_bench.h"
+#include "check_command.h"
 #include "cluster_commands.h"
+#include "grpc_bench.h"
 #include "id_json.h"
+#include "layout_args.h"
 #include "layout_drawing.h"
 #include "segment_commands.h"
 #include "snowid/decode.h"
@@ -51,49 +52,6 @@ T or_usage_error(Result<T> result) {
 std::uint64_t parse_number(const std::string& text, std::uint64_t max, std::string_view option) {
   return or_usage_error(parse_unsigned(text, max, option));
 }
-
-// Layout options shared by every subcommand.
-struct LayoutArgs {
-  std::string preset = "twitter";
-  std::string timestamp_bits, datacenter_bits, worker_bits, sequence_bits, time_unit_ms, epoch,
-      sequence_position;
-
-  void add_to(CLI::App& app) {
-    app.add_option("--preset", preset,
-                   "Layout preset: twitter, discord, sonyflake, baidu, js-safe")
-        ->default_str("twitter");
-    app.add_option("--timestamp-bits", timestamp_bits, "Bits of the timestamp field");
-    app.add_option("--datacenter-bits", datacenter_bits, "Bits of the datacenter field (0 allowed)");
-    app.add_option("--worker-bits", worker_bits, "Bits of the worker field (0 allowed)");
-    app.add_option("--sequence-bits", sequence_bits, "Bits of the sequence field");
-    app.add_option("--time-unit-ms", time_unit_ms, "Length of one timestamp step in ms");
-    app.add_option("--epoch", epoch, "Epoch: Unix ms or ISO 8601 (2014-09-01T00:00:00Z)");
-    app.add_option("--sequence-position", sequence_position,
-                   "Sequence below (low) or above (high) the node fields");
-  }
-
-  Layout resolve_layout() const {
-    LayoutSpec spec;
-    spec.preset = preset;
-    auto bits = [](const std::string& text, std::string_view option) -> std::optional<int> {
-      if (text.empty()) return std::nullopt;
-      return static_cast<int>(parse_number(text, 64, option));
-    };
-    spec.timestamp_bits = bits(timestamp_bits, "--timestamp-bits");
-    spec.datacenter_bits = bits(datacenter_bits, "--datacenter-bits");
-    spec.worker_bits = bits(worker_bits, "--worker-bits");
-    spec.sequence_bits = bits(sequence_bits, "--sequence-bits");
-    if (!time_unit_ms.empty()) {
-      spec.time_unit = milliseconds{
-          static_cast<long long>(parse_number(time_unit_ms, 86'400'000, "--time-unit-ms"))};
-    }
-    if (!epoch.empty()) spec.epoch = or_usage_error(parse_time(epoch));
-    if (!sequence_position.empty()) {
-      spec.sequence_position = or_usage_error(parse_sequence_position(sequence_position));
-    }
-    return or_usage_error(resolve(spec));
-  }
-};
 
 milliseconds wall_now() { return SystemClock::instance().now_fresh(); }
 
@@ -166,7 +124,7 @@ struct GenArgs {
 
 int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   GeneratorOptions options;
-  options.layout = layout_args.resolve_layout();
+  options.layout = or_usage_error(layout_args.resolve_layout());
   const std::uint64_t count =
       parse_number(args.count, std::numeric_limits<std::uint64_t>::max(), "-n");
   options.datacenter_id = parse_number(args.datacenter_id, std::numeric_limits<std::uint32_t>::max(),
@@ -220,7 +178,7 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
 }
 
 int run_decode(const std::vector<std::string>& ids, bool json, const LayoutArgs& layout_args) {
-  const Layout layout = layout_args.resolve_layout();
+  const Layout layout = or_usage_error(layout_args.resolve_layout());
   std::vector<std::pair<Id, IdFields>> decoded;
   for (const std::string& text : ids) {
     const Id id = or_usage_error(parse_id(text));
@@ -246,7 +204,7 @@ struct ComposeArgs {
 };
 
 int run_compose(const ComposeArgs& args, const LayoutArgs& layout_args) {
-  const Layout layout = layout_args.resolve_layout();
+  const Layout layout = or_usage_error(layout_args.resolve_layout());
   IdFields fields;
   fields.timestamp = or_usage_error(parse_time(args.timestamp));
   constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
@@ -258,7 +216,7 @@ int run_compose(const ComposeArgs& args, const LayoutArgs& layout_args) {
 }
 
 int run_layout(bool json, const LayoutArgs& layout_args) {
-  const Layout layout = layout_args.resolve_layout();
+  const Layout layout = or_usage_error(layout_args.resolve_layout());
   const milliseconds now = wall_now();
   if (json) {
     std::printf("%s\n", layout_json(layout, now).dump(2).c_str());
@@ -371,6 +329,7 @@ int run(int argc, char** argv) {
                        "Keep every ID and report duplicates (memory: 8 bytes per ID)");
   ClusterCommands cluster(app);
   SegmentCommands segment(app);
+  CheckCommand check(app, layout_args);
 
   try {
     app.parse(argc, argv);
@@ -385,6 +344,7 @@ int run(int argc, char** argv) {
     if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
     if (auto code = cluster.run()) return *code;
     if (segment.parsed()) return segment.run();
+    if (check.parsed()) return check.run();
     int code = kExitUsage;
     if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);

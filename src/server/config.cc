@@ -310,6 +310,10 @@ const std::vector<Option>& options() {
              v));
        },
        [](const ServerConfig& c) { return c.log_level; }},
+      {"audit_log", text(&ServerConfig::audit_log),
+       [](const ServerConfig& c) { return c.audit_log; }},
+      {"audit_fsync", boolean(&ServerConfig::audit_fsync),
+       [](const ServerConfig& c) { return c.audit_fsync ? "true" : "false"; }},
       {"segment_store", text(&ServerConfig::segment_store),
        [](const ServerConfig& c) -> std::string {
          const std::string url = segment_store_url(c);
@@ -437,6 +441,9 @@ Status validate(const ServerConfig& config) {
   if (config.io_threads < 1) return invalid_argument("io_threads must be at least 1");
   if (config.max_connections < 1) return invalid_argument("max_connections must be at least 1");
   if (config.state_dir.empty()) return invalid_argument("state_dir must not be empty");
+  if (config.audit_fsync && config.audit_log.empty()) {
+    return invalid_argument("audit_fsync needs audit_log (the file to write the records to)");
+  }
   if (config.coordinator == "etcd") {
     auto etcd = etcd_options(config);
     if (!etcd.ok()) return etcd.error();

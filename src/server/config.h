@@ -67,6 +67,10 @@ struct ServerConfig {
   std::string tls_key;
   std::string bearer_token;
   std::string log_level = "info";
+  // Audit log (src/server/audit_log.h): a record of every block of IDs
+  // issued, written before the response. Empty: off.
+  std::string audit_log;
+  bool audit_fsync = false;
 
   // Segment mode (see snowid.example.toml). Empty segment_store: the SQLite
   // file segments.db in state_dir; "off": no segment routes.

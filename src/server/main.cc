@@ -1,9 +1,11 @@
 // snowidd: the snowid ID server.
 //
 // Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
-// then flags; validate; lock the state directory and apply the clock policy
-// to the persisted high-water mark; listen; log one line that says what the
-// node is; open the segment store unless segment_store is "off". SIGTERM/SIGINT:
+// then flags; validate; open the audit log if audit_log is set (a path that
+// cannot be written stops the start: exit 2); lock the state directory and
+// apply the clock policy to the persisted high-water mark; open the segment
+// store unless segment_store is "off"; listen; log one line that says what
+// the node is. SIGTERM/SIGINT:
 // stop accepting, let in-flight requests finish, write the exact high-water
 // mark, exit 0.
 #include <fmt/format.h>
@@ -13,11 +15,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <csignal>
 #include <filesystem>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#include "audit_format.h"
+#include "audit_log.h"
 #include "config.h"
 #include "grpc_service.h"
 #include "http_server.h"
@@ -108,6 +113,16 @@ int run(int argc, char** argv) {
   spdlog::set_level(level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
 
+  // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
+  // instead of killing the process: the audit log then answers 503.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::unique_ptr<AuditLog> audit_log;
+  if (!config.audit_log.empty()) {
+    auto opened = AuditLog::open(config.audit_log, config.audit_fsync);
+    if (!opened.ok()) return fail(kExitUsage, opened.error().message);
+    audit_log = std::move(*opened);
+  }
+
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
   if (ec) {
@@ -137,8 +152,15 @@ int run(int argc, char** argv) {
     }
     segments = std::move(*opened);
   }
+  if (audit_log) {
+    const GeneratorOptions& options = (*node)->generator().options();
+    Status header = audit_log->write_header(options.layout, options.datacenter_id,
+                                            options.worker_id);
+    if (!header.ok()) return fail(kExitFailure, header.error().message);
+  }
   IdService service(config, std::move(*node));
   service.set_segments(segments.get());
+  service.set_audit_log(std::move(audit_log));
 
   // The main thread runs the acceptor, signals and timers; HTTP connections
   // live on the HTTP server's own threads, gRPC calls on gRPC's.
@@ -157,6 +179,12 @@ int run(int argc, char** argv) {
   const Layout& layout = service.layout();
   const Generator& generator = service.generator();
   const auto stats = generator.stats();
+  const AuditLog* audit = service.audit_log();
+  const std::string audit_text =
+      audit ? fmt::format("{} (incarnation {}, fsync {})", audit->path(),
+                          audit::format_incarnation(audit->incarnation()),
+                          audit->fsync() ? "on" : "off")
+            : "off";
   const std::string identity =
       service.node().leased()
           ? fmt::format("claimed from etcd cluster {} at {}, starting above {}", config.cluster,
@@ -169,11 +197,12 @@ int run(int argc, char** argv) {
                         generator.options().state_file.string());
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
-      "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}",
+      "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}, audit log {}",
       kVersion, describe(layout), generator.options().datacenter_id,
       generator.options().worker_id, identity, clock_policy_name(config.clock_policy),
       config.max_wait.count(), config.max_drift.count(), mark, http_endpoint->text(),
-      grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url));
+      grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url),
+      audit_text);
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }

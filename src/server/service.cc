@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "audit_format.h"
 #include "id_json.h"
 
 namespace snowid::server {
@@ -27,6 +28,9 @@ bool valid_agent(std::string_view agent) {
 Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out) {
   if (Status claim = node_->may_issue(); !claim.ok()) return claim;
   Generator& generator = node_->generator();
+  thread_local std::string records;
+  records.clear();
+  std::uint64_t blocks = 0;
   std::uint32_t done = 0;
   Status result;
   while (done < count) {
@@ -37,15 +41,33 @@ Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector
     }
     for (std::uint32_t i = 0; i < block->count; ++i) out.push_back(block->at(i));
     done += block->count;
+    if (audit_log_) {
+      const GeneratorOptions& node = generator.options();
+      audit::append_record(records, {audit_log_->incarnation(), node.datacenter_id,
+                                     node.worker_id, block->first, block->last()});
+      ++blocks;
+    }
   }
   if (done > 0) metrics_.count_ids(agent, done);
+  // A refused request sends no ID, so its blocks need no record.
+  if (result.ok() && audit_log_) result = audit_log_->append(records, blocks);
   return result;
 }
 
 Result<Id> IdService::issue_one(std::string_view agent) {
   if (Status claim = node_->may_issue(); !claim.ok()) return claim.error();
-  Result<Id> id = node_->generator().next();
-  if (id.ok()) metrics_.count_ids(agent, 1);
+  Generator& generator = node_->generator();
+  Result<Id> id = generator.next();
+  if (!id.ok()) return id;
+  metrics_.count_ids(agent, 1);
+  if (audit_log_) {
+    thread_local std::string record;
+    record.clear();
+    const GeneratorOptions& node = generator.options();
+    audit::append_record(record,
+                         {audit_log_->incarnation(), node.datacenter_id, node.worker_id, *id, *id});
+    if (Status logged = audit_log_->append(record, 1); !logged.ok()) return logged.error();
+  }
   return id;
 }
 
@@ -161,6 +183,11 @@ nlohmann::json IdService::info() const {
       {"max_batch", config_.max_batch},
       {"cluster", node_->cluster_info()},
       {"segment", segment_info(config_, segments_)},
+      {"audit_log", audit_log_ ? nlohmann::json{{"path", audit_log_->path()},
+                                                {"incarnation", audit::format_incarnation(
+                                                                    audit_log_->incarnation())},
+                                                {"fsync", audit_log_->fsync()}}
+                               : nlohmann::json(nullptr)},
   };
 }
 
@@ -181,6 +208,17 @@ std::string IdService::metrics_text() const {
       fmt::format("{:.3f}", static_cast<double>(s.high_water.count()) / 1000.0));
   add("snowid_ready", "gauge", "Whether an ID can be issued right now.",
       node_->readiness().ok() ? "1" : "0");
+  if (audit_log_) {
+    const AuditStats audit = audit_log_->stats();
+    add("snowid_audit_records_total", "counter",
+        "Audit log records written (one per block of IDs a request took).",
+        std::to_string(audit.records));
+    add("snowid_audit_write_errors_total", "counter",
+        "Requests refused (503 / UNAVAILABLE) because their audit records could not be written.",
+        std::to_string(audit.write_errors));
+    add("snowid_audit_fsyncs_total", "counter", "fdatasync calls on the audit log (audit_fsync).",
+        std::to_string(audit.fsyncs));
+  }
   extra += node_->cluster_metrics();
   if (segments_ != nullptr) extra += segment_metrics(*segments_);
   return metrics_.render(extra);

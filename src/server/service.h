@@ -1,7 +1,6 @@
 // The state snowidd's front ends share: configuration, the node (its node id
-// and generator), the
-// metrics, and the facts /v1/info reports. Thread-safe: front ends call it
-// from all their threads.
+// and generator), the audit log, the metrics, and the facts /v1/info
+// reports. Thread-safe: front ends call it from all their threads.
 #pragma once
 
 #include <atomic>
@@ -13,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit_log.h"
 #include "config.h"
 #include "metrics.h"
 #include "node.h"
@@ -52,13 +52,20 @@ class IdService {
   // {"enabled", "ready", "store_reachable", "reason"} for /readyz.
   nlohmann::json segment_readiness() const;
 
+  // The audit log (option audit_log), or null; set before the servers start.
+  void set_audit_log(std::unique_ptr<AuditLog> audit_log) { audit_log_ = std::move(audit_log); }
+  const AuditLog* audit_log() const { return audit_log_.get(); }
+
   // Ports actually bound (port 0 in the config picks a free one).
   void set_bound_endpoints(Endpoint http, Endpoint grpc);
 
   // Appends `count` strictly increasing IDs to `out` and counts them for
   // `agent`. On a refusal, IDs already appended stay consumed and counted.
+  // With an audit log, Ok means their records were written (audit_log.h);
+  // if that fails the IDs must not be sent: kUnavailable.
   Status issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out);
-  // One ID, counted for `agent`: the hot path of single-ID requests.
+  // One ID, counted for `agent`, audited as above: the hot path of
+  // single-ID requests.
   Result<Id> issue_one(std::string_view agent);
 
   nlohmann::json info() const;
@@ -68,6 +75,7 @@ class IdService {
   ServerConfig config_;
   std::unique_ptr<Node> node_;
   SegmentAllocator* segments_ = nullptr;
+  std::unique_ptr<AuditLog> audit_log_;
   Metrics metrics_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Endpoint http_, grpc_;

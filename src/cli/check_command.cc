@@ -1,0 +1,365 @@
+#include "check_command.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "id_checker.h"
+#include "snowid/clock.h"
+#include "snowid/decode.h"
+
+namespace snowid::cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int kExitFindings = 1;
+constexpr int kExitUsage = 2;
+constexpr std::size_t kReadBytes = 4 << 20;
+constexpr std::size_t kSourcesShown = 20;
+constexpr std::size_t kSourcesInJson = 1000;
+
+constexpr const char* kFooter =
+    R"(Input: one ID per line (decimal). A line "NAME<TAB>ID" gives the ID to the
+source NAME; other IDs belong to the source named after their file ("-" for
+standard input, also read when no FILE is given). A named source is the same
+source in every file, read in the order given. Lines starting with '#' and
+blank lines are skipped; "\r\n" line ends are fine.
+
+Findings (any one fails the check, exit 1):
+  duplicates        an ID that appears more than once, in any source
+  order violations  an ID not greater than the one before it in its source
+  future IDs        an ID whose time unit starts more than --max-drift after --now
+  missing           with --audit: an ID that no record of the audit logs covers
+                    (acknowledged but not audited)
+  overlaps          with --audit: two audit records covering one ID (issued twice)
+
+--audit FILE reads a snowidd audit log (option audit_log): lines
+"<incarnation> <datacenter>/<worker> <first> <last>" and '#' comments; the
+layout options must match the one the server ran with. A torn last record (a
+write cut short) is dropped: it was never acknowledged.
+
+Memory: 8 bytes per ID (16 while sorting IDs that were not in increasing
+order) and 16 bytes per audit record.
+
+Exit codes: 0 nothing found; 1 a finding, or an input that cannot be read;
+2 bad input (a line that is not an ID, a missing file, a bad option).)";
+
+// "250ms", "1s", "5m", "1h": a duration with its unit.
+Result<milliseconds> parse_duration(const std::string& text) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [unit, ec] = std::from_chars(text.data(), end, value);
+  const std::string_view suffix(unit, static_cast<std::size_t>(end - unit));
+  std::uint64_t scale = 0;
+  if (suffix == "ms") scale = 1;
+  if (suffix == "s") scale = 1000;
+  if (suffix == "m") scale = 60'000;
+  if (suffix == "h") scale = 3'600'000;
+  constexpr std::uint64_t kMaxMs = 366ULL * 24 * 3'600'000;
+  if (ec != std::errc{} || unit == text.data() || scale == 0 || value > kMaxMs / scale) {
+    return invalid_argument(fmt::format(
+        "--max-drift '{}' is not a duration with a unit such as 250ms, 1s, 5m or 1h (at most "
+        "366 days)",
+        text.substr(0, 40)));
+  }
+  return milliseconds{static_cast<long long>(value * scale)};
+}
+
+// Reads all of `fd` into the checker. An error from the checker is bad
+// input; a read error is returned as kUnavailable.
+Status read_into(check::IdChecker& checker, int fd, const std::string& name, char* buffer) {
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, kReadBytes);
+    if (n == 0) return checker.end_input();
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("cannot read {}: {}", name, std::strerror(errno))};
+    }
+    Status s = checker.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+    if (!s.ok()) return s;
+  }
+}
+
+// Opens `path` ("-": standard input); kInvalidArgument if it cannot be opened.
+Result<int> open_input(const std::string& path, check::IdChecker& checker) {
+  if (path == "-") return STDIN_FILENO;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return invalid_argument(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    constexpr std::size_t kBytesPerId = 20;  // 19 digits and '\n'
+    checker.reserve(static_cast<std::size_t>(st.st_size) / kBytesPerId);
+  }
+  return fd;
+}
+
+std::string id_text(const Layout& layout, Id id) {
+  auto fields = decode(layout, id);
+  if (!fields.ok()) return std::to_string(id);
+  return fmt::format("{} ({}, node {}/{}, sequence {})", id, format_time(fields->timestamp),
+                     fields->datacenter, fields->worker, fields->sequence);
+}
+
+std::string where(const check::Location& location) {
+  return fmt::format("{}:{}", location.input, location.line);
+}
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string text_report(const check::CheckReport& r, const Layout& layout, milliseconds max_drift,
+                        double seconds) {
+  std::string out = fmt::format(
+      "checked {} from {} in {:.2f} s ({:.1f} M IDs/s), layout {}\n", plural(r.ids, "ID", "IDs"),
+      plural(r.sources.size(), "source", "sources"), seconds,
+      seconds > 0 ? static_cast<double>(r.ids) / seconds / 1e6 : 0.0, describe(layout));
+  out += fmt::format("duplicates        {}", r.duplicates);
+  if (r.duplicates > 0) out += fmt::format(" ({} distinct IDs)", r.duplicated_ids);
+  out += '\n';
+  for (const auto& d : r.duplicate_examples) {
+    out += fmt::format("  {} seen {} times\n", id_text(layout, d.id), d.occurrences);
+  }
+  out += fmt::format("order violations  {}\n", r.order_violations);
+  for (const auto& v : r.order_examples) {
+    out +=
+        fmt::format("  {} (source {}): {} after {}\n", where(v.where), v.source, v.id, v.previous);
+  }
+  out +=
+      fmt::format("future IDs        {} (later than now + {} ms)\n", r.future, max_drift.count());
+  for (const auto& f : r.future_examples) {
+    out += fmt::format("  {}: {}\n", where(f.where), id_text(layout, f.id));
+  }
+  if (r.audited) {
+    const auto& a = r.audit;
+    out += fmt::format("audit             {}, {}, {} ({} torn, dropped)\n",
+                       plural(a.files, "file", "files"),
+                       plural(a.incarnations, "incarnation", "incarnations"),
+                       plural(a.records, "record", "records"), a.torn_records);
+    out += fmt::format("missing           {} (IDs no audit record covers)\n", a.missing);
+    for (Id id : a.missing_examples) out += fmt::format("  {}\n", id_text(layout, id));
+    out += fmt::format("overlaps          {} (audit records covering the same ID)\n", a.overlaps);
+    for (const auto& o : a.overlap_examples) {
+      out += fmt::format("  {}..{} and {}..{}\n", o.first_a, o.last_a, o.first_b, o.last_b);
+    }
+  }
+  if (!r.nodes.empty()) {
+    out += "nodes\n";
+    out += fmt::format("  {:>10}  {:>6}  {:>12}  {:<24}  {}\n", "datacenter", "worker", "IDs",
+                       "first", "last");
+    for (const auto& n : r.nodes) {
+      out += fmt::format("  {:>10}  {:>6}  {:>12}  {:<24}  {}\n", n.datacenter, n.worker, n.ids,
+                         format_time(n.first), format_time(n.last));
+    }
+  }
+  if (r.sources.size() > 1) {
+    out += "sources\n";
+    for (std::size_t i = 0; i < r.sources.size() && i < kSourcesShown; ++i) {
+      const auto& s = r.sources[i];
+      out += fmt::format("  {}: {}, {}\n", s.name, plural(s.ids, "ID", "IDs"),
+                         plural(s.order_violations, "order violation", "order violations"));
+    }
+    if (r.sources.size() > kSourcesShown) {
+      out += fmt::format("  ... and {} more\n", r.sources.size() - kSourcesShown);
+    }
+  }
+  if (r.ok()) {
+    out += "result            OK\n";
+  } else {
+    std::vector<std::string> failed;
+    if (r.duplicates > 0) failed.push_back(plural(r.duplicates, "duplicate", "duplicates"));
+    if (r.order_violations > 0) {
+      failed.push_back(plural(r.order_violations, "order violation", "order violations"));
+    }
+    if (r.future > 0) failed.push_back(plural(r.future, "future ID", "future IDs"));
+    if (r.audit.missing > 0) {
+      failed.push_back(plural(r.audit.missing, "ID missing from the audit logs",
+                              "IDs missing from the audit logs"));
+    }
+    if (r.audit.overlaps > 0) {
+      failed.push_back(
+          plural(r.audit.overlaps, "overlapping audit record", "overlapping audit records"));
+    }
+    out += fmt::format("result            FAILED: {}\n", fmt::join(failed, ", "));
+  }
+  return out;
+}
+
+nlohmann::json json_report(const check::CheckReport& r, const Layout& layout, milliseconds now,
+                           milliseconds max_drift, double seconds) {
+  auto id = [](Id value) { return std::to_string(value); };
+  auto location = [](const check::Location& l) {
+    return nlohmann::json{{"input", l.input}, {"line", l.line}};
+  };
+  nlohmann::json duplicates = nlohmann::json::array();
+  for (const auto& d : r.duplicate_examples) {
+    duplicates.push_back({{"id", id(d.id)}, {"occurrences", d.occurrences}});
+  }
+  nlohmann::json order = nlohmann::json::array();
+  for (const auto& v : r.order_examples) {
+    order.push_back({{"source", v.source},
+                     {"where", location(v.where)},
+                     {"previous", id(v.previous)},
+                     {"id", id(v.id)}});
+  }
+  nlohmann::json future = nlohmann::json::array();
+  for (const auto& f : r.future_examples) {
+    future.push_back({{"where", location(f.where)}, {"id", id(f.id)}});
+  }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : r.nodes) {
+    nodes.push_back({{"datacenter", n.datacenter},
+                     {"worker", n.worker},
+                     {"ids", n.ids},
+                     {"first_ms", n.first.count()},
+                     {"first", format_time(n.first)},
+                     {"last_ms", n.last.count()},
+                     {"last", format_time(n.last)}});
+  }
+  nlohmann::json sources = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.sources.size() && i < kSourcesInJson; ++i) {
+    const auto& s = r.sources[i];
+    sources.push_back({{"name", s.name}, {"ids", s.ids}, {"order_violations", s.order_violations}});
+  }
+  nlohmann::json out{
+      {"ok", r.ok()},
+      {"ids", r.ids},
+      {"seconds", seconds},
+      {"layout", describe(layout)},
+      {"source_count", r.sources.size()},
+      {"sources", std::move(sources)},
+      {"duplicates",
+       {{"count", r.duplicates}, {"distinct", r.duplicated_ids}, {"examples", duplicates}}},
+      {"order_violations", {{"count", r.order_violations}, {"examples", order}}},
+      {"future",
+       {{"count", r.future},
+        {"now_ms", now.count()},
+        {"max_drift_ms", max_drift.count()},
+        {"examples", future}}},
+      {"nodes", std::move(nodes)},
+      {"audit", nullptr},
+  };
+  if (r.audited) {
+    const auto& a = r.audit;
+    nlohmann::json missing = nlohmann::json::array();
+    for (Id m : a.missing_examples) missing.push_back(id(m));
+    nlohmann::json overlaps = nlohmann::json::array();
+    for (const auto& o : a.overlap_examples) {
+      overlaps.push_back(
+          nlohmann::json::array({nlohmann::json::array({id(o.first_a), id(o.last_a)}),
+                                 nlohmann::json::array({id(o.first_b), id(o.last_b)})}));
+    }
+    out["audit"] = {{"files", a.files},
+                    {"records", a.records},
+                    {"incarnations", a.incarnations},
+                    {"torn_records", a.torn_records},
+                    {"missing", {{"count", a.missing}, {"examples", missing}}},
+                    {"overlaps", {{"count", a.overlaps}, {"examples", overlaps}}}};
+  }
+  return out;
+}
+
+int print(const std::string& text) {
+  if (std::fputs(text.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "snowid: cannot write output: %s\n", std::strerror(errno));
+    return kExitFindings;
+  }
+  return 0;
+}
+
+}  // namespace
+
+CheckCommand::CheckCommand(CLI::App& app, LayoutArgs& layout_args) : layout_args_(layout_args) {
+  check_ = app.add_subcommand(
+      "check",
+      "Check lists of issued IDs: duplicates, order per source, future timestamps, audit "
+      "coverage");
+  check_->add_option("files", inputs_, "Files of IDs, one per line ('-' or none: standard input)");
+  check_
+      ->add_option("--audit", audit_logs_,
+                   "snowidd audit log (option audit_log); repeat for several")
+      ->allow_extra_args(false);
+  check_
+      ->add_option("--max-drift", max_drift_,
+                   "How far ahead of --now an ID's time may be (250ms, 1s, 5m, 1h)")
+      ->default_str("1s");
+  check_->add_option("--now", now_, "The present, Unix ms or ISO 8601 (default: the clock)");
+  check_->add_flag("--json", json_, "Print the report as JSON");
+  check_->footer(kFooter);
+  layout_args.add_to(*check_);
+}
+
+bool CheckCommand::parsed() const { return check_->parsed(); }
+
+int CheckCommand::run() const {
+  auto fail = [](int code, const std::string& message) {
+    std::string line = message;
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::fprintf(stderr, "snowid: %s\n", line.c_str());
+    return code;
+  };
+  auto layout = layout_args_.resolve_layout();
+  if (!layout.ok()) return fail(kExitUsage, layout.error().message);
+  auto max_drift = parse_duration(max_drift_);
+  if (!max_drift.ok()) return fail(kExitUsage, max_drift.error().message);
+  milliseconds now = SystemClock::instance().now_fresh();
+  if (!now_.empty()) {
+    auto parsed_now = parse_time(now_);
+    if (!parsed_now.ok()) return fail(kExitUsage, "--now: " + parsed_now.error().message);
+    now = *parsed_now;
+  }
+
+  const auto started = std::chrono::steady_clock::now();
+  check::CheckOptions options;
+  options.layout = *layout;
+  options.now = now;
+  options.max_drift = *max_drift;
+  check::IdChecker checker(options);
+  auto buffer = std::make_unique_for_overwrite<char[]>(kReadBytes);
+  auto read_all = [&](const std::vector<std::string>& paths, bool audit) -> Status {
+    for (const std::string& path : paths) {
+      auto fd = open_input(path, checker);
+      if (!fd.ok()) return fd.error();
+      if (audit) {
+        checker.begin_audit(path);
+      } else {
+        checker.begin_ids(path);
+      }
+      Status s = read_into(checker, *fd, path, buffer.get());
+      if (*fd != STDIN_FILENO) ::close(*fd);
+      if (!s.ok()) return s;
+    }
+    return {};
+  };
+  Status read = read_all(audit_logs_, true);
+  if (read.ok()) read = read_all(inputs_.empty() ? std::vector<std::string>{"-"} : inputs_, false);
+  if (!read.ok()) {
+    const bool bad_input = read.error().code == ErrorCode::kInvalidArgument;
+    return fail(bad_input ? kExitUsage : kExitFindings, read.error().message);
+  }
+  const check::CheckReport report = checker.finish();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  const int printed =
+      json_ ? print(json_report(report, *layout, now, *max_drift, seconds).dump(2) + "\n")
+            : print(text_report(report, *layout, *max_drift, seconds));
+  if (printed != 0) return printed;
+  return report.ok() ? 0 : kExitFindings;
+}
+
+}  // namespace snowid::cli
