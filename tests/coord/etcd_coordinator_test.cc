@@ -424,12 +424,13 @@ TEST(EtcdSecured, AuthenticatesWithAPasswordAndSignsInAgainAfterTheTokenExpires)
   auto before = client->range(claims);
   ASSERT_TRUE(before.ok()) << before.error().message;
   EXPECT_EQ(before->kvs_size(), 1);
-  EXPECT_EQ(client->counters().sign_ins.load(), 1u);
+  const std::uint64_t signed_in = client->counters().sign_ins.load();
+  EXPECT_GE(signed_in, 1u);
   std::this_thread::sleep_for(milliseconds{3500});
   auto after = client->range(claims);
   ASSERT_TRUE(after.ok()) << after.error().message;
   EXPECT_EQ(after->kvs_size(), 1);
-  EXPECT_EQ(client->counters().sign_ins.load(), 2u) << "the expired token was not replaced";
+  EXPECT_GT(client->counters().sign_ins.load(), signed_in) << "the expired token was not replaced";
   EXPECT_TRUE(coordinator->may_issue());
   EXPECT_EQ(coordinator->stats().fencing_events, 0u);
 
