@@ -134,6 +134,9 @@ class Load::Channel {
   virtual Outcome request(std::vector<Number>& ids, std::string& detail) = 0;
   // Whether the connection is still usable after a failed request.
   virtual bool survives_failure() const = 0;
+  // Whether the connection may move to another process by itself (then it
+  // is dropped as soon as its node's incarnation changes).
+  virtual bool follows_restarts() const { return false; }
 };
 
 namespace {
@@ -171,12 +174,16 @@ class HttpChannel final : public Load::Channel {
 
 class GrpcChannel final : public Load::Channel {
  public:
+  // Connects at once (a channel otherwise connects at its first call), so
+  // that the caller can tell which incarnation it reached.
   GrpcChannel(int port, std::uint32_t count) {
     // A channel of its own (no subchannel shared with the other clients).
     grpc::ChannelArguments arguments;
     arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    stub_ = v1::IdService::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), arguments));
+    auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                             grpc::InsecureChannelCredentials(), arguments);
+    channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds{1});
+    stub_ = v1::IdService::NewStub(channel);
     request_.set_count(count);
   }
 
@@ -190,13 +197,18 @@ class GrpcChannel final : public Load::Channel {
       return Outcome::kServed;
     }
     // The node's refusal. A channel that lost its server says UNAVAILABLE
-    // too; the HTTP clients beside this one show that as a failure.
+    // too: an HTTP client beside this one shows that as a failure.
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE) return Outcome::kRefused;
+    // A call that reached a server while it shut down: a lost connection.
+    if (status.error_code() == grpc::StatusCode::CANCELLED) return Outcome::kFailed;
     detail = "gRPC " + std::to_string(static_cast<int>(status.error_code())) + " " +
              status.error_message().substr(0, 200);
     return Outcome::kFailed;
   }
   bool survives_failure() const override { return true; }
+  // A gRPC channel reconnects by itself, possibly to the next incarnation
+  // on the same port.
+  bool follows_restarts() const override { return true; }
 
  private:
   std::unique_ptr<v1::IdService::Stub> stub_;
@@ -234,6 +246,11 @@ void Load::run(Client& client) {
                  client.node,
                  ports.incarnation,
                  {}});
+    }
+    if (channel->follows_restarts() &&
+        node.get().incarnation != client.sources.back().incarnation) {
+      channel.reset();
+      continue;
     }
     Sample sample{SteadyClock::now(), {}, client.node, Outcome::kFailed};
     std::string detail;
@@ -319,10 +336,9 @@ std::size_t count_sent(const std::vector<Sample>& samples, Outcome outcome,
 
 std::size_t count_within(const std::vector<Sample>& samples, Outcome outcome,
                          SteadyClock::time_point from, SteadyClock::time_point to) {
-  return static_cast<std::size_t>(
-      std::count_if(samples.begin(), samples.end(), [&](const Sample& s) {
-        return s.outcome == outcome && s.sent >= from && s.received <= to;
-      }));
+  return static_cast<std::size_t>(std::count_if(
+      samples.begin(), samples.end(),
+      [&](const Sample& s) { return s.outcome == outcome && s.sent >= from && s.received <= to; }));
 }
 
 std::vector<Source> node_histories(const std::vector<Source>& sources) {

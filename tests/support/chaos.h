@@ -68,7 +68,7 @@ enum class Outcome : std::uint8_t {
 
 struct LoadOptions {
   int http_clients = 2;  // per node
-  int grpc_clients = 1;  // per node (NextIds); not for nodes that get restarted
+  int grpc_clients = 1;  // per node (NextIds)
   // Requested by the HTTP clients; the answer must be bare numbers, one per line.
   std::string http_target = "/v1/ids?count=10&format=text";
   std::uint32_t grpc_count = 10;
