@@ -32,8 +32,10 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using test::SteadyClock;
 
-// A restart must serve again this soon (start-up, waiting out the mark, first answer).
-constexpr milliseconds kRestartBound{5000};
+// A restart must serve again this soon: start-up (usually 30-200 ms, but
+// seconds on a 2-core machine shared with compilers), waiting out the mark
+// (wait: up to 1.5 s), first answer.
+constexpr milliseconds kRestartBound{15000};
 // How much later than our estimate the new process may read its clock.
 constexpr milliseconds kStartLatency{3000};
 
@@ -100,9 +102,10 @@ TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
   scenario.record.fault = "snowidd " + how + " under load, " + std::to_string(stop.incarnations) +
                           " incarnations on one state directory, policies in turn, the clock "
                           "behind the high-water mark at some starts";
-  scenario.record.injection = std::string(stop.signal == SIGKILL ? "SIGKILL" : "SIGTERM") +
-                              " while 3 HTTP clients take IDs; libfaketime FAKETIME=-0.2 s or "
-                              "-6 s at every second start";
+  scenario.record.injection =
+      std::string(stop.signal == SIGKILL ? "SIGKILL" : "SIGTERM") +
+      " while 3 HTTP clients and a gRPC client take IDs; libfaketime FAKETIME=-0.2 s or "
+      "-6 s at every second start";
   scenario.record.expected =
       "every incarnation above the previous; a start with the clock behind beyond the policy's "
       "bound exits 1 naming the gap, and starts once the clock is right";
@@ -111,7 +114,7 @@ TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
   test::NodeAddress node;
   test::LoadOptions options;
   options.http_clients = 3;
-  options.grpc_clients = 0;  // a gRPC channel may reconnect to the next incarnation unseen
+  options.grpc_clients = 1;
   options.http_target = "/v1/ids?count=20&format=text";
   options.pause = std::chrono::microseconds{200};
   options.connection_loss_expected = true;
@@ -166,11 +169,16 @@ TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
       server = try_start(i, policy, milliseconds{0});
       ASSERT_TRUE(server) << "refused to start with the clock right";
     }
+    const auto listening = SteadyClock::now();
     node.set(server->port(), server->grpc_port());
     const auto before = load.served_counts();
     ASSERT_TRUE(load.wait_served(before, 1, kRestartBound)) << server->log();
-    slowest_restart = std::max(
-        slowest_restart, std::chrono::duration_cast<milliseconds>(SteadyClock::now() - spawned));
+    const auto serving = SteadyClock::now();
+    std::printf("incarnation %2d: listening after %lld ms, serving %lld ms later\n", i,
+                static_cast<long long>((listening - spawned) / milliseconds{1}),
+                static_cast<long long>((serving - listening) / milliseconds{1}));
+    slowest_restart =
+        std::max(slowest_restart, std::chrono::duration_cast<milliseconds>(serving - spawned));
     // Stop at a varying point of the load.
     ASSERT_TRUE(load.wait_served(before, 10, seconds{10}));
     std::this_thread::sleep_for(milliseconds{30 * (i % 5)});
