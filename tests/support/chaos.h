@@ -41,9 +41,10 @@ bool chaos_quick();
 // Where a node's clients connect: the ports of its current incarnation.
 // Call retire() BEFORE killing or stopping the process and set() once the next
 // incarnation listens. A client checks the incarnation number again after
-// connecting and drops a connection made across a change, so each connection
-// (and each of its IDs) belongs to exactly one incarnation even when a new
-// incarnation reuses the old port.
+// connecting and drops a connection made across a change, and drops a gRPC
+// channel (which would reconnect by itself) once the number changes, so each
+// connection (and each of its IDs) belongs to exactly one incarnation even
+// when a new incarnation reuses the old port.
 class NodeAddress {
  public:
   struct Ports {
