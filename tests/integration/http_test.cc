@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <filesystem>
 #include <regex>
 #include <set>
 #include <thread>
 
+#include "faketime.h"
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -307,14 +307,6 @@ TEST_F(HttpTest, SigtermWritesTheExactMarkAndExitsZero) {
   EXPECT_GT(next, last);
 }
 
-std::string faketime_library() {
-  for (const char* c : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"}) {
-    if (std::filesystem::exists(c)) return c;
-  }
-  return "";
-}
-
 // Runs load, kills the server with SIGKILL, restarts it with the clock set
 // back by `offset`, and checks the policy's outcome and that no ID repeats.
 struct RestartCase {
@@ -328,7 +320,7 @@ struct RestartCase {
 class RestartTest : public HttpTest, public ::testing::WithParamInterface<RestartCase> {};
 
 TEST_P(RestartTest, KillNineThenClockBehindNeverRepeats) {
-  const std::string faketime = faketime_library();
+  const std::string faketime = test::faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   const RestartCase c = GetParam();
   std::vector<std::string> args{"--clock-policy", c.policy};

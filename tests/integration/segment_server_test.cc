@@ -1,21 +1,17 @@
 // Segment mode served by the real snowidd: tags made with the real `snowid`
 // CLI, numbers fetched over HTTP and gRPC, restarts (SIGTERM and kill -9),
-// the error table, readiness while the store is down, and two nodes on one
-// throw-away PostgreSQL cluster under load, with the database stopped and
-// started again mid-run.
+// the error table and readiness while the store is down. Two nodes on one
+// PostgreSQL database under load, with the database stopped mid-run, are a
+// fault scenario: tests/chaos/segment_chaos_test.cc.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <atomic>
 #include <filesystem>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <thread>
 
-#include "id_checks.h"
-#include "postgres_suite.h"
+#include "chaos.h"
 #include "server_process.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "subprocess.h"
@@ -29,7 +25,6 @@ using std::chrono::seconds;
 using test::http_get;
 using test::HttpReply;
 using test::ServerProcess;
-using SteadyClock = std::chrono::steady_clock;
 
 const std::string kCli = SNOWID_CLI_PATH;
 const std::string kServer = SNOWIDD_PATH;
@@ -71,27 +66,6 @@ std::vector<std::int64_t> numbers_of(const HttpReply& reply) {
 std::int64_t next_number(int port, const std::string& tag) {
   const auto numbers = numbers_of(http_get(port, "/v1/segment/" + tag));
   return numbers.size() == 1 ? numbers[0] : -1;
-}
-
-// The value of the series `series` (name and labels, exactly) in /metrics; -1 if absent.
-double metric(int port, const std::string& series) {
-  const HttpReply reply = http_get(port, "/metrics");
-  for (const std::string& line : test::split_lines(reply.body)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return -1;
-}
-
-bool wait_until(const std::function<bool()>& condition, seconds limit) {
-  const auto deadline = SteadyClock::now() + limit;
-  while (!condition()) {
-    if (SteadyClock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds{10});
-  }
-  return true;
 }
 
 std::string error_of(const HttpReply& reply) {
@@ -217,17 +191,17 @@ TEST_F(SegmentServer, FormatsAndTheLeafRouteShareOneSequence) {
   ASSERT_EQ(all.size(), 261u);
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], static_cast<std::int64_t>(i + 1));
 
-  EXPECT_EQ(metric(port, "snowid_segment_numbers_issued_total{tag=\"order\"}"), 261);
-  EXPECT_GE(metric(port, "snowid_segment_fetches_total{tag=\"order\"}"), 2);  // 100 + 200
+  EXPECT_EQ(test::metric(port, "snowid_segment_numbers_issued_total{tag=\"order\"}"), 261);
+  EXPECT_GE(test::metric(port, "snowid_segment_fetches_total{tag=\"order\"}"), 2);  // 100 + 200
   // The tag's first request waits; later ones only if they outran a fetch.
-  const double waited = metric(port, "snowid_segment_requests_waited_total{tag=\"order\"}");
+  const double waited = test::metric(port, "snowid_segment_requests_waited_total{tag=\"order\"}");
   EXPECT_GE(waited, 1);
-  EXPECT_LE(waited, metric(port, "snowid_segment_fetches_total{tag=\"order\"}"));
-  EXPECT_EQ(metric(port, "snowid_segment_store_reachable"), 1);
-  EXPECT_EQ(metric(port, "snowid_http_requests_total{route=\"/v1/segment\",status=\"200\"}"), 5);
-  EXPECT_EQ(metric(port, "snowid_http_requests_total{route=\"/api/segment/get\",status=\"200\"}"),
+  EXPECT_LE(waited, test::metric(port, "snowid_segment_fetches_total{tag=\"order\"}"));
+  EXPECT_EQ(test::metric(port, "snowid_segment_store_reachable"), 1);
+  EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/v1/segment\",status=\"200\"}"), 5);
+  EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/api/segment/get\",status=\"200\"}"),
             1);
-  EXPECT_EQ(metric(port, "snowid_ids_issued_total{agent=\"billing\"}"), -1)
+  EXPECT_EQ(test::metric(port, "snowid_ids_issued_total{agent=\"billing\"}"), -1)
       << "segment numbers are not Snowflake IDs";
 }
 
@@ -321,7 +295,7 @@ TEST_F(SegmentServer, StoreDownLeavesTheNodeReadyAndHidesThePassword) {
             std::string::npos)
       << server->log();
   EXPECT_TRUE(
-      wait_until([&] { return http_get(port, "/readyz/segment").status == 503; }, seconds{10}));
+      test::wait_until([&] { return http_get(port, "/readyz/segment").status == 503; }, seconds{10}));
   const HttpReply segment_ready = http_get(port, "/readyz/segment");
   EXPECT_NE(error_of(segment_ready).find("unreachable"), std::string::npos) << segment_ready.body;
   const HttpReply ready = http_get(port, "/readyz");
@@ -332,8 +306,8 @@ TEST_F(SegmentServer, StoreDownLeavesTheNodeReadyAndHidesThePassword) {
   EXPECT_EQ(refused.status, 503) << refused.body;
   EXPECT_EQ(refused.headers.count("retry-after"), 1u);
   EXPECT_EQ(http_get(port, "/v1/id").status, 200);
-  EXPECT_EQ(metric(port, "snowid_segment_store_reachable"), 0);
-  EXPECT_EQ(metric(port, "snowid_segment_ready"), 0);
+  EXPECT_EQ(test::metric(port, "snowid_segment_store_reachable"), 0);
+  EXPECT_EQ(test::metric(port, "snowid_segment_ready"), 0);
 
   v1::NextSegmentIdsRequest request;
   request.set_tag("order");
@@ -380,169 +354,6 @@ TEST_F(SegmentServer, GrpcNextSegmentIdsAndItsStatusCodes) {
       numbers_of(http_get(server->port(), "/v1/segment/order", {"Authorization: Bearer t0ken"}));
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(next[0], 106);
-}
-
-// Two snowidd nodes on one PostgreSQL database.
-class SegmentServerPostgres : public test::PostgresSuite {
- protected:
-  // Two nodes, each with its own state directory.
-  void start_nodes(const std::vector<std::string>& extra) {
-    for (int n = 0; n < 2; ++n) {
-      std::vector<std::string> args = {"--segment-store", postgres_->url(), "--worker-id",
-                                       std::to_string(n)};
-      args.insert(args.end(), extra.begin(), extra.end());
-      nodes.push_back(start(dir.file("node" + std::to_string(n)), args));
-      ASSERT_TRUE(nodes.back()->started());
-    }
-  }
-
-  test::TempDir dir;
-  std::vector<std::unique_ptr<ServerProcess>> nodes;
-};
-
-
-// Clients, two per node, each on a kept-alive connection asking for `tag`
-// in batches of 10 until stopped (or, with `requests`, that many times).
-// Each client's numbers must strictly increase; statuses other than 200 and
-// 503 are recorded as unexpected.
-class Clients {
- public:
-  Clients(const std::vector<std::unique_ptr<ServerProcess>>& nodes, const std::string& tag,
-          int requests)
-      : numbers_(2 * nodes.size()), served_(nodes.size()), refused_(nodes.size()) {
-    for (std::size_t c = 0; c < numbers_.size(); ++c) {
-      const std::size_t node = c / 2;
-      threads_.emplace_back([this, c, node, port = nodes[node]->port(), tag, requests] {
-        const std::string request =
-            "GET /v1/segment/" + tag + "?count=10 HTTP/1.1\r\nHost: x\r\n\r\n";
-        auto connection = std::make_unique<test::HttpConnection>(port);
-        for (int i = 0; !stop_ && (requests == 0 || i < requests); ++i) {
-          if (paused_) {
-            std::this_thread::sleep_for(milliseconds{1});
-            continue;
-          }
-          HttpReply reply;
-          if (connection->send(request)) reply = connection->read();
-          if (reply.status == 200) {
-            const auto got = numbers_of(reply);
-            numbers_[c].insert(numbers_[c].end(), got.begin(), got.end());
-            served_[node] += got.size();
-          } else if (reply.status == 503) {
-            ++refused_[node];
-          } else {
-            std::lock_guard lock(mutex_);
-            unexpected_ += std::to_string(reply.status) + " " + reply.body + "; ";
-            connection = std::make_unique<test::HttpConnection>(port);
-          }
-          if (requests == 0) std::this_thread::sleep_for(milliseconds{1});
-        }
-      });
-    }
-  }
-  ~Clients() { stop(); }
-
-  // Waits for every client to finish its requests.
-  void wait() {
-    for (auto& thread : threads_) {
-      if (thread.joinable()) thread.join();
-    }
-  }
-  // Tells the clients to stop, and waits.
-  void stop() {
-    stop_ = true;
-    wait();
-  }
-  void pause(bool paused) { paused_ = paused; }
-  std::uint64_t served(std::size_t node) const { return served_[node]; }
-  std::uint64_t refused(std::size_t node) const { return refused_[node]; }
-  const std::vector<std::vector<std::int64_t>>& numbers() const { return numbers_; }
-  std::string unexpected() {
-    std::lock_guard lock(mutex_);
-    return unexpected_.substr(0, 2000);
-  }
-
- private:
-  std::vector<std::vector<std::int64_t>> numbers_;
-  std::vector<std::atomic<std::uint64_t>> served_, refused_;
-  std::atomic<bool> stop_{false}, paused_{false};
-  std::mutex mutex_;
-  std::string unexpected_;
-  std::vector<std::thread> threads_;
-};
-
-TEST_F(SegmentServerPostgres, TwoNodesUnderLoadNeverShareANumber) {
-  ASSERT_EQ(cli({"segment", "create", "pg.load", "--step", "50"}, postgres_->url()), "");
-  // Small ranges, so both nodes fetch often and race on the row.
-  start_nodes({"--segment-max-step", "400"});
-  Clients clients(nodes, "pg.load", 300);
-  clients.wait();
-  EXPECT_EQ(clients.unexpected(), "");
-  EXPECT_EQ(clients.refused(0) + clients.refused(1), 0u) << nodes[0]->log();
-  for (const auto& numbers : clients.numbers()) EXPECT_EQ(numbers.size(), 3000u);
-  EXPECT_EQ(test::check_unique_and_increasing(clients.numbers()), "");
-  for (const auto& node : nodes) {
-    EXPECT_GT(metric(node->port(), "snowid_segment_fetches_total{tag=\"pg.load\"}"), 5);
-  }
-}
-
-TEST_F(SegmentServerPostgres, NodesServeFromBuffersWhileTheDatabaseIsDownThenRecover) {
-  ASSERT_EQ(cli({"segment", "create", "pg.outage", "--step", "100"}, postgres_->url()), "");
-  start_nodes({"--segment-max-step", "400", "--segment-request-timeout-ms", "500",
-               "--segment-store-timeout-ms", "1000", "--segment-retry-max-ms", "200"});
-  auto buffered = [&](std::size_t n) {
-    return metric(nodes[n]->port(), "snowid_segment_buffered_numbers{tag=\"pg.outage\"}");
-  };
-  Clients clients(nodes, "pg.outage", 0);
-
-  // Load for a while, then pause it while the database goes down, so that
-  // what is served afterwards provably comes from the buffers.
-  std::this_thread::sleep_for(milliseconds{300});
-  clients.pause(true);
-  const bool buffers_filled =
-      wait_until([&] { return buffered(0) > 0 && buffered(1) > 0; }, seconds{10});
-  std::this_thread::sleep_for(milliseconds{50});
-  ASSERT_TRUE(postgres_->stop(true)) << postgres_->error();
-  const std::uint64_t served_at_stop[2] = {clients.served(0), clients.served(1)};
-  clients.pause(false);
-
-  const bool both_refusing =
-      wait_until([&] { return clients.refused(0) > 0 && clients.refused(1) > 0; }, seconds{15});
-  const bool served_while_down =
-      clients.served(0) > served_at_stop[0] && clients.served(1) > served_at_stop[1];
-  std::vector<int> readyz_while_down, segment_readyz_while_down;
-  std::vector<double> reachable_while_down;
-  for (const auto& node : nodes) {
-    readyz_while_down.push_back(http_get(node->port(), "/readyz").status);
-    segment_readyz_while_down.push_back(http_get(node->port(), "/readyz/segment").status);
-    reachable_while_down.push_back(metric(node->port(), "snowid_segment_store_reachable"));
-  }
-
-  ASSERT_TRUE(postgres_->start()) << postgres_->error();
-  const std::uint64_t served_at_start[2] = {clients.served(0), clients.served(1)};
-  const bool recovered = wait_until(
-      [&] {
-        return clients.served(0) > served_at_start[0] + 1000 &&
-               clients.served(1) > served_at_start[1] + 1000 &&
-               http_get(nodes[0]->port(), "/readyz/segment").status == 200 &&
-               http_get(nodes[1]->port(), "/readyz/segment").status == 200;
-      },
-      seconds{20});
-  clients.stop();
-
-  EXPECT_TRUE(buffers_filled);
-  EXPECT_TRUE(served_while_down) << "served at stop " << served_at_stop[0] << "/"
-                                 << served_at_stop[1];
-  EXPECT_TRUE(both_refusing);
-  EXPECT_EQ(readyz_while_down, (std::vector<int>{200, 200})) << "the generator is fine";
-  EXPECT_EQ(segment_readyz_while_down, (std::vector<int>{503, 503}));
-  EXPECT_EQ(reachable_while_down, (std::vector<double>{0, 0}));
-  EXPECT_TRUE(recovered);
-  EXPECT_EQ(clients.unexpected(), "");
-  for (const auto& node : nodes) {
-    EXPECT_GT(metric(node->port(), "snowid_segment_store_errors_total{tag=\"pg.outage\"}"), 0);
-    EXPECT_GT(metric(node->port(), "snowid_segment_requests_waited_total{tag=\"pg.outage\"}"), 1);
-  }
-  EXPECT_EQ(test::check_unique_and_increasing(clients.numbers()), "");
 }
 
 }  // namespace

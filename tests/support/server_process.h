@@ -15,7 +15,8 @@ namespace snowid::test {
 class ServerProcess {
  public:
   // Starts `binary` with `args` (plus --http 127.0.0.1:0) and waits until it
-  // logs the port it listens on. `env` adds environment variables.
+  // logs the port it listens on. `env` adds environment variables (or
+  // replaces inherited ones).
   ServerProcess(const std::string& binary, std::vector<std::string> args,
                 const std::map<std::string, std::string>& env = {});
   ~ServerProcess();

@@ -35,6 +35,17 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const auto name = entry.substr(0, entry.find('='));
+    if (env.count(name) == 0 && name.rfind("SNOWID_CHAOS_", 0) != 0) entries.push_back(entry);
+  }
+  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  return entries;
+}
+
 namespace {
 
 // Spawns argv with stdin from /dev/null and stdout/stderr to the given files.
@@ -48,13 +59,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0600);
 
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const auto name = entry.substr(0, entry.find('='));
-    if (env.count(name) == 0) env_strings.push_back(entry);
-  }
-  for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
+  std::vector<std::string> env_strings = child_environment(env);
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);

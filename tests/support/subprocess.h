@@ -41,6 +41,12 @@ class BackgroundProcess {
   bool reaped_ = false;
 };
 
+// The environment for a child process, as NAME=VALUE entries: this
+// process's, with `env` added (replacing inherited entries of the same name)
+// and without the test settings SNOWID_CHAOS_*, which are not snowidd
+// options (snowidd refuses SNOWID_ variables it does not know).
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& env);
+
 // The whole content of a file ("" if it cannot be read).
 std::string read_file(const std::string& path);
 

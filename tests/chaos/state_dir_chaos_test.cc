@@ -1,0 +1,111 @@
+// Misconfiguration: a second process pointed at the state directory of a
+// snowidd that is serving under load. Whatever else differs (worker id, clock
+// policy, the directory named through a symbolic link, the `snowid gen` CLI
+// on the same state file), the second process must refuse to start (exit 1,
+// naming the directory and the pid that holds it) without listening, and the
+// first must keep serving without a refusal; its state survives a clean
+// restart, which starts above every ID handed out.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "chaos.h"
+#include "server_process.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using test::Outcome;
+using test::SteadyClock;
+
+class StateDirChaos : public test::ChaosTest {};
+
+TEST_F(StateDirChaos, SecondProcessOnTheStateDirectoryRefusesAndTheFirstServesOn) {
+  scenario.record.scenario = "state_dir_shared";
+  scenario.record.fault =
+      "a second snowidd (same or other worker id and policy, or through a symlink) "
+      "and `snowid gen` pointed at a serving node's state directory";
+  scenario.record.injection =
+      "the processes started with --state-dir of the running node, 4 times each";
+  scenario.record.expected =
+      "each second process exits 1 naming the directory and the holder's pid, never "
+      "listens; the first serves on with no refusal";
+  const std::string state = scenario.dir.file("state");
+  std::filesystem::create_directories(state);
+  std::filesystem::create_symlink(state, scenario.dir.file("alias"));
+
+  test::NodeAddress node;
+  auto first = std::make_unique<test::ServerProcess>(
+      SNOWIDD_PATH, std::vector<std::string>{"--state-dir", state});
+  ASSERT_TRUE(first->started()) << first->log();
+  node.set(first->port(), first->grpc_port());
+  auto load =
+      std::make_unique<test::Load>(std::vector<test::NodeAddress*>{&node}, test::LoadOptions{});
+  ASSERT_TRUE(load->wait_served({0}, 50, seconds{10}));
+  const auto fault_start = SteadyClock::now();
+
+  const std::string holder = "pid " + std::to_string(first->pid());
+  const std::vector<std::vector<std::string>> intruders = {
+      {SNOWIDD_PATH, "--state-dir", state},
+      {SNOWIDD_PATH, "--state-dir", state, "--worker-id", "1", "--clock-policy", "reject"},
+      {SNOWIDD_PATH, "--state-dir", scenario.dir.file("alias")},
+      {SNOWID_CLI_PATH, "gen", "-n", "5", "--state-file", state + "/generator.state"},
+  };
+  for (int round = 0; round < 4; ++round) {
+    for (auto argv : intruders) {
+      const bool server = argv[0] == SNOWIDD_PATH;
+      if (server) argv.insert(argv.end(), {"--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"});
+      const auto result = test::run_process(argv, {}, seconds{30});
+      SCOPED_TRACE(argv[0] + " " + argv[1] + " " + argv[2]);
+      EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+      EXPECT_NE(result.err.find("in use"), std::string::npos) << result.err;
+      EXPECT_NE(result.err.find(holder), std::string::npos) << result.err;
+      if (server) {
+        EXPECT_NE(result.err.find("state directory"), std::string::npos) << result.err;
+        EXPECT_EQ(result.out.find("starting"), std::string::npos) << "it listened: " << result.out;
+      } else {
+        EXPECT_EQ(result.out, "") << "it issued IDs";
+      }
+    }
+  }
+  std::this_thread::sleep_for(milliseconds{300});
+  const auto fault_end = SteadyClock::now();
+  EXPECT_EQ(test::http_get(first->port(), "/readyz").status, 200);
+  load->stop();
+  EXPECT_EQ(load->unexpected(), "");
+  EXPECT_EQ(load->refused(0) + load->failed(0), 0u) << "the first node was disturbed";
+  const auto samples = load->samples();
+  EXPECT_GT(test::count_sent(samples, Outcome::kServed, fault_start, fault_end), 10u);
+  scenario.record.recovery_ms = test::recovery_time(samples, fault_start)->count();
+
+  // The state the first node keeps is intact: a clean restart starts above
+  // every ID handed out (each incarnation above the previous one).
+  node.retire();
+  first->signal(SIGTERM);
+  ASSERT_EQ(first->wait(), 0) << first->log();
+  auto again = std::make_unique<test::ServerProcess>(
+      SNOWIDD_PATH, std::vector<std::string>{"--state-dir", state});
+  ASSERT_TRUE(again->started()) << again->log();
+  node.set(again->port(), again->grpc_port());
+  test::LoadOptions after;
+  after.requests = 20;
+  test::Load second_load({&node}, after);
+  second_load.wait();
+  EXPECT_EQ(second_load.unexpected(), "");
+  auto sources = load->sources();
+  for (auto source : second_load.sources()) {
+    source.name = "restarted-" + source.name;  // a file name of its own
+    sources.push_back(std::move(source));
+  }
+  scenario.count(*load);
+  scenario.count(second_load);
+  scenario.check(sources, /*histories=*/true);
+}
+
+}  // namespace
+}  // namespace snowid
