@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <list>
@@ -32,6 +34,81 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 namespace {
 
 std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
+
+using Request = http::request<http::string_body>;
+
+// True if a header line in `buffered`, which begins at a line of a request's
+// header (its request line, a field line, or the empty line that ends it),
+// is continued on the next: CRLF followed by a space or a tab, RFC 9112's
+// obs-fold. Beast's parser accepts it, joining the lines; a proxy in front
+// may instead read the continuation as a field of its own (say
+// "Transfer-Encoding: chunked") and frame the stream differently, so snowidd
+// takes the other choice RFC 9112 section 5.2 allows and refuses it.
+bool has_obs_fold(std::string_view buffered) {
+  std::size_t line = 0;
+  for (;;) {
+    const std::size_t end = buffered.find("\r\n", line);
+    // An incomplete line, or the empty one: no fold in what is buffered.
+    if (end == std::string_view::npos || end == line) return false;
+    line = end + 2;
+    if (line < buffered.size() && (buffered[line] == ' ' || buffered[line] == '\t')) return true;
+  }
+}
+
+// What RFC 9112 requires of a request's header, beyond what Beast's parser
+// checks, once the header is complete: status 0 if the request may be
+// served, else the status to refuse it with (and close) and the message.
+// Beast refuses differing Content-Length values and Content-Length together
+// with chunked, but takes a Transfer-Encoding whose last coding is not
+// chunked for no body at all, so the "body" would be read as the next
+// request.
+struct HeaderRefusal {
+  unsigned status = 0;
+  std::string_view reason;
+};
+
+HeaderRefusal header_refusal(const Request& request) {
+  const auto [first, last] = request.equal_range(http::field::transfer_encoding);
+  if (first == last) return {};
+  if (request.count(http::field::content_length) > 0) {
+    // Section 6.1: may be refused, and the connection must be closed anyway.
+    return {400, "malformed request: both Transfer-Encoding and Content-Length"};
+  }
+  if (request.version() < 11) {
+    // Section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+    return {400, "malformed request: Transfer-Encoding in an HTTP/1.0 request"};
+  }
+  // The codings of every Transfer-Encoding line, in order (one comma-separated
+  // list, RFC 9110 section 5.3). Chunked must be the last, and only once
+  // (section 6.3: else the body's length cannot be known); any other coding
+  // is one snowidd does not implement (section 6.1: 501).
+  int chunked = 0;
+  bool other = false;
+  bool chunked_last = false;
+  for (auto field = first; field != last; ++field) {
+    std::string_view list = std_view(field->value());
+    while (!list.empty()) {
+      const std::size_t comma = std::min(list.find(','), list.size());
+      std::string_view coding = list.substr(0, comma);
+      list.remove_prefix(std::min(comma + 1, list.size()));
+      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
+        coding.remove_prefix(1);
+      }
+      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
+        coding.remove_suffix(1);
+      }
+      if (coding.empty()) continue;
+      chunked_last = beast::iequals(beast::string_view(coding.data(), coding.size()), "chunked");
+      chunked += chunked_last ? 1 : 0;
+      other = other || !chunked_last;
+    }
+  }
+  if (!chunked_last || chunked != 1) {
+    return {400, "malformed request: Transfer-Encoding must end with chunked, once"};
+  }
+  if (other) return {501, "only the chunked transfer coding is implemented"};
+  return {};
+}
 
 // How often a connection thread looks for connections past their deadline.
 // Timeouts fire up to this much late; in exchange, moving a deadline is a
@@ -166,9 +243,24 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void parse_and_answer() {
     while (!close_after_write_ && out_.size() < kMaxGatheredResponseBytes && in_.size() > 0) {
       if (!parser_) start_parser();
+      // Every byte of a header is checked here before the parser takes it
+      // (it takes a field line only once it has seen the byte after it).
+      if (!parser_->is_header_done() &&
+          has_obs_fold({static_cast<const char*>(in_.data().data()), in_.size()})) {
+        append_error(400, "malformed request: obsolete line folding");
+        break;
+      }
       beast::error_code ec;
       const std::size_t used = parser_->put(in_.data(), ec);
       in_.consume(used);
+      if ((!ec || ec == http::error::need_more) && !header_checked_ &&
+          parser_->is_header_done()) {
+        header_checked_ = true;
+        if (const HeaderRefusal refusal = header_refusal(parser_->get()); refusal.status != 0) {
+          append_error(refusal.status, refusal.reason);
+          break;
+        }
+      }
       if (ec == http::error::need_more) {
         if (used > 0) continue;
         break;
@@ -191,6 +283,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
 
   void start_parser() {
     parser_.emplace();
+    header_checked_ = false;
     parser_->eager(true);
     parser_->header_limit(service_.config().max_header_bytes);
     parser_->body_limit(service_.config().max_body_bytes);
@@ -264,6 +357,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   std::list<Connection*>::iterator position_;
   beast::flat_buffer in_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  bool header_checked_ = false;  // header_refusal() has seen parser_'s header
   HttpResponse response_;
   std::string out_;
   bool close_after_write_ = false;
