@@ -61,13 +61,19 @@ bool has_obs_fold(std::string_view buffered) {
 // Beast refuses differing Content-Length values and Content-Length together
 // with chunked, but takes a Transfer-Encoding whose last coding is not
 // chunked for no body at all, so the "body" would be read as the next
-// request.
+// request; it also takes any number of Host fields.
 struct HeaderRefusal {
   unsigned status = 0;
   std::string_view reason;
 };
 
 HeaderRefusal header_refusal(const Request& request) {
+  // Section 3.2: an HTTP/1.1 request has one Host line, an HTTP/1.0 one at most.
+  const std::size_t hosts = request.count(http::field::host);
+  if (hosts > 1) return {400, "malformed request: more than one Host field"};
+  if (hosts == 0 && request.version() >= 11) {
+    return {400, "malformed request: an HTTP/1.1 request needs a Host field"};
+  }
   const auto [first, last] = request.equal_range(http::field::transfer_encoding);
   if (first == last) return {};
   if (request.count(http::field::content_length) > 0) {

@@ -287,5 +287,31 @@ TEST_F(HttpFramingTest, InvalidHttpIs400) {
       });
 }
 
+// RFC 9112 3.2: one Host field in HTTP/1.1, at most one in HTTP/1.0.
+TEST_F(HttpFramingTest, HostIsRequiredOnce) {
+  start();
+  expect_outcomes(port(), {
+                              {"no Host in HTTP/1.1",
+                               "GET /v1/id HTTP/1.1\r\n\r\n" + kHidden,
+                               {400},
+                               true,
+                               "needs a Host field"},
+                              {"two Host lines",
+                               get_with("Host: y\r\n") + kHidden,
+                               {400},
+                               true,
+                               "more than one Host field"},
+                              {"no Host in HTTP/1.0", "GET /v1/id HTTP/1.0\r\n\r\n", {200}, true},
+                              {"two Host lines in HTTP/1.0",
+                               "GET /v1/id HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
+                               {400},
+                               true,
+                               "more than one Host field"},
+                          });
+  expect_outcomes(
+      port(),
+      {{"an empty Host", "GET /v1/id HTTP/1.1\r\nHost:\r\n\r\n" + kRequest, {200, 200}, false}});
+}
+
 }  // namespace
 }  // namespace snowid
