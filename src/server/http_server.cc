@@ -256,9 +256,21 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
         append_error(400, "malformed request: obsolete line folding");
         break;
       }
+      // Beast applies its header limit only to the part of a header it has
+      // not parsed yet, and parses the request line and each complete field
+      // line as they arrive; so the whole header is capped here, by letting
+      // the parser see no more than what is left of max_header_bytes.
+      auto input = in_.data();
+      const bool in_header = !parser_->is_header_done();
+      if (in_header) input = asio::buffer(input, max_header_bytes() - header_bytes_);
       beast::error_code ec;
-      const std::size_t used = parser_->put(in_.data(), ec);
+      const std::size_t used = parser_->put(input, ec);
       in_.consume(used);
+      if (in_header) header_bytes_ += used;
+      if (ec == http::error::need_more && used == 0 && in_header &&
+          header_bytes_ + in_.size() >= max_header_bytes()) {
+        ec = http::error::header_limit;
+      }
       if ((!ec || ec == http::error::need_more) && !header_checked_ &&
           parser_->is_header_done()) {
         header_checked_ = true;
@@ -287,9 +299,12 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     read();
   }
 
+  std::size_t max_header_bytes() const { return service_.config().max_header_bytes; }
+
   void start_parser() {
     parser_.emplace();
     header_checked_ = false;
+    header_bytes_ = 0;
     parser_->eager(true);
     parser_->header_limit(service_.config().max_header_bytes);
     parser_->body_limit(service_.config().max_body_bytes);
@@ -364,6 +379,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   beast::flat_buffer in_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool header_checked_ = false;  // header_refusal() has seen parser_'s header
+  std::size_t header_bytes_ = 0;  // of parser_'s request, taken by the parser so far
   HttpResponse response_;
   std::string out_;
   bool close_after_write_ = false;

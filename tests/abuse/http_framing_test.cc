@@ -1,6 +1,6 @@
 // Hostile bytes on raw sockets against the real snowidd: request smuggling,
 // ambiguous framing, bad line endings, invalid chunks, garbage after a
-// pipelined request, invalid requests.
+// pipelined request, invalid and oversized requests.
 //
 // The rule every case checks (RFC 9112): a request whose framing is in doubt
 // gets one error answer and the connection is closed, so that bytes the
@@ -284,6 +284,50 @@ TEST_F(HttpFramingTest, InvalidHttpIs400) {
           {"no method", " /v1/id HTTP/1.1\r\nHost: x\r\n\r\n", {400}},
           {"a field without a colon", get_with("X-A b\r\n"), {400}},
           {"a field without a name", get_with(": b\r\n"), {400}},
+      });
+}
+
+// Regression: Beast applies its header limit only to what it has not parsed
+// yet, and parses complete field lines as they arrive, so a header of many
+// short fields passed at up to about 15 KiB with max_header_bytes 8192.
+TEST_F(HttpFramingTest, OversizedHeadersAre431AndBodies413) {
+  start();  // max_header_bytes 8192, max_body_bytes 4096
+  std::string many_fields;
+  for (int i = 0; i < 600; ++i) many_fields += "X-F" + std::to_string(i) + ": abcdefghij\r\n";
+  // A header of exactly `size` bytes, the final empty line included.
+  const auto header_of = [](std::size_t size) {
+    const std::string start = "GET /v1/id HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+    return start + std::string(size - start.size() - 4, 'p') + "\r\n\r\n";
+  };
+  expect_outcomes(port(), {{"a header of max_header_bytes", header_of(8192), {200}, false}});
+  expect_outcomes(
+      port(),
+      {
+          {"a header one byte longer", header_of(8193), {431}, true, "header too large"},
+          {"one huge field",
+           get_with("X-Big: " + std::string(20000, 'a') + "\r\n"),
+           {431},
+           true,
+           "header too large"},
+          {"600 short fields (12 KiB)", get_with(many_fields), {431}, true, "header too large"},
+          {"a huge target",
+           "GET /v1/id?" + std::string(10000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n",
+           {431}},
+          // Never ends: refused once the buffer holds more than any header may.
+          {"a header without an end", get_with("X-Big: " + std::string(30000, 'a')), {431}},
+          // Refused on the header alone, before any of the body is sent.
+          {"Content-Length over max_body_bytes",
+           "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 10000\r\n\r\n",
+           {413},
+           true,
+           "body too large"},
+          {"Content-Length of 2^63",
+           "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775808\r\n\r\n",
+           {413}},
+          {"a body over max_body_bytes",
+           "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" +
+               std::string(5000, 'b'),
+           {413}},
       });
 }
 
