@@ -1,6 +1,7 @@
 // Hostile bytes on raw sockets against the real snowidd: request smuggling,
 // ambiguous framing, bad line endings, invalid chunks, garbage after a
-// pipelined request, invalid and oversized requests.
+// pipelined request, invalid and oversized requests, half-closed
+// connections.
 //
 // The rule every case checks (RFC 9112): a request whose framing is in doubt
 // gets one error answer and the connection is closed, so that bytes the
@@ -9,6 +10,7 @@
 // "GET /v1/ids?count=3": had it been answered, an extra 200 would show.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -355,6 +357,51 @@ TEST_F(HttpFramingTest, HostIsRequiredOnce) {
   expect_outcomes(
       port(),
       {{"an empty Host", "GET /v1/id HTTP/1.1\r\nHost:\r\n\r\n" + kRequest, {200, 200}, false}});
+}
+
+// A client that sends its requests and shuts down its sending side
+// (shutdown(SHUT_WR), as `nc -N` does) still gets every answer; then the
+// server closes too. A request cut short by the half-close gets none, and
+// the connection is closed at once rather than at the read timeout.
+TEST_F(HttpFramingTest, HalfClosedConnectionsGetTheirAnswersThenClose) {
+  start();
+  const auto one = send_and_collect(port(), kRequest, true);
+  ASSERT_EQ(one.replies.size(), 1u);
+  EXPECT_EQ(one.replies[0].status, 200);
+  EXPECT_TRUE(one.closed);
+
+  const auto three = send_and_collect(port(), kRequest + kRequest + kRequest, true);
+  ASSERT_EQ(three.replies.size(), 3u);
+  std::set<std::string> ids;
+  for (const auto& reply : three.replies) {
+    EXPECT_EQ(reply.status, 200);
+    ids.insert(reply.body);
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_TRUE(three.closed);
+
+  const auto begin = std::chrono::steady_clock::now();
+  const auto cut = send_and_collect(port(), "GET /v1/id HTTP/1.1\r\nHo", true);
+  EXPECT_TRUE(cut.replies.empty());
+  EXPECT_TRUE(cut.closed);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds{3});
+}
+
+// A client that asks for large answers and resets the connection without
+// reading them: the server's write fails, and it carries on.
+TEST_F(HttpFramingTest, ClientsResettingMidAnswerDoNotHurt) {
+  start();
+  for (int i = 0; i < 20; ++i) {
+    RawConnection connection(port());
+    std::string requests;
+    for (int r = 0; r < 10; ++r) {
+      requests += "GET /v1/ids?count=10000 HTTP/1.1\r\nHost: x\r\n\r\n";
+    }
+    ASSERT_TRUE(connection.send(requests));
+  }  // closed with unread data: a reset
+  const auto outcome = send_and_collect(port(), kRequest, true);
+  ASSERT_EQ(outcome.replies.size(), 1u);
+  EXPECT_EQ(outcome.replies[0].status, 200);
 }
 
 }  // namespace
