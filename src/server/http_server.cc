@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <filesystem>
 #include <list>
 #include <optional>
 #include <thread>
@@ -123,6 +125,39 @@ constexpr std::chrono::milliseconds kSweepPeriod{200};
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
 constexpr std::size_t kReadChunkBytes = 4096;
+// File descriptors kept spare, beyond those open when the server starts
+// listening, for what snowidd opens later: the state file, gRPC's
+// connections, the segment store's and etcd's. A server out of descriptors
+// cannot write its high-water mark and so stops issuing IDs to every client;
+// HTTP connections that would eat into the spare ones are refused like those
+// past max_connections instead.
+constexpr rlim_t kSpareDescriptors = 64;
+
+// max_connections, or less if the open-file limit would not leave room for
+// the descriptors open now and kSpareDescriptors beside that many
+// connections (then says so).
+std::int64_t connection_limit(int max_connections) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) {
+    return max_connections;
+  }
+  std::error_code ec;
+  rlim_t in_use = 0;
+  for (std::filesystem::directory_iterator fd("/proc/self/fd", ec), end; !ec && fd != end;
+       fd.increment(ec)) {
+    ++in_use;
+  }
+  const rlim_t reserved = in_use + kSpareDescriptors;
+  if (files.rlim_cur >= static_cast<rlim_t>(max_connections) + reserved) return max_connections;
+  const auto limit =
+      static_cast<std::int64_t>(files.rlim_cur > reserved ? files.rlim_cur - reserved : 1);
+  spdlog::warn(
+      "http: the open-file limit ({}) leaves room for {} connections, not max_connections {} "
+      "({} descriptors are in use, {} kept spare); raise it (ulimit -n, LimitNOFILE=) to "
+      "allow more",
+      files.rlim_cur, limit, max_connections, in_use, kSpareDescriptors);
+  return limit;
+}
 
 // What a connection thread needs to know of a connection to time it out.
 class Connection {
@@ -423,7 +458,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // Runs on the acceptor's thread; the connection then moves to `worker`.
   void admit(tcp::socket socket, Worker& worker) {
     Metrics& metrics = service.metrics();
-    if (metrics.open_connections() >= service.config().max_connections) {
+    if (metrics.open_connections() >= max_connections) {
       metrics.connection_refused();
       refuse(std::move(socket));
       return;
@@ -446,14 +481,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   // Over plain HTTP, a short answer and close, so the client learns why; a
-  // TLS client is simply closed.
+  // TLS client is simply closed. Done at once, on the acceptor's thread: the
+  // answer fits a new connection's empty send buffer, and a refused
+  // connection, in a flood of them, holds its descriptor no longer than this.
   void refuse(tcp::socket socket) {
-    auto sock = std::make_shared<tcp::socket>(std::move(socket));
-    if (tls) {
-      beast::error_code ignored;
-      sock->close(ignored);
-      return;
-    }
     static const std::string kRefusal = [] {
       const std::string body = "{\"error\":\"too many open connections\"}\n";
       return fmt::format(
@@ -461,15 +492,19 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
           "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
           body.size(), body);
     }();
-    asio::async_write(*sock, asio::buffer(kRefusal), [sock](beast::error_code, std::size_t) {
-      beast::error_code ignored;
-      sock->shutdown(tcp::socket::shutdown_both, ignored);
-    });
+    beast::error_code ignored;
+    if (!tls) {
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(kRefusal), ignored);
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+    }
+    socket.close(ignored);
   }
 
   IdService& service;
   tcp::acceptor acceptor;
   std::unique_ptr<ssl::context> tls;
+  std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
   std::vector<std::unique_ptr<Worker>> workers;
   std::size_t next_worker = 0;
 };
@@ -502,6 +537,7 @@ Result<Endpoint> HttpServer::listen() {
     return Error{ErrorCode::kUnavailable,
                  fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message())};
   }
+  impl_->max_connections = connection_limit(config.max_connections);
   for (int i = 0; i < config.io_threads; ++i) {
     auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
     worker->sweep_every_period();

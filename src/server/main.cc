@@ -1,18 +1,21 @@
 // snowidd: the snowid ID server.
 //
 // Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
-// then flags; validate; lock the state directory and apply the clock policy
-// to the persisted high-water mark; listen; log one line that says what the
-// node is; open the segment store unless segment_store is "off". SIGTERM/SIGINT:
-// stop accepting, let in-flight requests finish, write the exact high-water
-// mark, exit 0.
+// then flags; validate; raise the open-file limit; lock the state directory
+// and apply the clock policy to the persisted high-water mark; listen; log
+// one line that says what the node is; open the segment store unless
+// segment_store is "off". SIGTERM/SIGINT: stop accepting, let in-flight
+// requests finish, write the exact high-water mark, exit 0.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <thread>
@@ -48,6 +51,20 @@ int fail(int code, const std::string& message) {
   }
   std::fprintf(stderr, "snowidd: %s\n", line.c_str());
   return code;
+}
+
+// Raises the soft limit on open files to the hard one. Service managers start
+// processes with a soft limit of 1024 (for programs still using select());
+// snowidd uses epoll and needs a descriptor per HTTP connection, up to
+// max_connections (10000 by default), plus its own.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
+    spdlog::warn("cannot raise the open-file limit to {}: {}", files.rlim_max,
+                 std::strerror(errno));
+  }
 }
 
 // Every 100 ms: raises the persisted high-water mark (or, in cluster mode,
@@ -108,6 +125,7 @@ int run(int argc, char** argv) {
   spdlog::set_level(level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
 
+  raise_open_file_limit();
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
   if (ec) {
