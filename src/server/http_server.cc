@@ -125,6 +125,8 @@ constexpr std::chrono::milliseconds kSweepPeriod{200};
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
 constexpr std::size_t kReadChunkBytes = 4096;
+// How long the acceptor waits after a failed accept() before the next.
+constexpr std::chrono::milliseconds kAcceptRetryPeriod{100};
 // File descriptors kept spare, beyond those open when the server starts
 // listening, for what snowidd opens later: the state file, gRPC's
 // connections, the segment store's and etcd's. A server out of descriptors
@@ -443,15 +445,34 @@ Result<std::unique_ptr<ssl::context>> load_tls(const ServerConfig& config) {
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(asio::io_context& io, IdService& id_service) : service(id_service), acceptor(io) {}
+  Impl(asio::io_context& io, IdService& id_service)
+      : service(id_service), acceptor(io), accept_retry(io) {}
 
   void accept() {
     Worker& worker = *workers[next_worker++ % workers.size()];
     acceptor.async_accept(worker.io, [self = shared_from_this(), &worker](
                                          beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (!ec) self->admit(std::move(socket), worker);
+      if (ec) return self->accept_later(ec);
+      self->accept_failing = false;
+      self->admit(std::move(socket), worker);
       self->accept();
+    });
+  }
+
+  // accept() failed, most likely for want of file descriptors (something
+  // other than HTTP connections holds them). The connection stays queued, so
+  // accepting again at once fails again at once, a loop that would keep the
+  // acceptor's thread busy; instead, try again a little later.
+  void accept_later(const beast::error_code& ec) {
+    if (!accept_failing) {
+      spdlog::warn("http: cannot accept a connection: {}; retrying every {} ms", ec.message(),
+                   kAcceptRetryPeriod.count());
+    }
+    accept_failing = true;
+    accept_retry.expires_after(kAcceptRetryPeriod);
+    accept_retry.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+      if (!error && self->acceptor.is_open()) self->accept();
     });
   }
 
@@ -503,6 +524,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   IdService& service;
   tcp::acceptor acceptor;
+  asio::steady_timer accept_retry;
+  bool accept_failing = false;  // the last accept() failed; logged once per streak
   std::unique_ptr<ssl::context> tls;
   std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
   std::vector<std::unique_ptr<Worker>> workers;
@@ -551,6 +574,7 @@ void HttpServer::stop_accepting() {
   asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
     beast::error_code ec;
     impl->acceptor.close(ec);
+    impl->accept_retry.cancel();
   });
   for (auto& worker : impl_->workers) {
     worker->draining = true;

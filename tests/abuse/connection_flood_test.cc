@@ -7,7 +7,8 @@
 // server closes connections that never finish a request (read timeout) or
 // never send one (idle timeout) by itself, and /metrics shows every one of
 // them released; with a low open-file limit, connections stop short of it,
-// so the state file can still be written and IDs issued.
+// so the state file can still be written and IDs issued; and when
+// descriptors do run out, the acceptor waits instead of spinning.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -153,6 +154,52 @@ TEST_F(ConnectionFloodTest, ConnectionsStopShortOfTheOpenFileLimit) {
   EXPECT_EQ(report.problems(), "");
   EXPECT_EQ(server().log().find("Too many open files"), std::string::npos) << server().log();
   EXPECT_EQ(test::http_get(port(), "/v1/id").status, 200);
+}
+
+// Regression: when accept() failed for want of descriptors, the acceptor
+// tried again at once, and failed again at once, as long as a connection
+// waited in the queue: about two thirds of a core burnt. Now it waits
+// 100 ms between attempts, and takes the waiting connections once
+// descriptors are free. HTTP connections alone can no longer exhaust them
+// (see above), but what snowidd does not count can (gRPC's connections, in
+// practice); here, the open-file limit is lowered under the running server
+// to just above what it has open.
+TEST_F(ConnectionFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
+  if (test::kAddressSanitizer) {
+    // UndefinedBehaviorSanitizer's vptr check, in that build, reads a
+    // vtable only after testing it through a pipe; out of descriptors, the
+    // pipe fails and it reports a live object as having an invalid vptr
+    // (in snowidd's connections or in gRPC's objects), ending the server.
+    GTEST_SKIP() << "UBSan's vptr check needs a free file descriptor";
+  }
+  start({"--max-connections", "1000"});
+  const long in_use = test::open_descriptors(server().pid());
+  ASSERT_GT(in_use, 0);
+  ASSERT_TRUE(test::set_open_file_limit(server().pid(), in_use + 16));
+  ConnectionFlood flood(port(), 100);  // takes the 16, and waits in the queue
+  std::vector<std::unique_ptr<test::RawConnection>> waiting;
+  for (int i = 0; i < 5; ++i) {
+    waiting.push_back(std::make_unique<test::RawConnection>(port()));
+    ASSERT_TRUE(
+        waiting.back()->send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  const auto cpu_before = test::cpu_time(server().pid());
+  std::this_thread::sleep_for(std::chrono::seconds{2});
+  const auto cpu_used = test::cpu_time(server().pid()) - cpu_before;
+  std::cout << "CPU time used in 2 s without descriptors: " << cpu_used.count() << " ms"
+            << std::endl;
+  EXPECT_LT(cpu_used, std::chrono::milliseconds{300});
+  EXPECT_NE(server().log().find("http: cannot accept a connection: Too many open files"),
+            std::string::npos)
+      << server().log();
+
+  flood.close_all();
+  for (auto& connection : waiting) {
+    const auto outcome = connection->read_until_closed(std::chrono::seconds{3});
+    ASSERT_EQ(outcome.replies.size(), 1u);
+    EXPECT_EQ(outcome.replies[0].status, 200);
+  }
 }
 
 }  // namespace
