@@ -9,7 +9,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libpq-dev postgresql
-  libssl-dev openssl faketime curl etcd-server
+  libssl-dev openssl faketime curl etcd-server slowhttptest
 )
 
 missing=()
