@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,6 +13,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/core/string.hpp>
+#include <filesystem>
 #include <list>
 #include <optional>
 #include <thread>
@@ -32,12 +36,128 @@ namespace {
 
 std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
 
+using Request = http::request<http::string_body>;
+
+// True if a header line in `buffered`, which begins at a line of a request's
+// header (its request line, a field line, or the empty line that ends it),
+// is continued on the next: CRLF followed by a space or a tab, RFC 9112's
+// obs-fold. Beast's parser accepts it, joining the lines; a proxy in front
+// may instead read the continuation as a field of its own (say
+// "Transfer-Encoding: chunked") and frame the stream differently, so snowidd
+// takes the other choice RFC 9112 section 5.2 allows and refuses it.
+bool has_obs_fold(std::string_view buffered) {
+  std::size_t line = 0;
+  for (;;) {
+    const std::size_t end = buffered.find("\r\n", line);
+    // An incomplete line, or the empty one: no fold in what is buffered.
+    if (end == std::string_view::npos || end == line) return false;
+    line = end + 2;
+    if (line < buffered.size() && (buffered[line] == ' ' || buffered[line] == '\t')) return true;
+  }
+}
+
+// What RFC 9112 requires of a request's header, beyond what Beast's parser
+// checks, once the header is complete: status 0 if the request may be
+// served, else the status to refuse it with (and close) and the message.
+// Beast refuses differing Content-Length values and Content-Length together
+// with chunked, but takes a Transfer-Encoding whose last coding is not
+// chunked for no body at all, so the "body" would be read as the next
+// request; it also takes any number of Host fields.
+struct HeaderRefusal {
+  unsigned status = 0;
+  std::string_view reason;
+};
+
+HeaderRefusal header_refusal(const Request& request) {
+  // Section 3.2: an HTTP/1.1 request has one Host line, an HTTP/1.0 one at most.
+  const std::size_t hosts = request.count(http::field::host);
+  if (hosts > 1) return {400, "malformed request: more than one Host field"};
+  if (hosts == 0 && request.version() >= 11) {
+    return {400, "malformed request: an HTTP/1.1 request needs a Host field"};
+  }
+  const auto [first, last] = request.equal_range(http::field::transfer_encoding);
+  if (first == last) return {};
+  if (request.count(http::field::content_length) > 0) {
+    // Section 6.1: may be refused, and the connection must be closed anyway.
+    return {400, "malformed request: both Transfer-Encoding and Content-Length"};
+  }
+  if (request.version() < 11) {
+    // Section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+    return {400, "malformed request: Transfer-Encoding in an HTTP/1.0 request"};
+  }
+  // The codings of every Transfer-Encoding line, in order (one comma-separated
+  // list, RFC 9110 section 5.3). Chunked must be the last, and only once
+  // (section 6.3: else the body's length cannot be known); any other coding
+  // is one snowidd does not implement (section 6.1: 501).
+  int chunked = 0;
+  bool other = false;
+  bool chunked_last = false;
+  for (auto field = first; field != last; ++field) {
+    std::string_view list = std_view(field->value());
+    while (!list.empty()) {
+      const std::size_t comma = std::min(list.find(','), list.size());
+      std::string_view coding = list.substr(0, comma);
+      list.remove_prefix(std::min(comma + 1, list.size()));
+      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
+        coding.remove_prefix(1);
+      }
+      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
+        coding.remove_suffix(1);
+      }
+      if (coding.empty()) continue;
+      chunked_last = beast::iequals(beast::string_view(coding.data(), coding.size()), "chunked");
+      chunked += chunked_last ? 1 : 0;
+      other = other || !chunked_last;
+    }
+  }
+  if (!chunked_last || chunked != 1) {
+    return {400, "malformed request: Transfer-Encoding must end with chunked, once"};
+  }
+  if (other) return {501, "only the chunked transfer coding is implemented"};
+  return {};
+}
+
 // How often a connection thread looks for connections past their deadline.
 // Timeouts fire up to this much late; in exchange, moving a deadline is a
 // plain store, not a timer operation on every request.
 constexpr std::chrono::milliseconds kSweepPeriod{200};
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
+// How long the acceptor waits after a failed accept() before the next.
+constexpr std::chrono::milliseconds kAcceptRetryPeriod{100};
+// File descriptors kept spare, beyond those open when the server starts
+// listening, for what snowidd opens later: the state file, gRPC's
+// connections, the segment store's and etcd's. A server out of descriptors
+// cannot write its high-water mark and so stops issuing IDs to every client;
+// HTTP connections that would eat into the spare ones are refused like those
+// past max_connections instead.
+constexpr rlim_t kSpareDescriptors = 64;
+
+// max_connections, or less if the open-file limit would not leave room for
+// the descriptors open now and kSpareDescriptors beside that many
+// connections (then says so).
+std::int64_t connection_limit(int max_connections) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) {
+    return max_connections;
+  }
+  std::error_code ec;
+  rlim_t in_use = 0;
+  for (std::filesystem::directory_iterator fd("/proc/self/fd", ec), end; !ec && fd != end;
+       fd.increment(ec)) {
+    ++in_use;
+  }
+  const rlim_t reserved = in_use + kSpareDescriptors;
+  if (files.rlim_cur >= static_cast<rlim_t>(max_connections) + reserved) return max_connections;
+  const auto limit =
+      static_cast<std::int64_t>(files.rlim_cur > reserved ? files.rlim_cur - reserved : 1);
+  spdlog::warn(
+      "http: the open-file limit ({}) leaves room for {} connections, not max_connections {} "
+      "({} descriptors are in use, {} kept spare); raise it (ulimit -n, LimitNOFILE=) to "
+      "allow more",
+      files.rlim_cur, limit, max_connections, in_use, kSpareDescriptors);
+  return limit;
+}
 
 // What a connection thread needs to know of a connection to time it out.
 class Connection {
@@ -163,9 +283,36 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void parse_and_answer() {
     while (!close_after_write_ && out_.size() < kMaxGatheredResponseBytes && in_.size() > 0) {
       if (!parser_) start_parser();
+      // Every byte of a header is checked here before the parser takes it
+      // (it takes a field line only once it has seen the byte after it).
+      if (!parser_->is_header_done() &&
+          has_obs_fold({static_cast<const char*>(in_.data().data()), in_.size()})) {
+        append_error(400, "malformed request: obsolete line folding");
+        break;
+      }
+      // Beast applies its header limit only to the part of a header it has
+      // not parsed yet, and parses the request line and each complete field
+      // line as they arrive; so the whole header is capped here, by letting
+      // the parser see no more than what is left of max_header_bytes.
+      auto input = in_.data();
+      const bool in_header = !parser_->is_header_done();
+      if (in_header) input = asio::buffer(input, max_header_bytes() - header_bytes_);
       beast::error_code ec;
-      const std::size_t used = parser_->put(in_.data(), ec);
+      const std::size_t used = parser_->put(input, ec);
       in_.consume(used);
+      if (in_header) header_bytes_ += used;
+      if (ec == http::error::need_more && used == 0 && in_header &&
+          header_bytes_ + in_.size() >= max_header_bytes()) {
+        ec = http::error::header_limit;
+      }
+      if ((!ec || ec == http::error::need_more) && !header_checked_ &&
+          parser_->is_header_done()) {
+        header_checked_ = true;
+        if (const HeaderRefusal refusal = header_refusal(parser_->get()); refusal.status != 0) {
+          append_error(refusal.status, refusal.reason);
+          break;
+        }
+      }
       if (ec == http::error::need_more) {
         if (used > 0) continue;
         break;
@@ -186,9 +333,13 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     read();
   }
 
+  std::size_t max_header_bytes() const { return service_.config().max_header_bytes; }
+
   void start_parser() {
     parser_.emplace();
     configure_request_parser(*parser_, service_.config());
+    header_checked_ = false;
+    header_bytes_ = 0;
   }
 
   void answer() {
@@ -255,6 +406,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   std::list<Connection*>::iterator position_;
   beast::flat_buffer in_;
   std::optional<RequestParser> parser_;
+  bool header_checked_ = false;  // header_refusal() has seen parser_'s header
+  std::size_t header_bytes_ = 0;  // of parser_'s request, taken by the parser so far
   HttpResponse response_;
   std::string out_;
   bool close_after_write_ = false;
@@ -283,22 +436,41 @@ Result<std::unique_ptr<ssl::context>> load_tls(const ServerConfig& config) {
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(asio::io_context& io, IdService& id_service) : service(id_service), acceptor(io) {}
+  Impl(asio::io_context& io, IdService& id_service)
+      : service(id_service), acceptor(io), accept_retry(io) {}
 
   void accept() {
     Worker& worker = *workers[next_worker++ % workers.size()];
     acceptor.async_accept(worker.io, [self = shared_from_this(), &worker](
                                          beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (!ec) self->admit(std::move(socket), worker);
+      if (ec) return self->accept_later(ec);
+      self->accept_failing = false;
+      self->admit(std::move(socket), worker);
       self->accept();
+    });
+  }
+
+  // accept() failed, most likely for want of file descriptors (something
+  // other than HTTP connections holds them). The connection stays queued, so
+  // accepting again at once fails again at once, a loop that would keep the
+  // acceptor's thread busy; instead, try again a little later.
+  void accept_later(const beast::error_code& ec) {
+    if (!accept_failing) {
+      spdlog::warn("http: cannot accept a connection: {}; retrying every {} ms", ec.message(),
+                   kAcceptRetryPeriod.count());
+    }
+    accept_failing = true;
+    accept_retry.expires_after(kAcceptRetryPeriod);
+    accept_retry.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
+      if (!error && self->acceptor.is_open()) self->accept();
     });
   }
 
   // Runs on the acceptor's thread; the connection then moves to `worker`.
   void admit(tcp::socket socket, Worker& worker) {
     Metrics& metrics = service.metrics();
-    if (metrics.open_connections() >= service.config().max_connections) {
+    if (metrics.open_connections() >= max_connections) {
       metrics.connection_refused();
       refuse(std::move(socket));
       return;
@@ -321,14 +493,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   // Over plain HTTP, a short answer and close, so the client learns why; a
-  // TLS client is simply closed.
+  // TLS client is simply closed. Done at once, on the acceptor's thread: the
+  // answer fits a new connection's empty send buffer, and a refused
+  // connection, in a flood of them, holds its descriptor no longer than this.
   void refuse(tcp::socket socket) {
-    auto sock = std::make_shared<tcp::socket>(std::move(socket));
-    if (tls) {
-      beast::error_code ignored;
-      sock->close(ignored);
-      return;
-    }
     static const std::string kRefusal = [] {
       const std::string body = "{\"error\":\"too many open connections\"}\n";
       return fmt::format(
@@ -336,15 +504,21 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
           "Connection: close\r\nContent-Length: {}\r\n\r\n{}",
           body.size(), body);
     }();
-    asio::async_write(*sock, asio::buffer(kRefusal), [sock](beast::error_code, std::size_t) {
-      beast::error_code ignored;
-      sock->shutdown(tcp::socket::shutdown_both, ignored);
-    });
+    beast::error_code ignored;
+    if (!tls) {
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(kRefusal), ignored);
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+    }
+    socket.close(ignored);
   }
 
   IdService& service;
   tcp::acceptor acceptor;
+  asio::steady_timer accept_retry;
+  bool accept_failing = false;  // the last accept() failed; logged once per streak
   std::unique_ptr<ssl::context> tls;
+  std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
   std::vector<std::unique_ptr<Worker>> workers;
   std::size_t next_worker = 0;
 };
@@ -377,6 +551,7 @@ Result<Endpoint> HttpServer::listen() {
     return Error{ErrorCode::kUnavailable,
                  fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message())};
   }
+  impl_->max_connections = connection_limit(config.max_connections);
   for (int i = 0; i < config.io_threads; ++i) {
     auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
     worker->sweep_every_period();
@@ -390,6 +565,7 @@ void HttpServer::stop_accepting() {
   asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
     beast::error_code ec;
     impl->acceptor.close(ec);
+    impl->accept_retry.cancel();
   });
   for (auto& worker : impl_->workers) {
     worker->draining = true;

@@ -1,21 +1,24 @@
 // snowidd: the snowid ID server.
 //
 // Start-up: defaults, then SNOWID_<OPTION> variables, then --config FILE,
-// then flags; validate; open the audit log if audit_log is set (a path that
-// cannot be written stops the start: exit 2); lock the state directory and
-// apply the clock policy to the persisted high-water mark; open the segment
-// store unless segment_store is "off"; listen; log one line that says what
-// the node is. SIGTERM/SIGINT:
-// stop accepting, let in-flight requests finish, write the exact high-water
-// mark, exit 0.
+// then flags; validate; raise the open-file limit; open the audit log if
+// audit_log is set (a path that cannot be written stops the start: exit 2);
+// lock the state directory and apply the clock policy to the persisted
+// high-water mark; open the segment store unless segment_store is "off";
+// listen; log one line that says what the node is. SIGTERM/SIGINT: stop
+// accepting, let in-flight requests finish, write the exact high-water mark,
+// exit 0.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <thread>
@@ -53,6 +56,20 @@ int fail(int code, const std::string& message) {
   }
   std::fprintf(stderr, "snowidd: %s\n", line.c_str());
   return code;
+}
+
+// Raises the soft limit on open files to the hard one. Service managers start
+// processes with a soft limit of 1024 (for programs still using select());
+// snowidd uses epoll and needs a descriptor per HTTP connection, up to
+// max_connections (10000 by default), plus its own.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
+    spdlog::warn("cannot raise the open-file limit to {}: {}", files.rlim_max,
+                 std::strerror(errno));
+  }
 }
 
 // Every 100 ms: raises the persisted high-water mark (or, in cluster mode,
@@ -112,6 +129,8 @@ int run(int argc, char** argv) {
   auto level = spdlog::level::from_str(config.log_level);
   spdlog::set_level(level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+
+  raise_open_file_limit();
 
   // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
   // instead of killing the process: the audit log then answers 503.
