@@ -284,32 +284,6 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
-std::chrono::milliseconds cpu_time(pid_t pid) {
-  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return std::chrono::milliseconds{-1};
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  long long user = 0, system = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) user = std::stoll(field);
-    if (i == 15) system = std::stoll(field);
-  }
-  const long ticks = ::sysconf(_SC_CLK_TCK);
-  return std::chrono::milliseconds{(user + system) * 1000 / ticks};
-}
-
-std::optional<double> metric(const std::string& text, const std::string& name) {
-  for (const std::string& line : split_lines(text)) {
-    if (line.size() > name.size() && line.compare(0, name.size(), name) == 0 &&
-        line[name.size()] == ' ') {
-      return std::stod(line.substr(name.size() + 1));
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<double> read_metric(HttpConnection& connection, const std::string& name) {
   if (!connection.send("GET /metrics HTTP/1.1\r\nHost: observer\r\n\r\n")) return std::nullopt;
   const HttpReply reply = connection.read();

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "chaos.h"  // cpu_time(), metric()
 #include "server_process.h"
 
 namespace snowid::test {
@@ -158,12 +159,7 @@ long open_descriptors(pid_t pid);
 
 // Resident memory of a process, in KiB (VmRSS of /proc/PID/status); -1 if unknown.
 long rss_kib(pid_t pid);
-// CPU time (user + system) a process has used so far.
-std::chrono::milliseconds cpu_time(pid_t pid);
 
-// The value of the sample `name` (with its labels, as written) in
-// Prometheus text output, if present.
-std::optional<double> metric(const std::string& text, const std::string& name);
 
 // The value of `name` in a fresh GET /metrics over `connection` (kept alive,
 // so it can be asked while the server refuses new connections).

@@ -421,15 +421,18 @@ std::chrono::milliseconds cpu_time(pid_t pid) {
   return milliseconds{(utime + stime) * 1000 / (ticks > 0 ? ticks : 100)};
 }
 
-double metric(int port, const std::string& series) {
-  const HttpReply reply = http_get(port, "/metrics");
-  for (const std::string& line : split_lines(reply.body)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
+std::optional<double> metric(const std::string& text, const std::string& name) {
+  for (const std::string& line : split_lines(text)) {
+    if (line.size() > name.size() && line.compare(0, name.size(), name) == 0 &&
+        line[name.size()] == ' ') {
+      return std::stod(line.substr(name.size() + 1));
     }
   }
-  return -1;
+  return std::nullopt;
+}
+
+double metric(int port, const std::string& series) {
+  return metric(http_get(port, "/metrics").body, series).value_or(-1);
 }
 
 bool wait_until(const std::function<bool()>& condition, milliseconds limit) {

@@ -185,6 +185,9 @@ std::chrono::milliseconds cpu_time(pid_t pid);
 
 // The value of `series` (name and labels, exactly) in a node's /metrics; -1 if absent.
 double metric(int port, const std::string& series);
+// The value of the sample `name` (with its labels, as written) in
+// Prometheus text output, if present.
+std::optional<double> metric(const std::string& text, const std::string& name);
 
 // Polls `condition` every 10 ms; false if it did not hold within `limit`.
 bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit);
