@@ -11,7 +11,7 @@
 #   FUZZ_SECONDS=30 scripts/fuzz.sh      what scripts/test.sh runs
 #   scripts/fuzz.sh http_parser config   only these targets
 #
-# Time: the number of targets (7) times FUZZ_SECONDS plus a few seconds each,
+# Time: the number of targets (8) times FUZZ_SECONDS plus a few seconds each,
 # and the first build (10 to 20 minutes on 2 cores; later ones rebuild only
 # what changed).
 # Reproduce a finding: build-fuzz/tests/fuzz/fuzz_<name> <input file>.
