@@ -320,11 +320,12 @@ TEST(SegmentAllocator, SteadyStateRequestsNeverWaitForTheStore) {
   ASSERT_TRUE(store->create_tag("orders", 1, 10000, "").ok());
   auto allocator = allocator_on(std::move(store));
   // Paced like a busy service: the prefetch at 10% leaves the fetch 90% of a
-  // range's lifetime to finish.
+  // range's lifetime to finish (at least 180 ms here, which a loaded 2-core
+  // machine's fsync also fits in).
   for (int i = 0; i < 400; ++i) {
     std::vector<std::int64_t> numbers;
     ASSERT_TRUE(allocator->next("orders", 100, numbers).ok());
-    std::this_thread::sleep_for(std::chrono::microseconds{500});
+    std::this_thread::sleep_for(std::chrono::microseconds{2000});
   }
   const SegmentTagStats stats = stats_of(*allocator, "orders");
   EXPECT_EQ(stats.requests_waited, 1u);  // the first request of the tag

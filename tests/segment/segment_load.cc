@@ -7,6 +7,7 @@
 // COUNT 0 runs until killed. Each batch is written with one write() after it
 // was issued, so a line in the output is a number that was handed out.
 // Exit: 0 done, 1 the allocator failed, 2 bad arguments.
+#include <chrono>
 #include <unistd.h>
 
 #include <charconv>
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
   }
   snowid::SegmentAllocatorOptions options;
   options.max_step = max_step;
+  // What these runs test is that no number is shared; on a loaded machine a
+  // store shared by two processes may take longer than the 2 s default.
+  options.request_timeout = std::chrono::milliseconds{10000};
   auto allocator = snowid::SegmentAllocator::open(argv[1], options);
   if (!allocator.ok()) {
     std::fprintf(stderr, "segment_load: %s\n", allocator.error().message.c_str());
