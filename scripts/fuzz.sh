@@ -45,7 +45,7 @@ while read -r name max_len dict; do
   [[ -n $dict ]] && args+=(-dict="tests/fuzz/$dict")
   # TMPDIR: the targets' own scratch files (state directories, SQLite, TOML).
   if TMPDIR=$scratch/tmp/$name build-fuzz/tests/fuzz/fuzz_"$name" "${args[@]}" "$corpus" \
-      >"$log" 2>&1; then
+      </dev/null >"$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     echo "fuzz_$name: ok, ${runs:-?} inputs in ${seconds} s, $(grep -o 'cov: [0-9]*' "$log" | tail -1)"
   else
