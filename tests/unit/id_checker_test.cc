@@ -169,7 +169,10 @@ TEST(IdChecker, ChunkBoundariesDoNotMatter) {
 TEST(IdChecker, ParsesIdsOfEveryLength) {
   const Layout layout = twitter();
   std::vector<Id> ids;
-  for (Id id = 7; ids.size() < 19; id = id * 10 + 3) ids.push_back(id);  // 1 to 19 digits
+  for (Id id = 7;; id = id * 10 + 3) {  // 1 to 19 digits; the 20th would overflow
+    ids.push_back(id);
+    if (ids.size() == 19) break;
+  }
   ids.push_back(std::numeric_limits<Id>::max());
   std::string log;
   for (Id id : ids) log += record(layout, id, id);
