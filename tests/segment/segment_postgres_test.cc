@@ -24,9 +24,11 @@ const std::string kLoad = SEGMENT_LOAD_PATH;
 
 class SegmentPostgres : public test::PostgresSuite {
  protected:
+  // For setting tags up: generous, since a loaded machine running the
+  // sanitizer builds can take more than a second for a first connection.
   static std::unique_ptr<SegmentStore> store() {
     SegmentStoreOptions options;
-    options.call_timeout = milliseconds{1000};
+    options.call_timeout = milliseconds{10000};
     auto opened = open_segment_store(postgres_->url(), options);
     EXPECT_TRUE(opened.ok()) << opened.error().message;
     return std::move(*opened);
