@@ -378,29 +378,30 @@ std::vector<std::string> write_id_files(const std::string& dir,
 
 IdCheck check_id_files(const std::vector<std::string>& files) {
   IdCheck result;
-  std::vector<Number> all;
-  auto problem = [&result](const std::string& text) {
-    if (result.problems.size() < 1000) result.problems += text + "; ";
-  };
-  for (const std::string& file : files) {
-    std::vector<Number> ids;
-    if (!parse_lines(read_file(file), ids)) problem(file + " holds a line that is not an ID");
-    for (std::size_t i = 1; i < ids.size(); ++i) {
-      if (ids[i] <= ids[i - 1]) {
-        ++result.order_violations;
-        problem(file + ": " + std::to_string(ids[i]) + " follows " + std::to_string(ids[i - 1]));
-      }
-    }
-    all.insert(all.end(), ids.begin(), ids.end());
+  std::vector<std::string> argv = {SNOWID_CLI_PATH, "check", "--json"};
+  argv.insert(argv.end(), files.begin(), files.end());
+  const ProcessResult run = run_process(argv, {}, std::chrono::seconds{120});
+  const auto report = nlohmann::json::parse(run.out, nullptr, false);
+  if ((run.exit_code != 0 && run.exit_code != 1) || !report.is_object()) {
+    result.problems = "snowid check failed (exit " + std::to_string(run.exit_code) +
+                      (run.timed_out ? ", timed out" : "") + "): " + run.err.substr(0, 500);
+    return result;
   }
-  result.ids_checked = all.size();
-  std::sort(all.begin(), all.end());
-  for (std::size_t i = 1; i < all.size(); ++i) {
-    if (all[i] == all[i - 1]) {
-      ++result.duplicates;
-      problem("duplicate " + std::to_string(all[i]));
-    }
+  result.ids_checked = report["ids"].get<std::uint64_t>();
+  result.duplicates = report["duplicates"]["count"].get<std::uint64_t>();
+  result.order_violations = report["order_violations"]["count"].get<std::uint64_t>();
+  if (run.exit_code == 0) return result;
+  // What it found, for the failure message (its report holds a few examples of each).
+  result.problems = "snowid check: ";
+  for (const auto& d : report["duplicates"]["examples"]) {
+    result.problems += "duplicate " + d["id"].get<std::string>() + "; ";
   }
+  for (const auto& o : report["order_violations"]["examples"]) {
+    result.problems += o["source"].get<std::string>() + ": " + o["id"].get<std::string>() +
+                       " follows " + o["previous"].get<std::string>() + "; ";
+  }
+  const auto future = report["future"]["count"].get<std::uint64_t>();
+  if (future > 0) result.problems += std::to_string(future) + " IDs from the future; ";
   return result;
 }
 

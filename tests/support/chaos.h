@@ -167,7 +167,7 @@ struct IdCheck {
   std::uint64_t ids_checked = 0;
   std::uint64_t duplicates = 0;        // IDs seen more than once, counted per extra copy
   std::uint64_t order_violations = 0;  // places where a file's next ID is not greater
-  std::string problems;                // the first few, for a failure message
+  std::string problems;                // examples, for a failure message
   bool clean() const { return duplicates == 0 && order_violations == 0 && problems.empty(); }
 };
 
@@ -175,9 +175,10 @@ struct IdCheck {
 // order) and returns the paths.
 std::vector<std::string> write_id_files(const std::string& dir, const std::vector<Source>& sources);
 
-// THE check, and the one place that decides how it is made: no ID in two
-// places across `files` and each file strictly increasing. Made in-process
-// until `snowid check FILE...` exists; then this runs it instead.
+// THE check, and the one place that decides how it is made: the real
+// `snowid check --json FILE...` (each file a source), which fails on an ID
+// in two places across `files`, a file not strictly increasing, or an ID
+// more than 1 s ahead of the clock.
 IdCheck check_id_files(const std::vector<std::string>& files);
 
 // User plus system CPU time `pid` has used (from /proc/PID/stat).
