@@ -13,7 +13,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
-#include <boost/beast/core/string.hpp>
 #include <filesystem>
 #include <list>
 #include <optional>
@@ -35,87 +34,6 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 namespace {
 
 std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
-
-using Request = http::request<http::string_body>;
-
-// True if a header line in `buffered`, which begins at a line of a request's
-// header (its request line, a field line, or the empty line that ends it),
-// is continued on the next: CRLF followed by a space or a tab, RFC 9112's
-// obs-fold. Beast's parser accepts it, joining the lines; a proxy in front
-// may instead read the continuation as a field of its own (say
-// "Transfer-Encoding: chunked") and frame the stream differently, so snowidd
-// takes the other choice RFC 9112 section 5.2 allows and refuses it.
-bool has_obs_fold(std::string_view buffered) {
-  std::size_t line = 0;
-  for (;;) {
-    const std::size_t end = buffered.find("\r\n", line);
-    // An incomplete line, or the empty one: no fold in what is buffered.
-    if (end == std::string_view::npos || end == line) return false;
-    line = end + 2;
-    if (line < buffered.size() && (buffered[line] == ' ' || buffered[line] == '\t')) return true;
-  }
-}
-
-// What RFC 9112 requires of a request's header, beyond what Beast's parser
-// checks, once the header is complete: status 0 if the request may be
-// served, else the status to refuse it with (and close) and the message.
-// Beast refuses differing Content-Length values and Content-Length together
-// with chunked, but takes a Transfer-Encoding whose last coding is not
-// chunked for no body at all, so the "body" would be read as the next
-// request; it also takes any number of Host fields.
-struct HeaderRefusal {
-  unsigned status = 0;
-  std::string_view reason;
-};
-
-HeaderRefusal header_refusal(const Request& request) {
-  // Section 3.2: an HTTP/1.1 request has one Host line, an HTTP/1.0 one at most.
-  const std::size_t hosts = request.count(http::field::host);
-  if (hosts > 1) return {400, "malformed request: more than one Host field"};
-  if (hosts == 0 && request.version() >= 11) {
-    return {400, "malformed request: an HTTP/1.1 request needs a Host field"};
-  }
-  const auto [first, last] = request.equal_range(http::field::transfer_encoding);
-  if (first == last) return {};
-  if (request.count(http::field::content_length) > 0) {
-    // Section 6.1: may be refused, and the connection must be closed anyway.
-    return {400, "malformed request: both Transfer-Encoding and Content-Length"};
-  }
-  if (request.version() < 11) {
-    // Section 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
-    return {400, "malformed request: Transfer-Encoding in an HTTP/1.0 request"};
-  }
-  // The codings of every Transfer-Encoding line, in order (one comma-separated
-  // list, RFC 9110 section 5.3). Chunked must be the last, and only once
-  // (section 6.3: else the body's length cannot be known); any other coding
-  // is one snowidd does not implement (section 6.1: 501).
-  int chunked = 0;
-  bool other = false;
-  bool chunked_last = false;
-  for (auto field = first; field != last; ++field) {
-    std::string_view list = std_view(field->value());
-    while (!list.empty()) {
-      const std::size_t comma = std::min(list.find(','), list.size());
-      std::string_view coding = list.substr(0, comma);
-      list.remove_prefix(std::min(comma + 1, list.size()));
-      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
-        coding.remove_prefix(1);
-      }
-      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
-        coding.remove_suffix(1);
-      }
-      if (coding.empty()) continue;
-      chunked_last = beast::iequals(beast::string_view(coding.data(), coding.size()), "chunked");
-      chunked += chunked_last ? 1 : 0;
-      other = other || !chunked_last;
-    }
-  }
-  if (!chunked_last || chunked != 1) {
-    return {400, "malformed request: Transfer-Encoding must end with chunked, once"};
-  }
-  if (other) return {501, "only the chunked transfer coding is implemented"};
-  return {};
-}
 
 // How often a connection thread looks for connections past their deadline.
 // Timeouts fire up to this much late; in exchange, moving a deadline is a
@@ -218,7 +136,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
  public:
   Session(Stream stream, Worker& worker, IdService& service)
       : stream_(std::move(stream)), worker_(worker), service_(service),
-        in_(max_buffered_request_bytes(service.config())) {
+        in_(max_buffered_request_bytes(service.config())), reader_(service.config()) {
     position_ = worker_.connections.insert(worker_.connections.end(), this);
   }
   ~Session() override {
@@ -282,76 +200,29 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   // answers, or reads more if there is nothing to write.
   void parse_and_answer() {
     while (!close_after_write_ && out_.size() < kMaxGatheredResponseBytes && in_.size() > 0) {
-      if (!parser_) start_parser();
-      // Every byte of a header is checked here before the parser takes it
-      // (it takes a field line only once it has seen the byte after it).
-      if (!parser_->is_header_done() &&
-          has_obs_fold({static_cast<const char*>(in_.data().data()), in_.size()})) {
-        append_error(400, "malformed request: obsolete line folding");
+      const RequestReader::Outcome outcome = reader_.read(in_);
+      if (outcome == RequestReader::Outcome::kNeedMore) break;
+      if (outcome == RequestReader::Outcome::kRefused) {
+        append_error(reader_.refusal().status, reader_.refusal().message);
         break;
       }
-      // Beast applies its header limit only to the part of a header it has
-      // not parsed yet, and parses the request line and each complete field
-      // line as they arrive; so the whole header is capped here, by letting
-      // the parser see no more than what is left of max_header_bytes.
-      auto input = in_.data();
-      const bool in_header = !parser_->is_header_done();
-      if (in_header) input = asio::buffer(input, max_header_bytes() - header_bytes_);
-      beast::error_code ec;
-      const std::size_t used = parser_->put(input, ec);
-      in_.consume(used);
-      if (in_header) header_bytes_ += used;
-      if (ec == http::error::need_more && used == 0 && in_header &&
-          header_bytes_ + in_.size() >= max_header_bytes()) {
-        ec = http::error::header_limit;
-      }
-      if ((!ec || ec == http::error::need_more) && !header_checked_ &&
-          parser_->is_header_done()) {
-        header_checked_ = true;
-        if (const HeaderRefusal refusal = header_refusal(parser_->get()); refusal.status != 0) {
-          append_error(refusal.status, refusal.reason);
-          break;
-        }
-      }
-      if (ec == http::error::need_more) {
-        if (used > 0) continue;
-        break;
-      }
-      if (ec == http::error::header_limit) {
-        append_error(431, "request header too large");
-      } else if (ec == http::error::body_limit) {
-        append_error(413, "request body too large");
-      } else if (ec) {
-        append_error(400, fmt::format("malformed request: {}", ec.message()));
-      } else if (parser_->is_done()) {
-        answer();
-      }
+      answer();
     }
     if (!out_.empty()) return write();
     if (close_after_write_) return close();
-    if (!parser_ && in_.size() == 0) return wait_for_request();
+    if (reader_.between_requests() && in_.size() == 0) return wait_for_request();
     read();
-  }
-
-  std::size_t max_header_bytes() const { return service_.config().max_header_bytes; }
-
-  void start_parser() {
-    parser_.emplace();
-    configure_request_parser(*parser_, service_.config());
-    header_checked_ = false;
-    header_bytes_ = 0;
   }
 
   void answer() {
     const SteadyTime begin = std::chrono::steady_clock::now();
-    const auto& request = parser_->get();
+    const auto& request = reader_.request();
     handle_http(service_, request_view(request), response_);
     const bool keep_alive =
         request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
     append_response(request.version(), keep_alive);
     service_.metrics().count_request(response_.route, response_.status,
                                      std::chrono::steady_clock::now() - begin);
-    parser_.reset();
     if (!keep_alive) close_after_write_ = true;
   }
 
@@ -362,7 +233,6 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     set_error(response_, status, message);
     append_response(11, false);
     service_.metrics().count_request(Route::kOther, status, std::chrono::nanoseconds{0});
-    parser_.reset();
     close_after_write_ = true;
   }
 
@@ -405,9 +275,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   IdService& service_;
   std::list<Connection*>::iterator position_;
   beast::flat_buffer in_;
-  std::optional<RequestParser> parser_;
-  bool header_checked_ = false;  // header_refusal() has seen parser_'s header
-  std::size_t header_bytes_ = 0;  // of parser_'s request, taken by the parser so far
+  RequestReader reader_;
   HttpResponse response_;
   std::string out_;
   bool close_after_write_ = false;

@@ -1,30 +1,29 @@
-// Fuzz target: the bytes a client sends on a connection, through Boost.Beast's
-// request parser configured as snowidd configures it (http_request_parser.h:
-// eager body parsing, 8 KiB header and 4 KiB body limits, the input buffer's
-// bound) and driven as a connection drives it (the loop of
-// Session::parse_and_answer in src/server/http_server.cc), with every complete
-// request answered by handle_http on the open service of fuzz_support.h.
-// Covers request lines, headers, pipelining, keep-alive and Connection:
-// close, chunked and sized bodies, and the limits (413, 431, 400).
+// Fuzz target: the bytes a client sends on a connection, read as snowidd's
+// connections read them: through RequestReader (http_request_parser.h:
+// Boost.Beast's parser with the 8 KiB header and 4 KiB body limits, the
+// whole header capped, RFC 9112's framing rules on top) and the input
+// buffer's bound, in the loop of Session::parse_and_answer
+// (src/server/http_server.cc), with every complete request answered by
+// handle_http on the open service of fuzz_support.h. Covers request lines,
+// headers, pipelining, keep-alive and Connection: close, chunked and sized
+// bodies, smuggling attempts, and the refusals (400, 413, 431, 501).
 //
 // Input: the raw bytes. They are served twice: in reads of up to 4 KiB (a
 // fast client) and in reads of 1 + (first byte % 16) bytes (a slow one).
 // Checks beyond "no crash, no sanitizer report, no endless loop": both
 // servings answer the same requests with the same routes and statuses, and
 // the IDs answered keep increasing. Allowed differences: a 503 counts as a
-// 200 (issuing may be refused for a moment); a refusal by the parser counts
-// the same whatever its status (400, 413, 431: after a partial header Beast
-// waits for the header's end before it parses again, so slow reads of a
-// malformed header may meet a limit instead); and a serving that still
-// waits for bytes need only have answered a prefix of the other's answers.
+// 200 (issuing may be refused for a moment); a refusal counts the same
+// whatever its status (after a partial header Beast waits for the header's
+// end before it parses again, so slow reads of a malformed header may meet
+// the header limit instead); and a serving that still waits for bytes need
+// only have answered a prefix of the other's answers.
 #include <algorithm>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/error.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -35,10 +34,9 @@
 namespace {
 
 namespace beast = boost::beast;
-namespace http = beast::http;
 using snowid::server::Route;
 
-// A request the parser refused (400, 413 or 431) is answered kRefused.
+// A request the reader refused (400, 413, 431 or 501) is answered kRefused.
 constexpr unsigned kRefused = 0;
 
 // What a connection answered, in order, and whether it closed itself (else
@@ -72,39 +70,31 @@ Served serve(std::string_view bytes, std::size_t read_size, snowid::fuzz::Increa
   auto& service = snowid::fuzz::service(snowid::fuzz::ServiceKind::kOpen);
   const auto& config = service.config();
   beast::flat_buffer in(snowid::server::max_buffered_request_bytes(config));
-  std::optional<snowid::server::RequestParser> parser;
+  snowid::server::RequestReader reader(config);
   snowid::server::HttpResponse response;
   Served served;
   std::size_t sent = 0;
   while (true) {
     // Session::parse_and_answer: every complete request in the buffer.
     while (!served.closed && in.size() > 0) {
-      if (!parser) {
-        parser.emplace();
-        snowid::server::configure_request_parser(*parser, config);
-      }
-      beast::error_code ec;
-      const std::size_t used = parser->put(in.data(), ec);
-      in.consume(used);
-      if (ec == http::error::need_more) {
-        if (used > 0) continue;
-        break;
-      }
-      if (ec) {
+      const auto outcome = reader.read(in);
+      if (outcome == snowid::server::RequestReader::Outcome::kNeedMore) break;
+      if (outcome == snowid::server::RequestReader::Outcome::kRefused) {
+        SNOWID_FUZZ_CHECK(reader.refusal().status >= 400 && !reader.refusal().message.empty());
         served.answers.emplace_back(Route::kOther, kRefused);
         served.closed = true;
-      } else if (parser->is_done()) {
-        snowid::server::handle_http(service, snowid::server::request_view(parser->get()), response);
-        unsigned status = response.status;
-        if (status == 200 && (response.route == Route::kId || response.route == Route::kIds ||
-                              response.route == Route::kLeafSnowflake)) {
-          SNOWID_FUZZ_CHECK(snowid::fuzz::check_numbers(response.body, ids) > 0);
-        }
-        if (status == 503) status = 200;
-        served.answers.emplace_back(response.route, status);
-        if (!parser->get().keep_alive()) served.closed = true;
-        parser.reset();
+        break;
       }
+      const auto& request = reader.request();
+      snowid::server::handle_http(service, snowid::server::request_view(request), response);
+      unsigned status = response.status;
+      if (status == 200 && (response.route == Route::kId || response.route == Route::kIds ||
+                            response.route == Route::kLeafSnowflake)) {
+        SNOWID_FUZZ_CHECK(snowid::fuzz::check_numbers(response.body, ids) > 0);
+      }
+      if (status == 503) status = 200;
+      served.answers.emplace_back(response.route, status);
+      if (!request.keep_alive()) served.closed = true;
     }
     // The client sent everything: a real connection would now time out.
     if (served.closed || sent == bytes.size()) return served;
