@@ -7,6 +7,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -98,6 +99,10 @@ HeaderRefusal header_refusal(const RequestReader::Request& request) {
   return {};
 }
 
+std::size_t field_count(const RequestReader::Request& request) {
+  return static_cast<std::size_t>(std::distance(request.begin(), request.end()));
+}
+
 }  // namespace
 
 std::size_t max_buffered_request_bytes(const ServerConfig& config) {
@@ -110,7 +115,11 @@ RequestReader::RequestReader(const ServerConfig& config)
 
 void RequestReader::start() {
   parser_.emplace();
-  parser_->eager(true);
+  // Not eager until the header is checked: put() then stops at the header's
+  // end, so header_refusal() sees the header alone, before the parser goes
+  // on into a chunked body and merges its trailer fields into the same
+  // fields (where a trailer's Host would read as a second Host).
+  parser_->eager(false);
   parser_->header_limit(static_cast<std::uint32_t>(max_header_bytes_));
   parser_->body_limit(max_body_bytes_);
   finished_ = false;
@@ -153,6 +162,8 @@ RequestReader::Outcome RequestReader::read(beast::flat_buffer& in) {
       if (const HeaderRefusal refusal = header_refusal(parser_->get()); refusal.status != 0) {
         return refuse(refusal.status, std::string(refusal.reason));
       }
+      header_fields_ = field_count(parser_->get());
+      parser_->eager(true);
     }
     if (ec == http::error::need_more) {
       if (used > 0) continue;
@@ -162,6 +173,13 @@ RequestReader::Outcome RequestReader::read(beast::flat_buffer& in) {
     if (ec == http::error::body_limit) return refuse(413, "request body too large");
     if (ec) return refuse(400, fmt::format("malformed request: {}", ec.message()));
     if (parser_->is_done()) {
+      // Fields beyond the header's came from a chunked body's trailer
+      // section. Beast merges them into the header, where they would pass
+      // for header fields (RFC 9110 section 6.5.1 forbids that merge), so a
+      // request with trailer fields is refused.
+      if (field_count(parser_->get()) != header_fields_) {
+        return refuse(400, "malformed request: trailer fields are not accepted");
+      }
       finished_ = true;
       return Outcome::kRequest;
     }

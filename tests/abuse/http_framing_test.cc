@@ -235,6 +235,18 @@ TEST_F(HttpFramingTest, InvalidChunksAreRefused) {
            post_chunked("5\r\nhelloXX\r\n0\r\n\r\n") + kHidden,
            {400}},
           {"LF-terminated chunks", post_chunked("5\nhello\n0\n\n") + kHidden, {400}},
+          // Beast would merge them into the header: a second Host, or an
+          // Authorization the header lacked.
+          {"a trailer section with a Host field",
+           post_chunked("3\r\nabc\r\n0\r\nHost: y\r\n\r\n") + kHidden,
+           {400},
+           true,
+           "trailer fields"},
+          {"a trailer section with any field",
+           post_chunked("0\r\nX-Checksum: 1\r\n\r\n") + kHidden,
+           {400},
+           true,
+           "trailer fields"},
           {"a chunk beyond max_body_bytes",
            post_chunked("100000\r\n") + kHidden,
            {413},
