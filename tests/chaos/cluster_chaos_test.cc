@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "etcd_process.h"
-#include "id_checks.h"
+#include "chaos.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/etcd_coordinator.h"
@@ -103,7 +103,7 @@ class Client {
   std::thread thread_;  // last: starts once the fields above exist
 };
 
-class ClusterChaosTest : public ::testing::Test {
+class ClusterChaosTest : public test::ChaosTest {
  protected:
   // A node of cluster "c" preferring `worker`, lease 2 s, margin 500 ms.
   std::unique_ptr<ServerProcess> start_node(test::EtcdCluster& etcd, const std::string& name,
@@ -115,7 +115,7 @@ class ClusterChaosTest : public ::testing::Test {
                                   "--cluster", "c", "--worker-id", std::to_string(worker),
                                   "--lease-ttl-s", std::to_string(kLeaseTtlSeconds),
                                   "--lease-safety-margin-ms", "500",
-                                  "--state-dir", dir.file(name)};
+                                  "--state-dir", scenario.dir.file(name)};
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
   }
@@ -170,21 +170,51 @@ class ClusterChaosTest : public ::testing::Test {
     }
   }
 
-  static std::vector<std::vector<Id>> stop_all(std::vector<std::unique_ptr<Client>>& clients) {
+  // Stops the clients, adds their answers and refusals to the record, and
+  // returns their IDs (one source per client).
+  std::vector<std::vector<Id>> stop_all(std::vector<std::unique_ptr<Client>>& clients) {
     std::vector<std::vector<Id>> sources;
     for (auto& c : clients) {
-      c->stop();
-      sources.push_back(c->ids());
+      sources.push_back(stop(*c));
     }
     return sources;
   }
+  std::vector<Id> stop(Client& client) {
+    client.stop();
+    scenario.record.answers += static_cast<std::uint64_t>(client.served() + client.refused());
+    scenario.record.refused += static_cast<std::uint64_t>(client.refused());
+    return client.ids();
+  }
 
-  test::TempDir dir;
+  // THE check (tests/support/chaos.h): no ID in two places across
+  // `sources`, each strictly increasing; counted in the record.
+  void check(const std::vector<std::vector<Id>>& sources) {
+    std::vector<test::Source> named;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      named.push_back({"source" + std::to_string(i), i, 0, sources[i]});
+    }
+    scenario.check(named);
+  }
+
+  // Names the scenario in the results (docs/reliability.md).
+  void describe(std::string name, std::string fault, std::string injection,
+                std::string expected) {
+    scenario.record.scenario = std::move(name);
+    scenario.record.fault = std::move(fault);
+    scenario.record.injection = std::move(injection);
+    scenario.record.expected = std::move(expected);
+  }
 };
 
 // 20 snowidd processes start at once, all requiring node id 7: exactly one
 // wins it each round; the others wait, then exit 1 naming the winner.
 TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
+  describe("cluster_race_for_one_id",
+           "20 nodes started at once all require node id 7; 3 rounds",
+           "20 snowidd processes with --node-id-policy require, one etcd; the winner stopped "
+           "with SIGTERM between rounds",
+           "exactly one winner per round; the 19 others exit 1 naming it; each winner starts "
+           "above the previous one");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   std::vector<std::vector<Id>> winners_ids;
@@ -210,6 +240,7 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
     }
     ASSERT_EQ(winners.size(), 1u) << "round " << round;
     const auto reply = http_get(winners[0]->port(), "/v1/ids?count=100");
+    ++scenario.record.answers;
     ASSERT_EQ(reply.status, 200) << reply.body;
     std::vector<Id> ids;
     const auto body = nlohmann::json::parse(reply.body);
@@ -222,7 +253,7 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
     EXPECT_EQ(winners[0]->wait(), 0) << winners[0]->log();
   }
   // Each winner started above the previous one's reservation.
-  EXPECT_EQ(test::check_unique_and_increasing(winners_ids), "");
+  check(winners_ids);
   for (std::size_t r = 1; r < winners_ids.size(); ++r) {
     EXPECT_GT(winners_ids[r].front(), winners_ids[r - 1].back());
   }
@@ -231,6 +262,10 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
 // kill -9: the claim outlives the process until its lease expires, and the
 // next holder's first ID lies above the dead node's reservation.
 TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
+  describe("cluster_kill9_takeover", "a node is killed under load; another requires its id",
+           "SIGKILL, then a successor with --node-id-policy require (lease 2 s)",
+           "the id stays claimed until the lease ends; the successor starts above the dead "
+           "node's reservation, which no ID of the dead node passed");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto victim = start_node(etcd, "victim", 0);
@@ -262,18 +297,22 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
 
   clients.push_back(std::make_unique<Client>(successor->port()));
   wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 10s);
-  clients.back()->stop();
-  const std::vector<Id> after = clients.back()->ids();
+  const std::vector<Id> after = stop(*clients.back());
   ASSERT_FALSE(after.empty());
   EXPECT_EQ(node_id_of(after.front()), 0u);
   EXPECT_GT(timestamp_of(after.front()), reservation);
-  EXPECT_EQ(test::check_unique_and_increasing({sources[0], after}), "");
+  check({sources[0], after});
 }
 
 // SIGSTOP for three lease lifetimes while a newcomer takes the id over. The
 // frozen node's IDs under that id never pass its old reservation; resumed,
 // it notices the loss before serving, re-claims another id, and serves.
 TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
+  describe("cluster_frozen_node",
+           "a node is frozen for 3 lease lifetimes while a newcomer takes its id, then resumed",
+           "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
+           "no ID of the frozen node under the lost id passes its reservation; resumed, it "
+           "claims another id and serves");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto frozen = start_node(etcd, "frozen", 0);
@@ -304,7 +343,7 @@ TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
   }
   EXPECT_NE(node_id_of(sources[0].back()), 0u) << "the resumed node kept the lost id";
   for (Id id : sources[1]) ASSERT_GT(timestamp_of(id), reservation);
-  EXPECT_EQ(test::check_unique_and_increasing(sources), "");
+  check(sources);
   const auto info = nlohmann::json::parse(http_get(frozen->port(), "/v1/info").body);
   EXPECT_GE(info["cluster"]["reclaims"].get<int>(), 1);
 }
@@ -313,6 +352,11 @@ TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
 // could have expired (the deadline counts from the last keep-alive sent),
 // answer 503, and serve again by themselves once etcd is back.
 TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
+  describe("cluster_etcd_down", "all 3 etcd members stop under load, then start again",
+           "SIGKILL to every etcd member, 3 snowidd nodes serving; all members restarted",
+           "every node stops issuing within one lease of the stop and answers 503 (/readyz "
+           "503); all serve again without a restart once etcd is back (recovery: etcd restart "
+           "to the last node serving)");
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
@@ -338,14 +382,19 @@ TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
   const auto back_at = Clock::now();
   for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 20s)) << node->log();
   const auto recovery = Clock::now() - back_at;
+  scenario.record.recovery_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
   EXPECT_LT(recovery, 20s);
   wait_for_progress(clients, 20, 15s);
-  EXPECT_EQ(test::check_unique_and_increasing(stop_all(clients)), "");
+  check(stop_all(clients));
 }
 
 // The Raft leader is killed three times under load, and restarted each time.
 // Nodes may pause while a new leader is elected; no ID repeats.
 TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
+  describe("cluster_etcd_leader_killed", "the etcd Raft leader dies under load, 3 times",
+           "SIGKILL to the leader (found through /v3/maintenance/status), restarted 1.5 s later",
+           "every node keeps serving (or pauses during the election) and stays ready");
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
@@ -372,7 +421,7 @@ TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
   for (const auto& node : nodes) {
     EXPECT_EQ(http_get(node->port(), "/readyz").status, 200) << node->log();
   }
-  EXPECT_EQ(test::check_unique_and_increasing(stop_all(clients)), "");
+  check(stop_all(clients));
 }
 
 std::string faketime_library() {
@@ -394,6 +443,11 @@ TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
   const std::string faketime = faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   const std::string policy = GetParam();
+  describe("cluster_clock_behind_takeover/" + policy,
+           "a node whose clock is 2 s behind takes over a released id; policy " + policy,
+           "libfaketime FAKETIME=-2s in the successor",
+           policy == "reject" ? "it waits until its clock passes the reservation, then starts above it"
+                              : "its logical clock starts above the reservation at once");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto first = start_node(etcd, "first", 0);
@@ -403,7 +457,7 @@ TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
   wait_for_progress(clients, 20, 10s);
   first->signal(SIGTERM);
   EXPECT_EQ(first->wait(), 0) << first->log();
-  clients.front()->stop();
+  clients.front()->stop();  // counted by stop_all below
   const auto reservation = reservation_of(etcd, 0);
 
   const std::map<std::string, std::string> behind{
@@ -427,7 +481,7 @@ TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
   ASSERT_FALSE(sources[1].empty());
   EXPECT_EQ(node_id_of(sources[1].front()), 0u);
   EXPECT_GT(timestamp_of(sources[1].front()), reservation);
-  EXPECT_EQ(test::check_unique_and_increasing(sources), "");
+  check(sources);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ClockBehindTakeOver, ::testing::Values("monotonic", "reject"));

@@ -478,6 +478,21 @@ void append_record(const ScenarioRecord& record) {
   ::close(fd);  // releases the lock
 }
 
+namespace {
+
+std::string scenario_parent() {
+  std::error_code ec;
+  if (std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) {
+    return "/dev/shm";
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr ? tmp : "/tmp";
+}
+
+}  // namespace
+
+Scenario::Scenario() : dir(scenario_parent()) {}
+
 void Scenario::check(const std::vector<Source>& sources, bool histories) {
   const std::string files_dir = dir.file("ids");
   const IdCheck found = check_id_files(write_id_files(files_dir, sources));

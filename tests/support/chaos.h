@@ -34,7 +34,7 @@ namespace snowid::test {
 using SteadyClock = std::chrono::steady_clock;
 using Number = std::int64_t;  // a Snowflake ID or a segment number
 
-// True when SNOWID_CHAOS_QUICK is set (scripts/sanitize.sh sets it): long
+// True when SNOWID_CHAOS_QUICK is set (for a quick run by hand): long
 // phases are shortened, e.g. the 30 s clock strobe runs for 5 s.
 bool chaos_quick();
 
@@ -216,8 +216,15 @@ void append_record(const ScenarioRecord& record);
 // One scenario's temporary directory and record: the scenario fills in the
 // record, check() adds the counts, finish() (from the fixture's TearDown)
 // writes it with the test's result.
+//
+// The directory (state directories, ID files) is in memory (/dev/shm) where
+// there is one: a process's crash keeps what it wrote either way, and the
+// scenarios then measure their own fault, not the stalls of a disk shared
+// with compilers (a state-file fsync that takes seconds makes requests wait:
+// docs/reliability.md, "Not guaranteed").
 class Scenario {
  public:
+  Scenario();
   // Checks `sources` (and, with `histories`, each node's history across
   // restarts), adds the counts to the record and fails the test on a problem.
   void check(const std::vector<Source>& sources, bool histories = false);

@@ -23,9 +23,10 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/snowid-test-XXXXXX";
+TempDir::TempDir() : TempDir(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp") {}
+
+TempDir::TempDir(const std::string& parent) {
+  std::string pattern = parent + "/snowid-test-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   path_ = pattern;
 }

@@ -53,10 +53,12 @@ std::string read_file(const std::string& path);
 // Splits text into lines without their '\n'.
 std::vector<std::string> split_lines(const std::string& text);
 
-// A fresh directory under $TMPDIR, removed with its contents on destruction.
+// A fresh directory under $TMPDIR (or `parent`), removed with its contents
+// on destruction.
 class TempDir {
  public:
   TempDir();
+  explicit TempDir(const std::string& parent);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
