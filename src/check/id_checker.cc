@@ -126,8 +126,16 @@ IdChecker::IdChecker(CheckOptions options) : options_(std::move(options)) {
   worker_bits_ = layout.worker_bits;
   node_bits_ = layout.datacenter_bits + layout.worker_bits;
   node_mask_ = internal::low_mask(node_bits_);
-  const auto horizon = options_.now + options_.max_drift - layout.epoch;
-  last_allowed_units_ = horizon.count() < 0 ? -1 : horizon.count() / layout.time_unit.count();
+  // now + max_drift - epoch, saturated: --now may be any time parse_time
+  // reads, up to 2^63-1 ms.
+  std::int64_t reach = 0;
+  std::int64_t horizon = 0;
+  if (__builtin_add_overflow(options_.now.count(), options_.max_drift.count(), &reach)) {
+    horizon = reach < 0 ? INT64_MAX : INT64_MIN;  // the sum wrapped around
+  } else if (__builtin_sub_overflow(reach, layout.epoch.count(), &horizon)) {
+    horizon = INT64_MIN;  // the epoch is not negative
+  }
+  last_allowed_units_ = horizon < 0 ? -1 : horizon / layout.time_unit.count();
 }
 
 void IdChecker::reserve(std::size_t ids) { keys_.reserve(keys_.size() + ids); }

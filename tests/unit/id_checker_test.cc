@@ -214,6 +214,28 @@ TEST(IdChecker, FutureIdsBeyondTheDrift) {
   EXPECT_EQ(r.future_examples[0].where.line, 3u);
 }
 
+// --now takes any time parse_time reads; the largest once made now +
+// max_drift overflow, flagging every ID as future (found by fuzz_check).
+TEST(IdChecker, FutureIdsAtTheEndsOfTime) {
+  const Layout layout = twitter();
+  const Id id = id_at(layout, kNow, 0, 0, 0);
+  CheckOptions options = options_for(layout);
+  options.now = milliseconds::max();
+  options.max_drift = milliseconds{366LL * 24 * 3'600'000};
+  IdChecker late(options);
+  late.begin_ids("in");
+  ASSERT_TRUE(late.feed(lines({id})).ok());
+  ASSERT_TRUE(late.end_input().ok());
+  EXPECT_EQ(late.finish().future, 0u);
+
+  options.now = *parse_time("0000-01-01");
+  IdChecker early(options);
+  early.begin_ids("in");
+  ASSERT_TRUE(early.feed(lines({id})).ok());
+  ASSERT_TRUE(early.end_input().ok());
+  EXPECT_EQ(early.finish().future, 1u);
+}
+
 TEST(IdChecker, BadLinesNameTheInputAndLine) {
   EXPECT_NE(error_of("1\n2\nthree\n").find("in:3: 'three' is not an ID"), std::string::npos);
   EXPECT_NE(error_of("1\n-5\n").find("in:2:"), std::string::npos);
