@@ -60,6 +60,9 @@ namespace {
 // The least time a member that is not connected yet gets to connect and answer.
 constexpr milliseconds kMinConnectBudget{300};
 
+// The least time gRPC gives one connection attempt to a member (see connect()).
+constexpr int kMinConnectAttemptMs = 5000;
+
 bool is_unreachable(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
 }
@@ -110,7 +113,12 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::connect(const EtcdOptions& optio
     // Come back quickly to a member that was down: failover tries it again soon.
     arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    // Despite its name, gRPC reads this as the least time a connection
+    // attempt (TCP, TLS, HTTP/2 settings) gets before it is given up. It must
+    // leave room for a slow or distant member: at 100 ms a TLS handshake
+    // over a 50 ms round trip could never complete. Calls keep their own
+    // deadlines, so a member that hangs still fails over in time.
+    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectAttemptMs);
     member->channel = grpc::CreateCustomChannel(member->endpoint, credentials, arguments);
     member->kv = etcdserverpb::KV::NewStub(member->channel);
     member->lease = etcdserverpb::Lease::NewStub(member->channel);
@@ -123,6 +131,9 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::connect(const EtcdOptions& optio
 Status EtcdClient::authenticate(Member& member) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+  // As for every call (see call()): wait for a connection under way instead
+  // of failing at once on a channel that failed before.
+  context.set_wait_for_ready(true);
   etcdserverpb::AuthenticateRequest request;
   request.set_name(options_.user);
   request.set_password(options_.password);

@@ -11,6 +11,7 @@
 #include "etcd_claim.h"
 #include "etcd_client.h"
 #include "etcd_process.h"
+#include "slow_link.h"
 #include "snowid/etcd_coordinator.h"
 #include "snowid/generator.h"
 #include "subprocess.h"
@@ -372,6 +373,26 @@ EtcdOptions secured_options(const test::EtcdCluster& etcd, const std::string& cl
   options.safety_margin = milliseconds{500};
   options.request_timeout = milliseconds{1000};
   return options;
+}
+
+// A member that takes 1.5 s to connect to (far away, or overloaded): the
+// claim waits for the connection within its request timeout instead of
+// giving each connection attempt too little time ever to complete.
+TEST(EtcdSlowMember, ClaimsThroughAMemberThatTakesLongToConnectTo) {
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  const std::string endpoint = etcd.endpoints().front();
+  const int etcd_port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  test::SlowLink link(etcd_port, milliseconds{1500});
+  ASSERT_NE(link.port(), 0);
+  EtcdOptions options = secured_options(etcd, "slow");
+  options.endpoints = {"127.0.0.1:" + std::to_string(link.port())};
+  options.request_timeout = milliseconds{5000};
+  auto coordinator = std::move(*make_etcd_coordinator(options));
+  auto claim = coordinator->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_TRUE(coordinator->may_issue());
+  EXPECT_TRUE(coordinator->release(std::nullopt).ok());
 }
 
 // etcd that only speaks TLS and demands a client certificate.

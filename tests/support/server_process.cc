@@ -26,19 +26,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-int connect_loopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Parses one complete response from the front of `data`; returns its length
 // or 0 if more bytes are needed.
 std::size_t parse_response(const std::string& data, HttpReply& reply) {

@@ -69,4 +69,7 @@ class TempDir {
   std::string path_;
 };
 
+// A TCP connection to 127.0.0.1:`port` (close-on-exec); -1 if it fails.
+int connect_loopback(int port);
+
 }  // namespace snowid::test
