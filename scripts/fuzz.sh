@@ -1,35 +1,31 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz with clang in ./build-fuzz
-# (AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors) and runs
-# each one for FUZZ_SECONDS seconds (default 60) on a scratch copy of its seed
-# corpus tests/fuzz/corpus/<name>/, so the repository is left as it was.
-# Exits non-zero if a target crashed, hung (25 s on one input), leaked, ran
-# out of memory or broke one of its checks, and names the input that
-# reproduces it.
+# Builds the libFuzzer targets of tests/fuzz in ./build-asan
+# (scripts/asan-build.sh: clang, AddressSanitizer + UndefinedBehaviorSanitizer,
+# warnings as errors) and runs each one for FUZZ_SECONDS seconds (default 60)
+# on a scratch copy of its seed corpus tests/fuzz/corpus/<name>/, so the
+# repository is left as it was. Exits non-zero if a target crashed, hung
+# (25 s on one input), leaked, ran out of memory or broke one of its checks,
+# and names the input that reproduces it.
 #
 #   scripts/fuzz.sh                      every target, 60 s each
 #   FUZZ_SECONDS=30 scripts/fuzz.sh      what scripts/test.sh runs
 #   scripts/fuzz.sh http_parser config   only these targets
 #
 # Time: the number of targets (8) times FUZZ_SECONDS plus a few seconds each,
-# and the first build (10 to 20 minutes on 2 cores; later ones rebuild only
-# what changed).
-# Reproduce a finding: build-fuzz/tests/fuzz/fuzz_<name> <input file>.
-# Logs: build-fuzz/fuzz-logs/<name>.log; findings: build-fuzz/fuzz-findings/.
+# and the first build (about 3 minutes on 2 cores; none after
+# scripts/sanitize.sh, which builds the same directory).
+# Reproduce a finding: build-asan/tests/fuzz/fuzz_<name> <input file>.
+# Logs: build-asan/fuzz-logs/<name>.log; findings: build-asan/fuzz-findings/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 
 echo "== fuzzing (clang, libFuzzer, address;undefined), ${seconds} s per target"
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DSNOWID_WERROR=ON -DSNOWID_BUILD_FUZZERS=ON \
-  -DSNOWID_BUILD_TESTS=OFF -DSNOWID_BUILD_BENCH=OFF \
-  >/dev/null
-cmake --build build-fuzz --target fuzzers --parallel "$(nproc)"
+scripts/asan-build.sh fuzzers
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/snowid-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p build-fuzz/fuzz-logs build-fuzz/fuzz-findings
+mkdir -p build-asan/fuzz-logs build-asan/fuzz-findings
 
 failed=()
 ran=()
@@ -40,12 +36,12 @@ while read -r name max_len dict; do
   corpus=$scratch/corpus/$name
   mkdir -p "$corpus" "$scratch/tmp/$name"
   cp -R "tests/fuzz/corpus/$name/." "$corpus/"
-  log=build-fuzz/fuzz-logs/$name.log
+  log=build-asan/fuzz-logs/$name.log
   args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=25 -rss_limit_mb=2048
-        -print_final_stats=1 -artifact_prefix="build-fuzz/fuzz-findings/$name-")
+        -print_final_stats=1 -artifact_prefix="build-asan/fuzz-findings/$name-")
   [[ -n $dict ]] && args+=(-dict="tests/fuzz/$dict")
   # TMPDIR: the targets' own scratch files (state directories, SQLite, TOML).
-  if TMPDIR=$scratch/tmp/$name build-fuzz/tests/fuzz/fuzz_"$name" "${args[@]}" "$corpus" \
+  if TMPDIR=$scratch/tmp/$name build-asan/tests/fuzz/fuzz_"$name" "${args[@]}" "$corpus" \
       </dev/null >"$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     echo "fuzz_$name: ok, ${runs:-?} inputs in ${seconds} s, $(grep -o 'cov: [0-9]*' "$log" | tail -1)"
@@ -55,11 +51,11 @@ while read -r name max_len dict; do
     grep -E '^(==[0-9]+==ERROR|SUMMARY|.*expectation failed|.*runtime error)' "$log" | head -5 || true
     grep -o 'Test unit written to .*' "$log" | sed 's/^Test unit written to /reproducer: /' || true
   fi
-done < build-fuzz/tests/fuzz/fuzz_targets.txt
+done < build-asan/tests/fuzz/fuzz_targets.txt
 
 for name in "$@"; do
   if [[ " ${ran[*]} " != *" $name "* ]]; then
-    echo "no fuzz target named $name (see build-fuzz/tests/fuzz/fuzz_targets.txt)"
+    echo "no fuzz target named $name (see build-asan/tests/fuzz/fuzz_targets.txt)"
     failed+=("$name")
   fi
 done
