@@ -5,7 +5,8 @@
 // The background thread wakes every 100 ms and, while the claim is held:
 //   - fences: once CLOCK_BOOTTIME passes the lease deadline, the claim counts
 //     as lost (may_issue() turns false at that instant by itself);
-//   - sends a keep-alive every lease_ttl / 3, moving the deadline;
+//   - sends a keep-alive every lease_ttl / 3, and at every wake-up once the
+//     deadline is closer than that, moving the deadline;
 //   - raises the reservation when less than reserve_min_left is left.
 // After a loss it revokes the old lease (best effort) and claims again,
 // preferring the same node id, with backoff from 200 ms to 5 s.
@@ -186,7 +187,12 @@ class EtcdCoordinator final : public Coordinator {
           lose_claim(fencing_events_);
           continue;
         }
-        if (now - last_keep_alive_ >= keep_alive_every) {
+        // Every third of the TTL, and at each tick once less than that is
+        // left before the deadline: a claim whose Txn waited on a stalled
+        // etcd starts with little of its lease left, and would otherwise
+        // fence itself again before its first keep-alive.
+        if (now - last_keep_alive_ >= keep_alive_every ||
+            node_claim_.deadline() - now < keep_alive_every) {
           last_keep_alive_ = now;
           if (node_claim_.keep_alive().outcome == coord::StepOutcome::kClaimLost) {
             lose_claim(lost_claims_);
