@@ -162,7 +162,9 @@ RequestReader::Outcome RequestReader::read(beast::flat_buffer& in) {
       if (const HeaderRefusal refusal = header_refusal(parser_->get()); refusal.status != 0) {
         return refuse(refusal.status, std::string(refusal.reason));
       }
-      header_fields_ = field_count(parser_->get());
+      // Only a chunked body has a trailer section: other requests (every
+      // plain GET) skip the count.
+      if (parser_->chunked()) header_fields_ = field_count(parser_->get());
       parser_->eager(true);
     }
     if (ec == http::error::need_more) {
@@ -177,7 +179,7 @@ RequestReader::Outcome RequestReader::read(beast::flat_buffer& in) {
       // section. Beast merges them into the header, where they would pass
       // for header fields (RFC 9110 section 6.5.1 forbids that merge), so a
       // request with trailer fields is refused.
-      if (field_count(parser_->get()) != header_fields_) {
+      if (parser_->chunked() && field_count(parser_->get()) != header_fields_) {
         return refuse(400, "malformed request: trailer fields are not accepted");
       }
       finished_ = true;

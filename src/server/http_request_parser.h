@@ -68,7 +68,7 @@ class RequestReader {
   bool finished_ = false;         // parser_ holds a complete (or refused) request
   bool header_checked_ = false;   // header_refusal() has seen parser_'s header
   std::size_t header_bytes_ = 0;  // of parser_'s request, taken by the parser so far
-  std::size_t header_fields_ = 0;  // fields in parser_'s header, once checked
+  std::size_t header_fields_ = 0;  // fields in a chunked request's header, once checked
   Refusal refusal_;
 };
 
