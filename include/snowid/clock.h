@@ -31,6 +31,12 @@ class Clock {
 
   // Blocks the caller for about `duration` (a manual clock advances instead).
   virtual void sleep_for(std::chrono::microseconds duration) = 0;
+
+  // Time elapsed on a clock that never steps (CLOCK_MONOTONIC), from an
+  // arbitrary origin: what a step of the wall clock is judged against.
+  virtual std::chrono::nanoseconds elapsed() {
+    return std::chrono::steady_clock::now().time_since_epoch();
+  }
 };
 
 // CLOCK_REALTIME. now() costs about 10 ns instead of the 20-25 ns of a
@@ -57,8 +63,12 @@ class ManualClock final : public Clock {
   std::chrono::milliseconds now() override;
   void sleep_for(std::chrono::microseconds duration) override;
 
+  std::chrono::nanoseconds elapsed() override;
+
+  // A step of the wall clock: elapsed() does not move.
   void set(std::chrono::milliseconds unix_time);
-  void advance(std::chrono::milliseconds delta);  // negative moves it back
+  // Time passing (positive: elapsed() moves too) or a step back (negative).
+  void advance(std::chrono::milliseconds delta);
   // Total time callers asked to sleep, for tests of bounded waits.
   std::chrono::microseconds slept() const;
 
@@ -66,6 +76,38 @@ class ManualClock final : public Clock {
   std::atomic<long long> now_;            // Unix ms
   std::atomic<long long> sub_ms_us_{0};   // sleep remainder below one ms
   std::atomic<long long> slept_us_{0};
+  std::atomic<long long> elapsed_us_{0};
+};
+
+// How far ahead the wall clock may be trusted when a reservation is raised
+// ahead of use (the state file's mark, a coordinator's reservation).
+//
+// A reading more than `tolerance` ahead of the last trusted reading plus the
+// time elapsed() since is a forward step that the monotonic clock did not
+// see: a glitch, or a correction that nothing has used yet. Reservations are
+// raised ahead of vouched_now(), not of the reading, so a glitch during which
+// nothing was issued costs nothing at the next start; once IDs are issued at
+// a stepped time, trust() makes that time the new reference.
+//
+// Not thread-safe: the owner serialises calls.
+class WallClockWitness {
+ public:
+  WallClockWitness(Clock& clock, std::chrono::milliseconds tolerance);
+
+  // The clock's fresh reading, capped at what the monotonic clock vouches for.
+  std::chrono::milliseconds vouched_now();
+  // IDs were issued at `unix_time`: vouch for it (and what follows) from now
+  // on.
+  void trust(std::chrono::milliseconds unix_time);
+
+ private:
+  std::chrono::milliseconds predicted() { return anchor_wall_ + since_anchor(); }
+  std::chrono::milliseconds since_anchor();
+
+  Clock& clock_;
+  std::chrono::milliseconds tolerance_;
+  std::chrono::milliseconds anchor_wall_;
+  std::chrono::nanoseconds anchor_elapsed_;
 };
 
 }  // namespace snowid

@@ -14,7 +14,8 @@
 //      if claim.ceiling is set, external_ceiling = *claim.ceiling.
 //   2. Per request: if !may_issue(), answer UNAVAILABLE / 503. may_issue()
 //      takes no lock (an atomic load and a clock read).
-//   3. From a timer (~100 ms): generator.raise_external_ceiling(reservation()),
+//   3. From a timer (~100 ms): request_reservation(the generator's
+//      external_demand), then generator.raise_external_ceiling(reservation()),
 //      but only if claim_generation() read before and after reservation() is
 //      the generation the Generator was built for (a newer claim's
 //      reservation may belong to another node id); if claim_generation()
@@ -96,6 +97,13 @@ class Coordinator {
   // The ceiling of the current claim (Unix ms); raised ahead of need by the
   // background thread. 0 before the first claim.
   virtual std::chrono::milliseconds reservation() const = 0;
+  // IDs are wanted up to `through` (Unix ms): the generator was refused a
+  // unit past the reservation, as after a forward step of the clock. The
+  // coordinator raises its reservation to cover it at its next step. It
+  // never raises it ahead of the clock on the clock's word alone (a forward
+  // glitch with nothing issued must not poison the reservation a successor
+  // starts above). No-op without a ceiling.
+  virtual void request_reservation(std::chrono::milliseconds through) { (void)through; }
 
   virtual std::uint64_t claim_generation() const = 0;
   virtual std::optional<Claim> current_claim() const = 0;

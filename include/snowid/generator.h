@@ -77,6 +77,18 @@ struct GeneratorOptions {
   // At start, if the clock is behind the mark: kReject refuses; kWait waits up
   // to max_start_wait; kMonotonic starts above the mark if that is within max_drift.
   std::chrono::milliseconds max_start_wait{10000};
+  // Also lock the directory holding state_file, so that no other process
+  // can use it, whatever is done to the files in it (a removed lock file is
+  // re-created by the next process; a locked directory is not unlocked).
+  // For a directory that belongs to this generator alone (snowidd's state_dir).
+  bool lock_state_directory = false;
+  // The way out when the clock is behind the mark by more than the policy
+  // allows at start (IDs were really issued ahead, in a forward clock step):
+  // start anyway, on a logical clock that runs a fixed lead ahead of the
+  // wall clock, the lead that puts the first ID just above the mark. Every
+  // ID then lies that lead ahead of real time, until a restart without this
+  // option once the wall clock has passed the mark. Off: refuse as the policy says.
+  bool continue_above_mark = false;
 
   // An external floor in Unix ms, such as the reservation a cluster coordinator
   // read when it claimed this node id (0: none). Every ID's time unit starts
@@ -113,7 +125,14 @@ struct GeneratorStats {
   std::chrono::milliseconds last_issued{0};   // Unix ms of the last issued unit (0 if none)
   std::chrono::milliseconds high_water{0};    // persisted mark (0 without a state file)
   std::chrono::milliseconds external_ceiling{0};  // start of the last unit allowed (0: none)
+  // The latest unit (Unix ms) a call wanted past the external ceiling and was
+  // refused for (0: none): what the coordinator should reserve through.
+  std::chrono::milliseconds external_demand{0};
   std::chrono::milliseconds drift{0};         // lead of the last issued unit over the clock
+  // The mark found in the state file at start (nullopt: none, a first start).
+  std::optional<std::chrono::milliseconds> mark_at_start;
+  // continue_above_mark: the logical clock's fixed lead over the wall clock (0: none).
+  std::chrono::milliseconds logical_clock_lead{0};
 };
 
 class Generator {
@@ -122,6 +141,11 @@ class Generator {
   // clock policy if the clock is behind the persisted mark.
   static Result<std::unique_ptr<Generator>> create(const GeneratorOptions& options);
 
+  // Without a state file or an external ceiling, waits until the clock has
+  // passed the last issued time unit (at most the lead the policy allowed,
+  // plus one unit), so that a generator created afterwards for the same node
+  // id, which starts from the clock, cannot repeat its IDs; see
+  // docs/design.md, "Generators without persisted state".
   ~Generator();
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;

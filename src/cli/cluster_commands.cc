@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "exit_codes.h"
 #include "snowid/decode.h"
 #include "snowid/etcd_coordinator.h"
 
@@ -11,14 +12,6 @@ namespace snowid::cli {
 namespace {
 
 using std::chrono::milliseconds;
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
-int report(const Error& error) {
-  std::fprintf(stderr, "snowid: %s\n", error.message.c_str());
-  return error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure;
-}
 
 std::string age(milliseconds since, milliseconds now) {
   if (since.count() <= 0) return "-";
@@ -77,9 +70,9 @@ Result<EtcdOptions> etcd_options(const std::string& endpoints, const std::string
 
 int ClusterCommands::list() const {
   auto options = etcd_options(endpoints_, cluster_name_, user_, password_, timeout_ms_);
-  if (!options.ok()) return report(options.error());
+  if (!options.ok()) return report_error(options.error());
   auto nodes = list_cluster(*options);
-  if (!nodes.ok()) return report(nodes.error());
+  if (!nodes.ok()) return report_error(nodes.error());
   const milliseconds now = SystemClock::instance().now_fresh();
   std::printf("%-6s %-8s %-10s %-11s %-24s %-40s %s\n", "NODE", "AGE", "LEASE_LEFT", "CLOCK_SKEW",
               "RESERVATION", "HOLDER", "ADDRESSES");
@@ -104,11 +97,11 @@ int ClusterCommands::list() const {
 
 int ClusterCommands::release() const {
   auto options = etcd_options(endpoints_, cluster_name_, user_, password_, timeout_ms_);
-  if (!options.ok()) return report(options.error());
+  if (!options.ok()) return report_error(options.error());
   auto id = parse_unsigned(node_id_, (std::uint64_t{1} << 62), "node id");
-  if (!id.ok()) return report(id.error());
+  if (!id.ok()) return report_error(id.error());
   Status released = release_node_id(*options, *id, force_);
-  if (!released.ok()) return report(released.error());
+  if (!released.ok()) return report_error(released.error());
   std::printf("node id %llu has no claim now; its reservation stays\n",
               static_cast<unsigned long long>(*id));
   return 0;

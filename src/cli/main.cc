@@ -2,15 +2,15 @@
 //
 // Exit codes: 0 success; 1 the work failed (clock behind, state file locked);
 // 2 bad input (one line on stderr, nothing printed on stdout).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -25,6 +25,7 @@
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
+#include "state_commands.h"
 
 namespace snowid::cli {
 namespace {
@@ -164,8 +165,10 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
     if (!block.ok()) {
       out.flush();
       (void)generator.checkpoint();  // best effort: the failure below is what matters
-      if (block.error().code == ErrorCode::kClockBeforeEpoch) usage_error(block.error());
-      failure(block.error());
+      const Error error = block.error();
+      created->reset();  // exit() skips destructors: end the generator's run first (its rule)
+      if (error.code == ErrorCode::kClockBeforeEpoch) usage_error(error);
+      failure(error);
     }
     for (std::uint32_t i = 0; i < block->count; ++i) out.id(block->at(i));
     done += block->count;
@@ -173,6 +176,9 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   }
   out.flush();
   Status saved = generator.checkpoint();
+  // Without a state file, destroying the generator waits until the clock has
+  // passed its IDs, so that the next run cannot repeat them (generator.h).
+  created->reset();
   if (!saved.ok()) failure(saved.error());
   return 0;
 }
@@ -330,6 +336,7 @@ int run(int argc, char** argv) {
   ClusterCommands cluster(app);
   SegmentCommands segment(app);
   CheckCommand check(app, layout_args);
+  StateCommands state(app, layout_args);
 
   try {
     app.parse(argc, argv);
@@ -343,6 +350,7 @@ int run(int argc, char** argv) {
     if (gen->parsed()) return run_gen(gen_args, layout_args);
     if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
     if (auto code = cluster.run()) return *code;
+    if (auto code = state.run()) return *code;
     if (segment.parsed()) return segment.run();
     if (check.parsed()) return check.run();
     int code = kExitUsage;

@@ -210,7 +210,8 @@ nanoseconds boot_time_now() {
 NodeClaim::NodeClaim(EtcdClient& client, const EtcdOptions& options)
     : client_(client),
       options_(options),
-      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()) {
+      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
+      witness_(*clock_, std::chrono::milliseconds{100}) {
   record_.host = host_name();
   record_.pid = ::getpid();
   record_.instance = random_instance_id();
@@ -375,12 +376,17 @@ StepResult NodeClaim::keep_alive() {
   return {};
 }
 
-StepResult NodeClaim::extend_reservation(bool force) {
+StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   const milliseconds now = clock_->now_fresh();
-  if (!force && reservation_ - now >= options_.reserve_min_left) return {};
+  milliseconds base = witness_.vouched_now();
+  if (wanted > base) {
+    witness_.trust(wanted);
+    base = wanted;
+  }
+  if (!force && reservation_ - base >= options_.reserve_min_left) return {};
   const milliseconds target =
-      std::max(reservation_, std::max(now, floor_) + options_.reserve_ahead);
+      std::max(reservation_, std::max(base, floor_) + options_.reserve_ahead);
   record_.wall_time = now;
 
   // Applies only while the claim key is the one our claim created.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "etcd_client.h"
+#include "snowid/clock.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
 #include "snowid/etcd_coordinator.h"
@@ -86,10 +87,15 @@ class NodeClaim {
   Result<Claim> claim(std::optional<std::uint64_t> preferred);
   // One keep-alive round; on success moves the deadline.
   StepResult keep_alive();
-  // Raises the reservation to now + reserve_ahead if less than
-  // reserve_min_left is left (always if `force`), refreshing the published
-  // wall time. Succeeds only while this claim is held.
-  StepResult extend_reservation(bool force = false);
+  // Raises the reservation to base + reserve_ahead if less than
+  // reserve_min_left is left above base (always if `force`), refreshing the
+  // published wall time. base is the later of the time the monotonic clock
+  // vouches for (WallClockWitness: a forward glitch of the wall clock alone
+  // does not move the reservation) and `wanted`, the unit the generator was
+  // refused for (Unix ms; IDs are really wanted there). Succeeds only while
+  // this claim is held.
+  StepResult extend_reservation(bool force = false,
+                                std::chrono::milliseconds wanted = std::chrono::milliseconds{0});
   // Deletes the claim (keeping the reservation, lowered to `last_issued` if
   // given) and revokes the lease. Ok if the claim was gone already.
   Status release(std::optional<std::chrono::milliseconds> last_issued);
@@ -115,6 +121,7 @@ class NodeClaim {
   EtcdClient& client_;
   EtcdOptions options_;
   Clock* clock_;
+  WallClockWitness witness_;  // used by extend_reservation() alone
   ClaimRecord record_;
   std::uint64_t node_id_ = 0;
   std::int64_t lease_id_ = 0;          // 0: not held

@@ -98,6 +98,12 @@ class EtcdCoordinator final : public Coordinator {
            coord::boot_time_now().count() < deadline_ns_.load(std::memory_order_acquire);
   }
 
+  void request_reservation(milliseconds through) override {
+    std::int64_t seen = wanted_ms_.load(std::memory_order_relaxed);
+    while (through.count() > seen && !wanted_ms_.compare_exchange_weak(seen, through.count())) {
+    }
+  }
+
   milliseconds reservation() const override {
     return milliseconds{reservation_ms_.load(std::memory_order_acquire)};
   }
@@ -199,7 +205,9 @@ class EtcdCoordinator final : public Coordinator {
             continue;
           }
         }
-        if (node_claim_.extend_reservation().outcome == coord::StepOutcome::kClaimLost) {
+        const milliseconds wanted{wanted_ms_.load(std::memory_order_relaxed)};
+        if (node_claim_.extend_reservation(false, wanted).outcome ==
+            coord::StepOutcome::kClaimLost) {
           lose_claim(lost_claims_);
           continue;
         }
@@ -247,6 +255,7 @@ class EtcdCoordinator final : public Coordinator {
   std::atomic<ClaimState> state_{ClaimState::kUnclaimed};
   std::atomic<std::int64_t> deadline_ns_{0};  // CLOCK_BOOTTIME
   std::atomic<std::int64_t> reservation_ms_{0};
+  std::atomic<std::int64_t> wanted_ms_{0};  // request_reservation()'s highest
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> claims_{0}, reclaims_{0}, fencing_events_{0}, lost_claims_{0};
   mutable std::mutex claim_mutex_;

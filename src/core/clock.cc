@@ -141,6 +141,7 @@ milliseconds ManualClock::now() { return milliseconds{now_.load()}; }
 
 void ManualClock::sleep_for(microseconds duration) {
   slept_us_.fetch_add(duration.count());
+  elapsed_us_.fetch_add(duration.count());
   const long long total = sub_ms_us_.fetch_add(duration.count()) + duration.count();
   const long long whole_ms = total / 1000;
   if (whole_ms > 0) {
@@ -151,7 +152,37 @@ void ManualClock::sleep_for(microseconds duration) {
 
 void ManualClock::set(milliseconds unix_time) { now_.store(unix_time.count()); }
 
-void ManualClock::advance(milliseconds delta) { now_.fetch_add(delta.count()); }
+void ManualClock::advance(milliseconds delta) {
+  now_.fetch_add(delta.count());
+  if (delta.count() > 0) elapsed_us_.fetch_add(microseconds{delta}.count());
+}
+
+std::chrono::nanoseconds ManualClock::elapsed() { return microseconds{elapsed_us_.load()}; }
+
+WallClockWitness::WallClockWitness(Clock& clock, milliseconds tolerance)
+    : clock_(clock),
+      tolerance_(tolerance),
+      anchor_wall_(clock.now_fresh()),
+      anchor_elapsed_(clock.elapsed()) {}
+
+milliseconds WallClockWitness::since_anchor() {
+  return std::chrono::duration_cast<milliseconds>(clock_.elapsed() - anchor_elapsed_);
+}
+
+milliseconds WallClockWitness::vouched_now() {
+  const milliseconds wall = clock_.now_fresh();
+  const milliseconds expected = predicted();
+  if (wall > expected + tolerance_) return expected;  // a step nothing vouches for
+  anchor_wall_ = wall;                                // behind or in line: the new reference
+  anchor_elapsed_ = clock_.elapsed();
+  return wall;
+}
+
+void WallClockWitness::trust(milliseconds unix_time) {
+  if (unix_time <= predicted()) return;
+  anchor_wall_ = unix_time;
+  anchor_elapsed_ = clock_.elapsed();
+}
 
 microseconds ManualClock::slept() const { return microseconds{slept_us_.load()}; }
 

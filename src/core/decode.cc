@@ -115,6 +115,13 @@ Result<Id> parse_id(std::string_view text) {
 
 std::string format_time(milliseconds unix_time) {
   using namespace std::chrono;
+  // The calendar (and fmt's four-digit year) covers the years 0000 to 9999;
+  // a value outside (a damaged or forged mark) is named as what it is.
+  constexpr milliseconds kFirst{-62'167'219'200'000};  // 0000-01-01T00:00:00.000Z
+  constexpr milliseconds kLast{253'402'300'799'999};   // 9999-12-31T23:59:59.999Z
+  if (unix_time < kFirst || unix_time > kLast) {
+    return fmt::format("Unix ms {} (outside the years 0000 to 9999)", unix_time.count());
+  }
   const auto days = floor<std::chrono::days>(unix_time);
   const year_month_day date{sys_days{days}};
   const hh_mm_ss time{unix_time - days};

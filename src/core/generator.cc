@@ -59,6 +59,20 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// A clock running a fixed lead ahead of another (continue_above_mark).
+class LeadClock final : public Clock {
+ public:
+  LeadClock(Clock& wall, milliseconds lead) : wall_(wall), lead_(lead) {}
+  milliseconds now() override { return wall_.now() + lead_; }
+  milliseconds now_fresh() override { return wall_.now_fresh() + lead_; }
+  void sleep_for(microseconds duration) override { wall_.sleep_for(duration); }
+  std::chrono::nanoseconds elapsed() override { return wall_.elapsed(); }
+
+ private:
+  Clock& wall_;
+  milliseconds lead_;
+};
+
 }  // namespace
 
 const char* clock_policy_name(ClockPolicy policy) {
@@ -110,14 +124,26 @@ struct Generator::Impl {
   // Written under persist_mutex; atomic so that stats() and readiness() may read them.
   std::atomic<std::int64_t> file_ceiling{std::numeric_limits<std::int64_t>::max()};
   std::atomic<std::int64_t> external_limit{std::numeric_limits<std::int64_t>::max()};
-  std::atomic<std::int64_t> wall_high{0};  // highest clock tick seen; for rollback counting
+  std::atomic<std::int64_t> external_demand{0};  // tick; see GeneratorStats::external_demand
+  std::atomic<std::int64_t> wall_high{0};        // highest clock tick seen; for rollback counting
   std::atomic<std::uint64_t> clock_behind_events{0};
   std::atomic<std::uint64_t> refusals{0};
   std::atomic<std::uint64_t> state_write_failures{0};
 
   std::atomic<bool> persist_failing{false};  // the last state-file write failed
+  // Set once, when the state file's ownership is lost (state_file.h); the
+  // message is written before the flag and never changes afterwards.
+  std::atomic<bool> state_lost{false};
+  std::string state_lost_reason;
   std::mutex persist_mutex;  // serialises state-file writes; never taken on the fast path
   std::optional<internal::StateFile> state_file;
+  // With a state file: how far ahead of the wall clock the mark may be raised
+  // (see WallClockWitness). Used under persist_mutex.
+  std::optional<WallClockWitness> witness;
+  // With continue_above_mark: the wall clock plus a fixed lead (the clock read).
+  std::unique_ptr<Clock> logical_clock;
+  milliseconds logical_clock_lead{0};
+  std::optional<milliseconds> mark_at_start;
 
   std::int64_t tick_of(milliseconds unix_time) const {
     const std::int64_t since = unix_time.count() - epoch_ms;
@@ -146,6 +172,9 @@ struct Generator::Impl {
   // Blocks until the clock reaches `tick` or `budget` of waiting is used up.
   bool wait_for_tick(std::int64_t tick, microseconds budget, microseconds& waited);
   Status extend_to(std::int64_t tick);
+  // Stops all issuance for good: the state file's ownership is lost.
+  // Requires: persist_mutex is held.
+  void fence(const std::string& reason);
   Status persist(std::int64_t ceiling_tick);
   // Recomputes `ceiling` from its two parts. Requires: persist_mutex is held.
   void publish_ceiling() {
@@ -189,6 +218,9 @@ Result<IdBlock> Generator::Impl::reserve(std::uint32_t want) {
     }
     if (tick > ceiling.load(std::memory_order_acquire)) [[unlikely]] {
       if (tick > external_limit.load(std::memory_order_acquire)) {
+        std::int64_t seen = external_demand.load(std::memory_order_relaxed);
+        while (tick > seen && !external_demand.compare_exchange_weak(seen, tick)) {
+        }
         return refuse(Error{ErrorCode::kUnavailable,
                             fmt::format("the external reservation ends at {}; no ID can be "
                                         "issued until it is extended",
@@ -296,6 +328,7 @@ Status Generator::Impl::persist(std::int64_t ceiling_tick) {
   persist_failing.store(!stored.ok(), std::memory_order_relaxed);
   if (!stored.ok()) {
     state_write_failures.fetch_add(1, std::memory_order_relaxed);
+    if (state_file->lost()) fence(stored.error().message);
     return Error{ErrorCode::kStateFile,
                  fmt::format("cannot raise the high-water mark: {}", stored.error().message)};
   }
@@ -307,12 +340,37 @@ Status Generator::Impl::persist(std::int64_t ceiling_tick) {
 Status Generator::Impl::extend_to(std::int64_t tick) {
   std::lock_guard lock(persist_mutex);
   if (tick <= ceiling.load(std::memory_order_acquire) || !state_file) return {};
-  const std::int64_t base = std::max(tick, tick_of(clock->now()));
+  // `tick` is about to be issued: from now on the mark follows it.
+  witness->trust(milliseconds{ms_of(tick)});
+  const std::int64_t base = std::max(tick, tick_of(witness->vouched_now()));
   return persist(std::min(base + reserve_ticks, max_tick));
 }
 
+void Generator::Impl::fence(const std::string& reason) {
+  if (state_lost.load()) return;
+  state_lost_reason = reason;
+  state_lost.store(true);
+  file_ceiling.store(-1);  // no tick is at or below it: every call takes the slow path
+  publish_ceiling();
+}
+
 Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Generator::~Generator() = default;
+
+Generator::~Generator() {
+  // THE SUCCESSOR INVARIANT (no persisted state): a generator created after
+  // this one for the same node id starts from the clock, so this one ends
+  // only once the clock has passed every unit it issued. The lead is at most
+  // what the policy allowed (max_drift, or one unit): the wait is bounded,
+  // and a clock stepped further back than that ends it early (then only a
+  // state file protects a successor; the rule is in docs/design.md).
+  Impl& g = *impl_;
+  if (g.state_file || g.options.external_ceiling || g.options.start_above.count() > 0) return;
+  const std::int64_t last = g.last_tick();
+  if (last <= 0) return;  // nothing issued
+  microseconds waited{0};
+  const microseconds budget = g.options.max_drift + milliseconds{2 * g.unit_ms};
+  (void)g.wait_for_tick(last + 1, budget, waited);
+}
 
 Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& options) {
   Status valid = validate(options.layout);
@@ -373,12 +431,22 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
   std::int64_t floor_tick = 0;
   std::string floor_source;  // names the floor in errors
   if (!options.state_file.empty()) {
-    auto file = internal::StateFile::open(options.state_file, describe(layout));
+    auto file = internal::StateFile::open(options.state_file, describe(layout),
+                                          options.lock_state_directory);
     if (!file.ok()) return file.error();
     impl->state_file.emplace(std::move(*file));
+    impl->mark_at_start = impl->state_file->mark();
     if (auto mark = impl->state_file->mark()) {
+      if (impl->tick_of(*mark) > impl->max_tick) {
+        return Error{ErrorCode::kStateFile,
+                     fmt::format("state file {}: its high-water mark {} lies beyond the "
+                                 "layout's "
+                                 "last time unit ({}): this layout can issue no ID above it",
+                                 impl->state_file->path().string(), format_time(*mark),
+                                 format_time(milliseconds{impl->ms_of(impl->max_tick)}))};
+      }
       floor_tick = std::max<std::int64_t>(0, impl->tick_of(*mark));
-      floor_source = "in " + options.state_file.string();
+      floor_source = "in " + impl->state_file->path().string();
     }
   }
   if (options.start_above.count() > 0 && impl->tick_of(options.start_above) > floor_tick) {
@@ -388,8 +456,7 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
   impl->state.store((static_cast<std::uint64_t>(floor_tick) << impl->sequence_bits) |
                     impl->sequence_mask);
 
-  const std::int64_t now = impl->tick_of(impl->clock->now_fresh());
-  impl->wall_high.store(now);
+  std::int64_t now = impl->tick_of(impl->clock->now_fresh());
   if (!floor_source.empty() && now <= floor_tick) {
     const std::int64_t gap_ms = (floor_tick + 1 - now) * impl->unit_ms;
     const auto behind = [&](std::string_view rest) {
@@ -398,28 +465,45 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
                                gap_ms, format_time(milliseconds{impl->ms_of(floor_tick)}),
                                floor_source, rest)};
     };
-    switch (options.clock_policy) {
-      case ClockPolicy::kReject:
-        return behind("the reject policy refuses to start until the clock passes it");
-      case ClockPolicy::kWait: {
-        microseconds waited{0};
-        if (milliseconds{gap_ms} > options.max_start_wait ||
-            !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
-          return behind(fmt::format("more than max_start_wait ({} ms)",
-                                    options.max_start_wait.count()));
+    const bool within_policy = options.clock_policy == ClockPolicy::kMonotonic
+                                   ? milliseconds{gap_ms} <= options.max_drift
+                                   : options.clock_policy == ClockPolicy::kWait &&
+                                         milliseconds{gap_ms} <= options.max_start_wait;
+    if (!within_policy && options.continue_above_mark) {
+      // Issue on a logical clock whose first reading lies in the unit above the
+      // mark.
+      impl->logical_clock_lead = milliseconds{gap_ms};
+      impl->logical_clock = std::make_unique<LeadClock>(*impl->clock, milliseconds{gap_ms});
+      impl->clock = impl->logical_clock.get();
+      now = impl->tick_of(impl->clock->now_fresh());
+    } else {
+      switch (options.clock_policy) {
+        case ClockPolicy::kReject:
+          return behind("the reject policy refuses to start until the clock passes it");
+        case ClockPolicy::kWait: {
+          microseconds waited{0};
+          if (!within_policy ||
+              !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
+            return behind(
+                fmt::format("more than max_start_wait ({} ms)", options.max_start_wait.count()));
+          }
+          break;
         }
-        break;
+        case ClockPolicy::kMonotonic:
+          if (!within_policy) {
+            return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
+                                      options.max_drift.count()));
+          }
+          break;
       }
-      case ClockPolicy::kMonotonic:
-        if (milliseconds{gap_ms} > options.max_drift) {
-          return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
-                                    options.max_drift.count()));
-        }
-        break;
     }
   }
+  impl->wall_high.store(now);
   if (impl->state_file) {
     std::lock_guard lock(impl->persist_mutex);
+    // The mark may be raised ahead of the clock by up to 100 ms, or one unit,
+    // on the clock's word alone; further only by issuing (WallClockWitness).
+    impl->witness.emplace(*impl->clock, std::max(milliseconds{100}, layout.time_unit));
     const std::int64_t base = std::max(floor_tick + 1, impl->tick_of(impl->clock->now()));
     Status stored = impl->persist(std::min(base + impl->reserve_ticks, impl->max_tick));
     if (!stored.ok()) return stored.error();
@@ -455,7 +539,14 @@ Status Generator::extend_reservation() {
   Impl& g = *impl_;
   if (!g.state_file) return {};
   std::lock_guard lock(g.persist_mutex);
-  const std::int64_t base = std::max(g.last_tick(), g.tick_of(g.clock->now()));
+  if (Status held = g.state_file->verify(); !held.ok()) {
+    g.fence(held.error().message);
+    return held;
+  }
+  // Ahead of what was issued and of the time the monotonic clock vouches
+  // for, never of a wall-clock glitch alone: the mark covers what may be
+  // issued (a call at a stepped time raises it itself, in extend_to()).
+  const std::int64_t base = std::max(g.last_tick(), g.tick_of(g.witness->vouched_now()));
   if (g.file_ceiling.load() - base >= g.reserve_ticks / 2) return {};
   return g.persist(std::min(base + g.reserve_ticks, g.max_tick));
 }
@@ -479,6 +570,7 @@ void Generator::raise_external_ceiling(milliseconds limit) {
 
 Status Generator::readiness() const {
   const Impl& g = *impl_;
+  if (g.state_lost.load()) return Error{ErrorCode::kStateFile, g.state_lost_reason};
   const std::int64_t now_ms = g.clock->now_fresh().count();
   const std::int64_t now = g.tick_of(milliseconds{now_ms});
   if (now < 0) {
@@ -526,6 +618,11 @@ GeneratorStats Generator::stats() const {
   if (g.options.external_ceiling) s.external_ceiling = milliseconds{g.ms_of(g.external_limit.load())};
   const std::int64_t lead = last - g.tick_of(g.clock->now());
   s.drift = milliseconds{std::max<std::int64_t>(0, lead) * g.unit_ms};
+  s.mark_at_start = g.mark_at_start;
+  if (const std::int64_t demand = g.external_demand.load(); demand > 0) {
+    s.external_demand = milliseconds{g.ms_of(demand)};
+  }
+  s.logical_clock_lead = g.logical_clock_lead;
   return s;
 }
 

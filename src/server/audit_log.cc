@@ -75,10 +75,33 @@ Status AuditLog::append(std::string_view records, std::uint64_t count) {
   if (done.ok() && fsync_) done = sync_locked(lock);
   if (!done.ok()) {
     write_errors_.fetch_add(1, std::memory_order_relaxed);
+    last_failure_ = done.error().message;
+    failing_.store(true, std::memory_order_release);
     return done;
   }
+  failing_.store(false, std::memory_order_release);
   records_.fetch_add(count, std::memory_order_relaxed);
   return {};
+}
+
+Status AuditLog::health() const {
+  if (!failing_.load(std::memory_order_acquire)) return {};
+  std::lock_guard lock(mutex_);
+  if (!sync_failure_.empty()) return Error{ErrorCode::kUnavailable, sync_failure_};
+  return Error{ErrorCode::kUnavailable, last_failure_};
+}
+
+void AuditLog::probe() {
+  if (!failing_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(mutex_);
+  if (!sync_failure_.empty()) return;  // for good: restart
+  // Room for the next records? Reserve it past the end without growing the
+  // file: this fails exactly as a write would (disk full, file size limit).
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return;
+  constexpr off_t kProbeBytes = 64 * 1024;
+  const int reserved = ::fallocate(fd_, FALLOC_FL_KEEP_SIZE, st.st_size, kProbeBytes);
+  if (reserved == 0 || errno == EOPNOTSUPP) failing_.store(false, std::memory_order_release);
 }
 
 Status AuditLog::write_locked(std::string_view bytes) {

@@ -65,6 +65,15 @@ class AuditLog {
   // kUnavailable, and the records must be treated as never written.
   Status append(std::string_view records, std::uint64_t count);
 
+  // Ok unless the last append failed (the next one is then expected to fail
+  // too: disk full, file size limit, a failed fdatasync), with its reason.
+  // For readiness: a node whose audit log refuses every request is not ready.
+  Status health() const;
+  // After a failed append: checks whether records fit again (room reserved
+  // past the end of the file) and, if so, makes health() ok again. From a
+  // timer; cheap while healthy.
+  void probe();
+
   AuditStats stats() const;
 
  private:
@@ -77,7 +86,9 @@ class AuditLog {
   const bool fsync_;
   const std::uint64_t incarnation_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  std::atomic<bool> failing_{false};  // the last append failed
+  std::string last_failure_;          // its reason; under mutex_
   bool torn_;  // the file ends in a record cut short: start the next write with a torn marker
   // Group commit (fsync only): writes counted, writes covered by a successful fdatasync.
   std::uint64_t writes_ = 0;

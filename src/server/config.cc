@@ -174,7 +174,9 @@ const std::vector<Option>& options() {
        [](const ServerConfig& c) { return c.etcd_endpoints; }},
       {"cluster", text(&ServerConfig::cluster), [](const ServerConfig& c) { return c.cluster; }},
       {"node_id_from_hostname", boolean(&ServerConfig::node_id_from_hostname),
-       [](const ServerConfig& c) { return std::string(c.node_id_from_hostname ? "true" : "false"); }},
+       [](const ServerConfig& c) {
+         return std::string(c.node_id_from_hostname ? "true" : "false");
+       }},
       {"node_id_policy",
        [](ServerConfig& c, const std::string& v) -> Status {
          if (v != "prefer" && v != "require") {
@@ -199,7 +201,8 @@ const std::vector<Option>& options() {
        [](const ServerConfig& c) { return std::to_string(c.max_peer_clock_offset.count()); }},
       {"claim_timeout_ms", duration(&ServerConfig::claim_timeout),
        [](const ServerConfig& c) { return std::to_string(c.claim_timeout.count()); }},
-      {"etcd_user", text(&ServerConfig::etcd_user), [](const ServerConfig& c) { return c.etcd_user; }},
+      {"etcd_user", text(&ServerConfig::etcd_user),
+       [](const ServerConfig& c) { return c.etcd_user; }},
       {"etcd_password", text(&ServerConfig::etcd_password),
        [](const ServerConfig& c) { return c.etcd_password.empty() ? "" : "(set)"; }},
       {"etcd_tls_ca", text(&ServerConfig::etcd_tls_ca),
@@ -269,6 +272,8 @@ const std::vector<Option>& options() {
        [](const ServerConfig& c) { return std::to_string(c.max_drift.count()); }},
       {"max_start_wait_ms", duration(&ServerConfig::max_start_wait),
        [](const ServerConfig& c) { return std::to_string(c.max_start_wait.count()); }},
+      {"continue_above_mark", boolean(&ServerConfig::continue_above_mark),
+       [](const ServerConfig& c) { return c.continue_above_mark ? "true" : "false"; }},
       {"sequence_start",
        [](ServerConfig& c, const std::string& v) -> Status {
          auto s = parse_sequence_start(v);
@@ -507,6 +512,8 @@ Result<GeneratorOptions> generator_options(const ServerConfig& config) {
   o.max_start_wait = config.max_start_wait;
   o.sequence_start = config.sequence_start;
   o.state_file = std::filesystem::path(config.state_dir) / "generator.state";
+  o.lock_state_directory = true;  // state_dir is this node's alone
+  o.continue_above_mark = config.continue_above_mark;
   return o;
 }
 

@@ -54,6 +54,8 @@ struct ServerConfig {
   std::chrono::milliseconds max_wait{5};
   std::chrono::milliseconds max_drift{1000};
   std::chrono::milliseconds max_start_wait{10000};
+  // Start on a logical clock above a mark the clock is behind (generator.h).
+  bool continue_above_mark = false;
   SequenceStart sequence_start = SequenceStart::kZero;
   std::string state_dir = "./.snowid";
   std::uint32_t max_batch = 10000;

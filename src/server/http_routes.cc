@@ -194,7 +194,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     // The node's readiness (its claim and generator) alone decides the status; segment mode's is
     // reported beside it (and decides /readyz/segment), so one database
     // being down does not take the whole node out of a load balancer.
-    Status ready = service.node().readiness();
+    Status ready = service.readiness();
     nlohmann::json body =
         ready.ok() ? nlohmann::json{{"status", "ready"}}
                    : nlohmann::json{{"status", "not ready"}, {"error", ready.error().message}};

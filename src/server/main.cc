@@ -72,15 +72,17 @@ void raise_open_file_limit() {
   }
 }
 
-// Every 100 ms: raises the persisted high-water mark (or, in cluster mode,
-// the ceiling granted by the reservation) ahead of use, so that requests
-// never wait on the disk or on etcd, and follows re-claims.
-void keep_maintaining(asio::steady_timer& timer, Node& node) {
+// Every 100 ms, the service's upkeep: raises the persisted high-water mark
+// (or, in cluster mode, the ceiling granted by the reservation) ahead of use,
+// so that requests never wait on the disk or on etcd; checks that the state
+// directory is still this node's; follows re-claims; and checks whether a
+// failing audit log has room again.
+void keep_maintaining(asio::steady_timer& timer, IdService& service) {
   timer.expires_after(std::chrono::milliseconds{100});
-  timer.async_wait([&timer, &node](const boost::system::error_code& ec) {
+  timer.async_wait([&timer, &service](const boost::system::error_code& ec) {
     if (ec) return;
-    node.maintain();
-    keep_maintaining(timer, node);
+    service.maintain();
+    keep_maintaining(timer, service);
   });
 }
 
@@ -212,8 +214,16 @@ int run(int argc, char** argv) {
   const std::string mark =
       service.node().leased()
           ? fmt::format("reservation {} in etcd", format_time(stats.external_ceiling))
-          : fmt::format("high-water mark {} in {}", format_time(stats.high_water),
-                        generator.options().state_file.string());
+          : fmt::format("high-water mark {} in {} ({})", format_time(stats.high_water),
+                        generator.options().state_file.string(),
+                        stats.mark_at_start ? "found " + format_time(*stats.mark_at_start)
+                                            : std::string("first start: nothing was at that path"));
+  if (stats.logical_clock_lead.count() > 0) {
+    spdlog::warn(
+        "continue_above_mark: the clock is behind the high-water mark; IDs are issued "
+        "on a logical clock {} ms ahead of the wall clock until a restart without it",
+        stats.logical_clock_lead.count());
+  }
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
       "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}, audit log {}",
@@ -227,7 +237,7 @@ int run(int argc, char** argv) {
   }
 
   asio::steady_timer reserver(io);
-  keep_maintaining(reserver, service.node());
+  keep_maintaining(reserver, service);
 
   // Draining: stop once no connection is open, or after one second.
   asio::steady_timer drain_timer(io);

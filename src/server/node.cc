@@ -129,11 +129,22 @@ Status Node::readiness() const {
 void Node::maintain() {
   if (!leased_) {
     Status s = generator().extend_reservation();
-    if (!s.ok()) spdlog::error("{}", s.error().message);
+    // Logged when the reason changes, not every 100 ms while it lasts.
+    std::string reason = s.ok() ? "" : s.error().message;
+    if (reason != last_maintenance_error_) {
+      if (!s.ok()) {
+        spdlog::error("{}", reason);
+      } else {
+        spdlog::info("the state file is written again");
+      }
+      last_maintenance_error_ = std::move(reason);
+    }
     return;
   }
   const std::uint64_t before = coordinator_->claim_generation();
   if (before == generation_.load(std::memory_order_relaxed)) {
+    const milliseconds demand = generator().stats().external_demand;
+    if (demand.count() > 0) coordinator_->request_reservation(demand);
     // See coordinator.h: the reservation counts only if the generation read
     // on both sides of it is the one the current generator was built for.
     const milliseconds reservation = coordinator_->reservation();

@@ -25,9 +25,9 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "config.h"
 #include "snowid/coordinator.h"
@@ -79,6 +79,7 @@ class Node {
   // The claim generation current_ was built for; stored after current_.
   std::atomic<std::uint64_t> generation_{0};
   bool reported_pending_swap_ = false;  // a failed rebuild was logged
+  std::string last_maintenance_error_;  // static mode: the last error maintain() logged
   mutable std::mutex generators_mutex_;
   std::vector<std::unique_ptr<Generator>> generators_;  // every one built, kept alive
 };

@@ -80,6 +80,17 @@ void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
   grpc_ = std::move(grpc);
 }
 
+Status IdService::readiness() const {
+  if (Status node = node_->readiness(); !node.ok()) return node;
+  if (audit_log_) return audit_log_->health();
+  return {};
+}
+
+void IdService::maintain() {
+  node_->maintain();
+  if (audit_log_) audit_log_->probe();
+}
+
 nlohmann::json IdService::segment_readiness() const {
   if (segments_ == nullptr) return nlohmann::json{{"enabled", false}};
   const SegmentReadiness r = segments_->readiness();
@@ -207,7 +218,7 @@ std::string IdService::metrics_text() const {
   add("snowid_high_water_timestamp_seconds", "gauge", "Persisted high-water mark (Unix time).",
       fmt::format("{:.3f}", static_cast<double>(s.high_water.count()) / 1000.0));
   add("snowid_ready", "gauge", "Whether an ID can be issued right now.",
-      node_->readiness().ok() ? "1" : "0");
+      readiness().ok() ? "1" : "0");
   if (audit_log_) {
     const AuditStats audit = audit_log_->stats();
     add("snowid_audit_records_total", "counter",

@@ -51,6 +51,12 @@ class IdService {
   SegmentAllocator* segments() const { return segments_; }
   // {"enabled", "ready", "store_reachable", "reason"} for /readyz.
   nlohmann::json segment_readiness() const;
+  // Ok if an ID can be issued now: the node's claim and generator (clock,
+  // state file) and the audit log; otherwise the first reason.
+  Status readiness() const;
+  // From a timer every 100 ms: the node's upkeep, and a failing audit log's
+  // check for room again.
+  void maintain();
 
   // The audit log (option audit_log), or null; set before the servers start.
   void set_audit_log(std::unique_ptr<AuditLog> audit_log) { audit_log_ = std::move(audit_log); }

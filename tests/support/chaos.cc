@@ -376,9 +376,9 @@ std::vector<std::string> write_id_files(const std::string& dir,
   return files;
 }
 
-IdCheck check_id_files(const std::vector<std::string>& files) {
+IdCheck check_id_files(const std::vector<std::string>& files, const std::string& max_drift) {
   IdCheck result;
-  std::vector<std::string> argv = {SNOWID_CLI_PATH, "check", "--json"};
+  std::vector<std::string> argv = {SNOWID_CLI_PATH, "check", "--json", "--max-drift", max_drift};
   argv.insert(argv.end(), files.begin(), files.end());
   const ProcessResult run = run_process(argv, {}, std::chrono::seconds{120});
   const auto report = nlohmann::json::parse(run.out, nullptr, false);
@@ -495,7 +495,7 @@ Scenario::Scenario() : dir(scenario_parent()) {}
 
 void Scenario::check(const std::vector<Source>& sources, bool histories) {
   const std::string files_dir = dir.file("ids");
-  const IdCheck found = check_id_files(write_id_files(files_dir, sources));
+  const IdCheck found = check_id_files(write_id_files(files_dir, sources), max_drift);
   record.ids_checked += found.ids_checked;
   record.duplicates += found.duplicates;
   record.order_violations += found.order_violations;
@@ -503,7 +503,8 @@ void Scenario::check(const std::vector<Source>& sources, bool histories) {
   EXPECT_GT(found.ids_checked, 0u) << "no ID was handed out";
   if (!histories) return;
   // The histories hold the same IDs again: only their order counts here.
-  const IdCheck history = check_id_files(write_id_files(files_dir, node_histories(sources)));
+  const IdCheck history =
+      check_id_files(write_id_files(files_dir, node_histories(sources)), max_drift);
   record.order_violations += history.order_violations;
   EXPECT_EQ(history.order_violations, 0u)
       << "an incarnation handed out IDs not above the previous one's: " << history.problems;

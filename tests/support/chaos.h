@@ -178,8 +178,8 @@ std::vector<std::string> write_id_files(const std::string& dir, const std::vecto
 // THE check, and the one place that decides how it is made: the real
 // `snowid check --json FILE...` (each file a source), which fails on an ID
 // in two places across `files`, a file not strictly increasing, or an ID
-// more than 1 s ahead of the clock.
-IdCheck check_id_files(const std::vector<std::string>& files);
+// more than `max_drift` (a `snowid check --max-drift` duration) ahead of the clock.
+IdCheck check_id_files(const std::vector<std::string>& files, const std::string& max_drift = "1s");
 
 // User plus system CPU time `pid` has used (from /proc/PID/stat).
 std::chrono::milliseconds cpu_time(pid_t pid);
@@ -234,6 +234,9 @@ class Scenario {
 
   TempDir dir;
   ScenarioRecord record;
+  // How far ahead of the clock an ID may lie (snowid check --max-drift): more
+  // only where a scenario issues ahead on purpose (a logical clock).
+  std::string max_drift = "1s";
 
  private:
   SteadyClock::time_point began_ = SteadyClock::now();

@@ -434,5 +434,23 @@ TEST(ClockPolicyNames, RoundTrip) {
   EXPECT_FALSE(parse_sequence_start("one").ok());
 }
 
+// Without a state file, a successor starts from the clock: a generator that
+// issued ahead of it (a burst borrowing future units) ends only once the
+// clock has passed its last unit, so back-to-back generators never overlap.
+TEST_F(GeneratorTest, DestroyedOnlyOnceTheClockPassedItsIds) {
+  Id last = 0;
+  for (int run = 0; run < 3; ++run) {
+    auto g = make(ClockPolicy::kMonotonic);
+    ASSERT_NE(g, nullptr);
+    std::vector<Id> ids(20 * 4096);  // 20 units' worth within one clock millisecond
+    ASSERT_TRUE(g->next(ids).ok());
+    EXPECT_GT(ids.front(), last) << "run " << run << " repeated an earlier run's IDs";
+    last = ids.back();
+    EXPECT_GT(fields(last).timestamp, clock.now());
+    g.reset();
+    EXPECT_GT(clock.now(), fields(last).timestamp);
+  }
+}
+
 }  // namespace
 }  // namespace snowid

@@ -2,13 +2,17 @@
 // under each policy, damaged files, locking and write failures.
 #include "state_file.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "subprocess.h"
 
@@ -223,6 +227,189 @@ TEST_F(StateFileTest, WriteFailureStopsIssuingAtTheMark) {
   std::filesystem::remove(dir.file("sub/snowid.state.tmp"));
   auto again = (*g)->next();
   ASSERT_TRUE(again.ok()) << again.error().message;
+}
+
+// Only nothing at the path is a first start: a dangling symbolic link is
+// what an unmounted state volume looks like, and it must not be replaced by
+// a fresh file.
+TEST_F(StateFileTest, DanglingSymlinkIsRefusedNotTakenForAFirstStart) {
+  std::filesystem::create_symlink(dir.file("volume/generator.state"), path);
+  auto g = Generator::create(options(ClockPolicy::kMonotonic));
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().code, ErrorCode::kStateFile);
+  EXPECT_NE(g.error().message.find("does not exist (an unmounted volume?)"), std::string::npos)
+      << g.error().message;
+  EXPECT_TRUE(std::filesystem::is_symlink(path));  // left as it was
+}
+
+// A link to a file is followed: the file it names holds the mark, and the
+// link stays a link.
+TEST_F(StateFileTest, SymlinkToAFileIsFollowed) {
+  std::filesystem::create_directory(dir.file("volume"));
+  const std::string target = dir.file("volume/generator.state");
+  {
+    auto o = options(ClockPolicy::kMonotonic);
+    o.state_file = target;
+    ASSERT_TRUE(Generator::create(o).ok());
+  }
+  std::filesystem::create_symlink(target, path);
+  clock.advance(milliseconds{3000});  // past the first generator's mark
+  auto g = Generator::create(options(ClockPolicy::kMonotonic));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  clock.advance(milliseconds{5000});
+  ASSERT_TRUE((*g)->next().ok());
+  ASSERT_TRUE((*g)->extend_reservation().ok());
+  EXPECT_TRUE(std::filesystem::is_symlink(path));
+  EXPECT_NE(read_file(target).find("high_water_unix_ms="), std::string::npos);
+}
+
+TEST_F(StateFileTest, DirectoryAndForgedMarksAreNamedAsSuch) {
+  std::filesystem::create_directory(path);
+  auto g = Generator::create(options(ClockPolicy::kMonotonic));
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("is a directory, not a file"), std::string::npos)
+      << g.error().message;
+  std::filesystem::remove(path);
+
+  // A mark of INT64_MAX with a valid checksum, as a forger would write it.
+  const std::string covered = fmt::format(
+      "# snowid state file: written by snowid, do not "
+      "edit\nversion=1\nlayout={}\n"
+      "high_water_unix_ms=9223372036854775807\n",
+      describe(Layout{}));
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (char c : covered) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  std::ofstream(path) << covered << fmt::format("checksum={:016x}\n", hash);
+  g = Generator::create(options(ClockPolicy::kMonotonic));
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("lies after the year 9999"), std::string::npos)
+      << g.error().message;
+  EXPECT_EQ(g.error().message.find("-6911"), std::string::npos) << g.error().message;
+  EXPECT_EQ(format_time(milliseconds{std::numeric_limits<std::int64_t>::max()}),
+            "Unix ms 9223372036854775807 (outside the years 0000 to 9999)");
+}
+
+// Removing the lock file, replacing the state file or moving the directory
+// under a live generator: it stops issuing at its next check, for good, and
+// says why; it never writes over a file it did not write.
+TEST_F(StateFileTest, LostOwnershipStopsIssuing) {
+  struct Case {
+    const char* name;
+    std::function<void()> act;
+  };
+  const std::string sub = dir.file("sub");
+  for (const Case& c : {
+           Case{"lock removed", [&] { std::filesystem::remove(sub + "/g.state.lock"); }},
+           Case{"state replaced",
+                [&] {
+                  std::filesystem::copy_file(sub + "/g.state", sub + "/copy");
+                  std::filesystem::rename(sub + "/copy", sub + "/g.state");
+                }},
+           Case{"state removed", [&] { std::filesystem::remove(sub + "/g.state"); }},
+           Case{"directory moved",
+                [&] {
+                  std::filesystem::rename(sub, dir.file("moved"));
+                  std::filesystem::create_directory(sub);
+                }},
+       }) {
+    std::filesystem::remove_all(sub);
+    std::filesystem::remove_all(dir.file("moved"));
+    std::filesystem::create_directory(sub);
+    auto o = options(ClockPolicy::kMonotonic);
+    o.state_file = sub + "/g.state";
+    auto g = Generator::create(o);
+    ASSERT_TRUE(g.ok()) << c.name << ": " << g.error().message;
+    ASSERT_TRUE((*g)->next().ok());
+    c.act();
+    Status checked = (*g)->extend_reservation();
+    ASSERT_FALSE(checked.ok()) << c.name;
+    EXPECT_EQ(checked.error().code, ErrorCode::kStateFile);
+    auto id = (*g)->next();
+    ASSERT_FALSE(id.ok()) << c.name;
+    EXPECT_EQ(id.error().code, ErrorCode::kStateFile) << id.error().message;
+    clock.advance(milliseconds{10'000});
+    EXPECT_FALSE((*g)->next().ok()) << c.name << ": issued again after losing the state";
+    Status ready = (*g)->readiness();
+    ASSERT_FALSE(ready.ok()) << c.name;
+    EXPECT_NE(ready.error().message.find("stops issuing"), std::string::npos)
+        << ready.error().message;
+  }
+}
+
+// With lock_state_directory, the directory itself is locked: removing the
+// lock file does not let a second owner in.
+TEST_F(StateFileTest, LockedDirectoryKeepsASecondOwnerOutWhateverHappensToTheLockFile) {
+  auto o = options(ClockPolicy::kMonotonic);
+  o.lock_state_directory = true;
+  auto first = Generator::create(o);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  std::filesystem::remove(path + ".lock");
+  auto second = Generator::create(o);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kStateLocked) << second.error().message;
+  auto other = o;
+  other.state_file = dir.file("other.state");
+  EXPECT_FALSE(Generator::create(other).ok()) << "a second state file in a locked directory";
+}
+
+// A forward glitch of the clock with nothing issued does not move the mark,
+// so a restart after it (kill -9, the clock back) starts at once under
+// every policy.
+TEST_F(StateFileTest, ForwardGlitchWithoutIssuanceLeavesTheMarkAlone) {
+  for (ClockPolicy policy : {ClockPolicy::kReject, ClockPolicy::kWait, ClockPolicy::kMonotonic}) {
+    std::filesystem::remove(path);
+    clock.set(kStart);
+    auto o = options(policy);
+    o.max_start_wait = milliseconds{100};
+    {
+      auto g = Generator::create(o);
+      ASSERT_TRUE(g.ok());
+      ASSERT_TRUE((*g)->next().ok());
+      clock.set(kStart + std::chrono::hours{1});  // the glitch: no request meanwhile
+      for (int i = 0; i < 10; ++i) ASSERT_TRUE((*g)->extend_reservation().ok());
+      clock.set(kStart);
+      clock.advance(milliseconds{10});
+      ASSERT_TRUE((*g)->extend_reservation().ok());
+      EXPECT_LT((*g)->stats().high_water, kStart + milliseconds{3000});
+    }  // as after kill -9
+    clock.advance(milliseconds{3000});
+    auto again = Generator::create(o);
+    EXPECT_TRUE(again.ok()) << clock_policy_name(policy) << ": " << again.error().message;
+  }
+}
+
+// IDs issued during a forward step move the mark with them; the restart
+// refuses, unless the operator asks to continue on a logical clock above it.
+TEST_F(StateFileTest, IssuedAheadNeedsContinueAboveMark) {
+  auto o = options(ClockPolicy::kReject);
+  Id last = 0;
+  {
+    auto g = Generator::create(o);
+    ASSERT_TRUE(g.ok());
+    clock.set(kStart + std::chrono::hours{1});
+    auto id = (*g)->next();
+    ASSERT_TRUE(id.ok());
+    last = *id;
+  }
+  clock.set(kStart);
+  auto refused = Generator::create(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kClockBehind);
+  o.continue_above_mark = true;
+  auto g = Generator::create(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_GE((*g)->stats().logical_clock_lead, std::chrono::hours{1});
+  std::set<Id> seen;
+  for (int i = 0; i < 20'000; ++i) {
+    auto id = (*g)->next();
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ASSERT_GT(*id, last);
+    last = *id;
+    if (i % 1000 == 999) clock.advance(milliseconds{1});
+  }
 }
 
 }  // namespace
