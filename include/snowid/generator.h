@@ -77,6 +77,11 @@ struct GeneratorOptions {
   // At start, if the clock is behind the mark: kReject refuses; kWait waits up
   // to max_start_wait; kMonotonic starts above the mark if that is within max_drift.
   std::chrono::milliseconds max_start_wait{10000};
+  // kWait, with the clock behind the mark by at most max_start_wait: return
+  // from create() at once instead of blocking in it; calls are then refused
+  // (kClockBehind, and readiness() says so) until the clock has passed the
+  // mark. For a server, which answers its probes meanwhile.
+  bool defer_start_wait = false;
   // Also lock the directory holding state_file, so that no other process
   // can use it, whatever is done to the files in it (a removed lock file is
   // re-created by the next process; a locked directory is not unlocked).

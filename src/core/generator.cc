@@ -482,6 +482,7 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
           return behind("the reject policy refuses to start until the clock passes it");
         case ClockPolicy::kWait: {
           microseconds waited{0};
+          if (within_policy && options.defer_start_wait) break;  // calls refuse until then
           if (!within_policy ||
               !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
             return behind(

@@ -513,6 +513,7 @@ Result<GeneratorOptions> generator_options(const ServerConfig& config) {
   o.sequence_start = config.sequence_start;
   o.state_file = std::filesystem::path(config.state_dir) / "generator.state";
   o.lock_state_directory = true;  // state_dir is this node's alone
+  o.defer_start_wait = true;      // listen (and answer probes) while the clock catches up
   o.continue_above_mark = config.continue_above_mark;
   return o;
 }

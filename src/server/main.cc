@@ -218,12 +218,6 @@ int run(int argc, char** argv) {
                         generator.options().state_file.string(),
                         stats.mark_at_start ? "found " + format_time(*stats.mark_at_start)
                                             : std::string("first start: nothing was at that path"));
-  if (stats.logical_clock_lead.count() > 0) {
-    spdlog::warn(
-        "continue_above_mark: the clock is behind the high-water mark; IDs are issued "
-        "on a logical clock {} ms ahead of the wall clock until a restart without it",
-        stats.logical_clock_lead.count());
-  }
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
       "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}, audit log {}",
@@ -232,6 +226,22 @@ int run(int argc, char** argv) {
       config.max_wait.count(), config.max_drift.count(), mark, http_endpoint->text(),
       grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url),
       audit_text);
+  const auto wall = SystemClock::instance().now_fresh();
+  if (config.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
+      stats.mark_at_start && *stats.mark_at_start >= wall) {
+    spdlog::warn(
+        "the clock is {} ms behind the high-water mark {} found in {}: the {} policy waits "
+        "until {} before issuing; meanwhile /healthz answers 200, /readyz and ID requests 503",
+        (*stats.mark_at_start - wall).count(), format_time(*stats.mark_at_start),
+        generator.options().state_file.string(), clock_policy_name(config.clock_policy),
+        format_time(*stats.mark_at_start + layout.time_unit));
+  }
+  if (stats.logical_clock_lead.count() > 0) {
+    spdlog::warn(
+        "continue_above_mark: the clock is behind the high-water mark; IDs are issued "
+        "on a logical clock {} ms ahead of the wall clock until a restart without it",
+        stats.logical_clock_lead.count());
+  }
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }

@@ -81,6 +81,8 @@ Result<std::unique_ptr<Node>> Node::start(const ServerConfig& config) {
       [&](const Error& error) { return leased && error.code == ErrorCode::kClockBehind; });
   if (!generator.ok()) return generator.error();
   node->install(std::move(*generator), claim->generation);
+  const Status ready = node->generator().readiness();
+  node->waiting_for_clock_ = !ready.ok() && ready.error().code == ErrorCode::kClockBehind;
   return node;
 }
 
@@ -128,6 +130,10 @@ Status Node::readiness() const {
 
 void Node::maintain() {
   if (!leased_) {
+    if (waiting_for_clock_ && generator().readiness().ok()) {
+      spdlog::info("the clock has passed the high-water mark: issuing IDs");
+      waiting_for_clock_ = false;
+    }
     Status s = generator().extend_reservation();
     // Logged when the reason changes, not every 100 ms while it lasts.
     std::string reason = s.ok() ? "" : s.error().message;

@@ -80,6 +80,7 @@ class Node {
   std::atomic<std::uint64_t> generation_{0};
   bool reported_pending_swap_ = false;  // a failed rebuild was logged
   std::string last_maintenance_error_;  // static mode: the last error maintain() logged
+  bool waiting_for_clock_ = false;      // started with the clock behind the mark (wait policy)
   mutable std::mutex generators_mutex_;
   std::vector<std::unique_ptr<Generator>> generators_;  // every one built, kept alive
 };

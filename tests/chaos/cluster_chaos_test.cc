@@ -8,15 +8,15 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include "etcd_process.h"
 #include "chaos.h"
+#include "etcd_process.h"
+#include "faketime.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/etcd_coordinator.h"
@@ -485,6 +485,54 @@ TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ClockBehindTakeOver, ::testing::Values("monotonic", "reject"));
+
+// A forward glitch of a node's clock while it issues nothing must not move
+// its reservation in etcd: a successor for its node id (after a crash)
+// starts once the lease is gone, not an hour later. (Issue "Hardening",
+// item 6, cluster mode.)
+TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) {
+  test::FaketimeControl glitch;
+  if (!glitch.available()) GTEST_SKIP() << "libfaketime is not installed";
+  describe("hardening/6/cluster_forward_glitch_then_kill9",
+           "a node's clock jumps 1 h ahead for 1 s while no request comes, then the node is "
+           "killed and another takes its node id over",
+           "libfaketime offset +1 h for 1 s on node 0 (idle); SIGKILL; a successor requiring "
+           "node id 0 under the reject policy",
+           "the reservation in etcd stays within 5 s of the clock; the successor serves within "
+           "the lease TTL plus 5 s, above every ID of the first");
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  auto first = start_node(etcd, "first", 0, {}, glitch.env());
+  ASSERT_TRUE(first->started()) << first->log();
+  std::vector<std::unique_ptr<Client>> clients;
+  clients.push_back(std::make_unique<Client>(first->port()));
+  wait_for_progress(clients, 20, 10s);
+  auto before = stop(*clients.front());
+  glitch.set_offset(std::chrono::hours{1});
+  std::this_thread::sleep_for(1s);
+  glitch.set_offset(0ms);
+  std::this_thread::sleep_for(500ms);
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  EXPECT_LT(reservation_of(etcd, 0), now + 5s) << "the glitch moved the reservation";
+  first->signal(SIGKILL);
+  first->wait();
+  const auto began = Clock::now();
+  auto successor = start_node(
+      etcd, "successor", 0,
+      {"--node-id-policy", "require", "--claim-timeout-ms", "20000", "--clock-policy", "reject"});
+  ASSERT_TRUE(successor->started()) << successor->log();
+  const auto took = Clock::now() - began;
+  EXPECT_LT(took, std::chrono::seconds{kLeaseTtlSeconds} + 5s);
+  scenario.record.recovery_ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  clients.push_back(std::make_unique<Client>(successor->port()));
+  wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 15s);
+  auto after = stop(*clients.back());
+  ASSERT_FALSE(after.empty());
+  ASSERT_FALSE(before.empty());
+  EXPECT_GT(after.front(), before.back());
+  check({before, after});
+}
 
 }  // namespace
 }  // namespace snowid

@@ -485,6 +485,56 @@ TEST_F(StateHardening, ReadinessFollowsTheAuditLog) {
   EXPECT_EQ(test::metric(server->port(), "snowid_ready"), 0.0);
 }
 
+// Item 19: a restart under the wait policy with the clock behind the mark
+// listens at once and says what it waits for.
+TEST_F(StateHardening, WaitPolicyRestartAnswersProbesWhileItWaits) {
+  describe("hardening/19/wait_start_answers_probes",
+           "a restart under the wait policy with the clock 3 s behind the high-water mark",
+           "a node stopped cleanly, then restarted with libfaketime FAKETIME=-3 s, "
+           "--clock-policy wait",
+           "it listens at once and logs what it waits for and until when; /healthz 200, "
+           "/readyz and /v1/id 503 until the clock passes the mark, then IDs above the earlier "
+           "ones");
+  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const std::string state = scenario.dir.file("state");
+  const std::vector<std::string> args{"--clock-policy", "wait"};
+  test::NodeAddress node;
+  auto first = start(state, args);
+  ASSERT_TRUE(first->started()) << first->log();
+  node.set(first->port(), first->grpc_port());
+  auto load = load_on(node);
+  ASSERT_TRUE(load->wait_served({0}, 50, seconds{10}));
+  node.retire();
+  load->stop();
+  first->signal(SIGTERM);
+  ASSERT_EQ(first->wait(), 0) << first->log();
+
+  const auto began = SteadyClock::now();
+  auto waiting = start(state, args, test::faketime_fixed_env(milliseconds{-3000}));
+  ASSERT_TRUE(waiting->started()) << waiting->log();
+  const auto listening_after = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - began);
+  EXPECT_LT(listening_after.count(), 1500) << "it did not listen while it waited";
+  EXPECT_EQ(test::http_get(waiting->port(), "/healthz").status, 200);
+  const auto ready = test::http_get(waiting->port(), "/readyz");
+  EXPECT_EQ(ready.status, 503);
+  EXPECT_NE(ready.body.find("behind"), std::string::npos) << ready.body;
+  EXPECT_EQ(test::http_get(waiting->port(), "/v1/id").status, 503);
+  EXPECT_NE(waiting->log().find("waits until"), std::string::npos) << waiting->log();
+  ASSERT_TRUE(test::wait_until(
+      [&] { return test::http_get(waiting->port(), "/readyz").status == 200; }, seconds{10}));
+  scenario.record.recovery_ms =
+      std::chrono::duration_cast<milliseconds>(SteadyClock::now() - began).count();
+  EXPECT_TRUE(test::wait_until(
+      [&] { return waiting->log().find("passed the high-water mark") != std::string::npos; },
+      seconds{2}))
+      << waiting->log();
+  node.set(waiting->port(), waiting->grpc_port());
+  scenario.count(*load);
+  auto sources = load->sources();
+  serve_a_little(node, "restarted-", sources);
+  scenario.check(sources, /*histories=*/true);
+}
+
 // Item 15: errors about the state in words an operator acts on.
 TEST_F(StateHardening, ForgedOrMisplacedStateIsNamedForWhatItIs) {
   describe("hardening/15/state_messages",
