@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "chaos.h"
 #include "faketime.h"
 #include "id_checks.h"
 #include "server_process.h"
@@ -359,6 +360,11 @@ TEST_P(RestartTest, KillNineThenClockBehindNeverRepeats) {
         << restarted.log();
     return;
   }
+  // A wait-policy restart listens at once and serves once its clock has
+  // passed the mark; meanwhile /readyz says 503.
+  ASSERT_TRUE(test::wait_until(
+      [&] { return http_get(restarted.port(), "/readyz").status == 200; },
+      std::chrono::seconds{10}));
   for (int i = 0; i < 20; ++i) {
     const HttpReply r = http_get(restarted.port(), "/v1/ids?count=1000");
     ASSERT_EQ(r.status, 200) << r.body;
