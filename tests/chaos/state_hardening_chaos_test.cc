@@ -180,9 +180,9 @@ TEST_F(StateHardening, RemovedLockFileLetsNoSecondProcessInAndStopsTheFirst) {
 TEST_F(StateHardening, ReplacedStateOrDirectoryStopsTheNode) {
   describe("hardening/1/state_replaced_or_moved",
            "the state file replaced by an older copy, edited in place, removed; the state "
-           "directory moved away and a new one put in its place",
-           "cp + mv over generator.state; cp in place; rm; mv of the directory + mkdir, each "
-           "under load on a fresh node",
+           "directory removed, or moved away and a new one put in its place",
+           "cp + mv over generator.state; cp in place; rm; rm -rf of the directory; mv of the "
+           "directory + mkdir; each under load on a fresh node",
            "the node stops issuing within 1 s each time, saying why; 0 duplicates");
   struct Case {
     const char* name;
@@ -205,6 +205,9 @@ TEST_F(StateHardening, ReplacedStateOrDirectoryStopsTheNode) {
       {"removed",
        [](const std::string& state) { std::filesystem::remove(state + "/generator.state"); },
        "removed or replaced"},
+      {"directory removed",
+       [](const std::string& state) { std::filesystem::remove_all(state); },
+       "directory was removed, renamed, replaced or unmounted"},
       {"directory moved",
        [this](const std::string& state) {
          std::filesystem::rename(state, scenario.dir.file("moved"));
