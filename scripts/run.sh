@@ -2,9 +2,11 @@
 # The main job on the embedded default: installs what is missing, builds, and
 # starts snowidd as worker 0 of datacenter 0 on 127.0.0.1:8080, with its state
 # in ./.snowid/. Stop it with Ctrl-C (it writes its final state and exits 0).
-# Extra arguments go to snowidd, e.g. --http 127.0.0.1:0 or --config FILE.
+# Extra arguments go to snowidd and win over everything, e.g. --http
+# 127.0.0.1:0, --state-dir DIR or --config FILE (./.snowid is snowidd's own
+# default state_dir, relative to the repository, where this script runs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-exec build/src/server/snowidd --state-dir .snowid "$@"
+exec build/src/server/snowidd "$@"

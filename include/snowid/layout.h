@@ -90,4 +90,10 @@ struct LayoutFacts {
 // Requires: validate(layout).ok().
 LayoutFacts layout_facts(const Layout& layout, std::chrono::milliseconds now_unix);
 
+// Ok if the layout can issue an ID at `now_unix`: its epoch is not in the
+// future and its timestamp field has not run out. kInvalidArgument, saying
+// which, otherwise: a condition known before the first ID is asked for.
+// Requires: validate(layout).ok().
+Status usable_at(const Layout& layout, std::chrono::milliseconds now_unix);
+
 }  // namespace snowid

@@ -147,7 +147,9 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   options.sequence_start = or_usage_error(parse_sequence_start(args.sequence_start));
 
   const LayoutFacts facts = layout_facts(options.layout, wall_now());
-  if (facts.overflow_at <= wall_now()) usage_error(invalid_argument(*facts.warning));
+  if (Status usable = usable_at(options.layout, wall_now()); !usable.ok()) {
+    usage_error(usable.error());
+  }
   auto created = Generator::create(options);
   if (!created.ok()) {
     if (created.error().code == ErrorCode::kInvalidArgument) usage_error(created.error());

@@ -165,4 +165,16 @@ LayoutFacts layout_facts(const Layout& layout, milliseconds now_unix) {
   return facts;
 }
 
+Status usable_at(const Layout& layout, milliseconds now_unix) {
+  if (layout.epoch > now_unix) {
+    return invalid_argument(fmt::format(
+        "the layout's epoch {} lies in the future (the clock reads {}): no ID can be issued "
+        "before it; choose an epoch in the past",
+        format_time(layout.epoch), format_time(now_unix)));
+  }
+  const LayoutFacts facts = layout_facts(layout, now_unix);
+  if (facts.overflow_at <= now_unix) return invalid_argument(*facts.warning);
+  return {};
+}
+
 }  // namespace snowid

@@ -1,15 +1,18 @@
 #include "config.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <toml++/toml.h>
-#include <unistd.h>
+#include <sstream>
 
 #include "snowid/decode.h"
 #include "snowid/segment_store.h"
@@ -19,11 +22,42 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// Where an option has a meaning. Outside its scope an option set to anything
+// but its default is an error (validate()): no option is silently ignored.
+enum class Scope {
+  kAlways,
+  kEtcd,             // coordinator = "etcd"
+  kStatic,           // coordinator = "static"
+  kWaitPolicy,       // clock_policy = "wait"
+  kMonotonicPolicy,  // clock_policy = "monotonic"
+  kSegments,         // segment_store is not "off"
+};
+
 struct Option {
   const char* name;
   std::function<Status(ServerConfig&, const std::string&)> set;
   std::function<std::string(const ServerConfig&)> get;
+  Scope scope = Scope::kAlways;
 };
+
+// Empty if `scope` holds for `c`, else where the option would apply.
+std::string outside_scope(Scope scope, const ServerConfig& c) {
+  switch (scope) {
+    case Scope::kAlways:
+      return "";
+    case Scope::kEtcd:
+      return c.coordinator == "etcd" ? "" : "coordinator = \"etcd\"";
+    case Scope::kStatic:
+      return c.coordinator == "static" ? "" : "coordinator = \"static\"";
+    case Scope::kWaitPolicy:
+      return c.clock_policy == ClockPolicy::kWait ? "" : "clock_policy = \"wait\"";
+    case Scope::kMonotonicPolicy:
+      return c.clock_policy == ClockPolicy::kMonotonic ? "" : "clock_policy = \"monotonic\"";
+    case Scope::kSegments:
+      return c.segment_store != kSegmentStoreOff ? "" : "segment mode (segment_store not \"off\")";
+  }
+  return "";
+}
 
 Result<Endpoint> parse_endpoint(const std::string& text) {
   const auto colon = text.rfind(':');
@@ -171,8 +205,9 @@ const std::vector<Option>& options() {
          c.etcd_endpoints = v;
          return {};
        },
-       [](const ServerConfig& c) { return c.etcd_endpoints; }},
-      {"cluster", text(&ServerConfig::cluster), [](const ServerConfig& c) { return c.cluster; }},
+       [](const ServerConfig& c) { return c.etcd_endpoints; }, Scope::kEtcd},
+      {"cluster", text(&ServerConfig::cluster), [](const ServerConfig& c) { return c.cluster; },
+       Scope::kEtcd},
       {"node_id_from_hostname", boolean(&ServerConfig::node_id_from_hostname),
        [](const ServerConfig& c) {
          return std::string(c.node_id_from_hostname ? "true" : "false");
@@ -186,7 +221,7 @@ const std::vector<Option>& options() {
          c.node_id_policy = v;
          return {};
        },
-       [](const ServerConfig& c) { return c.node_id_policy; }},
+       [](const ServerConfig& c) { return c.node_id_policy; }, Scope::kEtcd},
       {"lease_ttl_s",
        [](ServerConfig& c, const std::string& v) -> Status {
          auto n = parse_unsigned(v, 3600, "seconds");
@@ -194,23 +229,25 @@ const std::vector<Option>& options() {
          c.lease_ttl = std::chrono::seconds{static_cast<long long>(*n)};
          return {};
        },
-       [](const ServerConfig& c) { return std::to_string(c.lease_ttl.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.lease_ttl.count()); }, Scope::kEtcd},
       {"lease_safety_margin_ms", duration(&ServerConfig::lease_safety_margin),
-       [](const ServerConfig& c) { return std::to_string(c.lease_safety_margin.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.lease_safety_margin.count()); },
+       Scope::kEtcd},
       {"max_peer_clock_offset_ms", duration(&ServerConfig::max_peer_clock_offset),
-       [](const ServerConfig& c) { return std::to_string(c.max_peer_clock_offset.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.max_peer_clock_offset.count()); },
+       Scope::kEtcd},
       {"claim_timeout_ms", duration(&ServerConfig::claim_timeout),
-       [](const ServerConfig& c) { return std::to_string(c.claim_timeout.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.claim_timeout.count()); }, Scope::kEtcd},
       {"etcd_user", text(&ServerConfig::etcd_user),
-       [](const ServerConfig& c) { return c.etcd_user; }},
+       [](const ServerConfig& c) { return c.etcd_user; }, Scope::kEtcd},
       {"etcd_password", text(&ServerConfig::etcd_password),
-       [](const ServerConfig& c) { return c.etcd_password.empty() ? "" : "(set)"; }},
+       [](const ServerConfig& c) { return c.etcd_password.empty() ? "" : "(set)"; }, Scope::kEtcd},
       {"etcd_tls_ca", text(&ServerConfig::etcd_tls_ca),
-       [](const ServerConfig& c) { return c.etcd_tls_ca; }},
+       [](const ServerConfig& c) { return c.etcd_tls_ca; }, Scope::kEtcd},
       {"etcd_tls_cert", text(&ServerConfig::etcd_tls_cert),
-       [](const ServerConfig& c) { return c.etcd_tls_cert; }},
+       [](const ServerConfig& c) { return c.etcd_tls_cert; }, Scope::kEtcd},
       {"etcd_tls_key", text(&ServerConfig::etcd_tls_key),
-       [](const ServerConfig& c) { return c.etcd_tls_key; }},
+       [](const ServerConfig& c) { return c.etcd_tls_key; }, Scope::kEtcd},
       {"preset",
        [](ServerConfig& c, const std::string& v) -> Status {
          auto p = preset(v);
@@ -267,13 +304,17 @@ const std::vector<Option>& options() {
        },
        [](const ServerConfig& c) { return std::string(clock_policy_name(c.clock_policy)); }},
       {"max_wait_ms", duration(&ServerConfig::max_wait),
-       [](const ServerConfig& c) { return std::to_string(c.max_wait.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.max_wait.count()); },
+       Scope::kWaitPolicy},
       {"max_drift_ms", duration(&ServerConfig::max_drift),
-       [](const ServerConfig& c) { return std::to_string(c.max_drift.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.max_drift.count()); },
+       Scope::kMonotonicPolicy},
       {"max_start_wait_ms", duration(&ServerConfig::max_start_wait),
-       [](const ServerConfig& c) { return std::to_string(c.max_start_wait.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.max_start_wait.count()); },
+       Scope::kWaitPolicy},
       {"continue_above_mark", boolean(&ServerConfig::continue_above_mark),
-       [](const ServerConfig& c) { return c.continue_above_mark ? "true" : "false"; }},
+       [](const ServerConfig& c) { return c.continue_above_mark ? "true" : "false"; },
+       Scope::kStatic},
       {"sequence_start",
        [](ServerConfig& c, const std::string& v) -> Status {
          auto s = parse_sequence_start(v);
@@ -325,23 +366,42 @@ const std::vector<Option>& options() {
          return url.empty() ? kSegmentStoreOff : redact_store_url(url);
        }},
       {"segment_auto_create", boolean(&ServerConfig::segment_auto_create),
-       [](const ServerConfig& c) { return c.segment_auto_create ? "true" : "false"; }},
+       [](const ServerConfig& c) { return c.segment_auto_create ? "true" : "false"; },
+       Scope::kSegments},
       {"segment_auto_create_step",
        bounded(&ServerConfig::segment_auto_create_step, kMinSegmentStep, kMaxSegmentStep),
-       [](const ServerConfig& c) { return std::to_string(c.segment_auto_create_step); }},
+       [](const ServerConfig& c) { return std::to_string(c.segment_auto_create_step); },
+       Scope::kSegments},
       {"segment_prefetch_at", fraction(&ServerConfig::segment_prefetch_at),
-       [](const ServerConfig& c) { return fmt::format("{}", c.segment_prefetch_at); }},
+       [](const ServerConfig& c) { return fmt::format("{}", c.segment_prefetch_at); },
+       Scope::kSegments},
       {"segment_max_step",
        bounded(&ServerConfig::segment_max_step, kMinSegmentStep, kMaxSegmentStep),
-       [](const ServerConfig& c) { return std::to_string(c.segment_max_step); }},
+       [](const ServerConfig& c) { return std::to_string(c.segment_max_step); }, Scope::kSegments},
       {"segment_request_timeout_ms", positive_duration(&ServerConfig::segment_request_timeout),
-       [](const ServerConfig& c) { return std::to_string(c.segment_request_timeout.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.segment_request_timeout.count()); },
+       Scope::kSegments},
       {"segment_store_timeout_ms", positive_duration(&ServerConfig::segment_store_timeout),
-       [](const ServerConfig& c) { return std::to_string(c.segment_store_timeout.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.segment_store_timeout.count()); },
+       Scope::kSegments},
       {"segment_retry_max_ms", positive_duration(&ServerConfig::segment_retry_max),
-       [](const ServerConfig& c) { return std::to_string(c.segment_retry_max.count()); }},
+       [](const ServerConfig& c) { return std::to_string(c.segment_retry_max.count()); },
+       Scope::kSegments},
   };
   return kOptions;
+}
+
+// The node id a Kubernetes StatefulSet pod's hostname names ("snowid-3" -> 3).
+Result<std::uint64_t> hostname_node_id(const Layout& layout) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) {
+    return invalid_argument("node_id_from_hostname: cannot read the hostname");
+  }
+  auto ordinal = node_id_from_pod_name(host, node_id_count(layout));
+  if (!ordinal.ok()) {
+    return invalid_argument(fmt::format("node_id_from_hostname: {}", ordinal.error().message));
+  }
+  return ordinal;
 }
 
 }  // namespace
@@ -354,6 +414,31 @@ std::string Endpoint::text() const {
 std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& config) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const Option& o : options()) out.emplace_back(o.name, o.get(config));
+  return out;
+}
+
+std::string effective_config_toml(const ServerConfig& config) {
+  std::string out = "# effective snowidd configuration\n";
+  for (const auto& [name, value] : describe(config)) {
+    // What cannot be loaded back as it is shown is a comment: a layout
+    // field the preset decides, a secret, a store URL with its password hidden.
+    if (value == "(preset)") {
+      out += fmt::format("# {} comes from the preset \"{}\"\n", name, config.layout.preset);
+      continue;
+    }
+    if (value == "(set)") {
+      out += fmt::format("# {} is set (not shown)\n", name);
+      continue;
+    }
+    std::ostringstream quoted;
+    quoted << toml::value<std::string>(value);
+    if (name == "segment_store" && value != segment_store_url(config) &&
+        value != kSegmentStoreOff) {
+      out += fmt::format("# {} = {} (its password not shown)\n", name, quoted.str());
+      continue;
+    }
+    out += fmt::format("{} = {}\n", name, quoted.str());
+  }
   return out;
 }
 
@@ -385,7 +470,46 @@ Status apply_environment(ServerConfig& config, char** environ_entries) {
   return {};
 }
 
-Status apply_toml_file(ServerConfig& config, const std::string& path) {
+namespace {
+
+// Ok if `path` names a readable regular file (a symbolic link to one is
+// fine); otherwise what is there instead, in words an operator acts on. A
+// Kubernetes ConfigMap mounted at the file's path is a directory, and
+// toml++ would read it as an empty file: every option at its default.
+Status check_config_file(const std::string& path) {
+  std::error_code ec;
+  const auto link = std::filesystem::symlink_status(path, ec);
+  if (link.type() == std::filesystem::file_type::not_found) {
+    return invalid_argument(fmt::format("config file {}: no such file", path));
+  }
+  const auto target = std::filesystem::status(path, ec);
+  if (link.type() == std::filesystem::file_type::symlink &&
+      target.type() == std::filesystem::file_type::not_found) {
+    return invalid_argument(
+        fmt::format("config file {}: a symbolic link to {}, which does not exist", path,
+                    std::filesystem::read_symlink(path, ec).string()));
+  }
+  if (target.type() == std::filesystem::file_type::directory) {
+    return invalid_argument(fmt::format(
+        "config file {}: a directory, not a file (a volume mounted at the file's path? name the "
+        "file inside it)",
+        path));
+  }
+  if (target.type() != std::filesystem::file_type::regular) {
+    return invalid_argument(fmt::format("config file {}: not a regular file", path));
+  }
+  if (::access(path.c_str(), R_OK) != 0) {
+    return invalid_argument(
+        fmt::format("config file {}: cannot read: {}", path, std::strerror(errno)));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status apply_toml_file(ServerConfig& config, const std::string& path, std::size_t* applied) {
+  if (applied != nullptr) *applied = 0;
+  if (Status file = check_config_file(path); !file.ok()) return file;
   toml::table table;
   try {
     table = toml::parse_file(path);
@@ -413,13 +537,28 @@ Status apply_toml_file(ServerConfig& config, const std::string& path) {
     }
     Status s = apply_option(config, std::string(key.str()), value, path);
     if (!s.ok()) return s;
+    if (applied != nullptr) ++*applied;
   }
   return {};
 }
 
 Status validate(const ServerConfig& config) {
+  const ServerConfig defaults;
+  for (const Option& o : options()) {
+    const std::string where = outside_scope(o.scope, config);
+    if (!where.empty() && o.get(config) != o.get(defaults)) {
+      return invalid_argument(fmt::format(
+          "option {} is set but has no effect here: it applies only with {}; remove it, or "
+          "set what it belongs to",
+          o.name, where));
+    }
+  }
   auto layout = resolve(config.layout);
   if (!layout.ok()) return layout.error();
+  // Known before any request: refused at start rather than answered 500.
+  if (Status usable = usable_at(*layout, SystemClock::instance().now_fresh()); !usable.ok()) {
+    return usable;
+  }
   auto generator = generator_options(config);
   if (!generator.ok()) return generator.error();
   const auto facts = layout_facts(*layout, milliseconds{0});
@@ -474,14 +613,8 @@ Result<EtcdOptions> etcd_options(const ServerConfig& config) {
   o.cluster = config.cluster;
   o.layout = *layout;
   if (config.node_id_from_hostname) {
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) != 0) {
-      return invalid_argument("node_id_from_hostname: cannot read the hostname");
-    }
-    auto ordinal = node_id_from_pod_name(host, node_id_count(*layout));
-    if (!ordinal.ok()) {
-      return invalid_argument(fmt::format("node_id_from_hostname: {}", ordinal.error().message));
-    }
+    auto ordinal = hostname_node_id(*layout);
+    if (!ordinal.ok()) return ordinal.error();
     o.preferred_node_id = *ordinal;
   } else {
     o.preferred_node_id = config.datacenter_id << layout->worker_bits | config.worker_id;
@@ -506,6 +639,18 @@ Result<GeneratorOptions> generator_options(const ServerConfig& config) {
   o.layout = *layout;
   o.datacenter_id = config.datacenter_id;
   o.worker_id = config.worker_id;
+  if (config.node_id_from_hostname && config.coordinator == "static") {
+    // The StatefulSet ordinal is the node id, as in cluster mode, without a store.
+    if (config.datacenter_id != 0 || config.worker_id != 0) {
+      return invalid_argument(
+          "node_id_from_hostname takes the node id from the hostname: do not also set "
+          "datacenter_id or worker_id");
+    }
+    auto ordinal = hostname_node_id(*layout);
+    if (!ordinal.ok()) return ordinal.error();
+    o.datacenter_id = *ordinal >> layout->worker_bits;
+    o.worker_id = *ordinal & ((std::uint64_t{1} << layout->worker_bits) - 1);
+  }
   o.clock_policy = config.clock_policy;
   o.max_wait = config.max_wait;
   o.max_drift = config.max_drift;

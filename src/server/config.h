@@ -93,6 +93,12 @@ inline constexpr const char* kSegmentStoreOff = "off";
 // value as text: for --check-config and /v1/info.
 std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& config);
 
+// --check-config's output: every option as TOML that loads back into the
+// same configuration (and prints the same text again). Values that cannot be
+// shown as they are (layout fields the preset decides, secrets, a store
+// URL's password) are comments.
+std::string effective_config_toml(const ServerConfig& config);
+
 // Applies `name = value` (an option name in snake_case) to `config`. `source`
 // names where the value came from, for the error message.
 Status apply_option(ServerConfig& config, const std::string& name, const std::string& value,
@@ -101,8 +107,12 @@ Status apply_option(ServerConfig& config, const std::string& name, const std::st
 // Reads options from SNOWID_<OPTION> environment variables.
 Status apply_environment(ServerConfig& config, char** environ_entries);
 
-// Reads options from a TOML file.
-Status apply_toml_file(ServerConfig& config, const std::string& path);
+// Reads options from a TOML file. kInvalidArgument, naming the path, if it
+// is missing, a directory, a dangling symbolic link, not a regular file or
+// unreadable. An empty file is valid; `applied` (if given) counts the options
+// it set, so that the caller can say so.
+Status apply_toml_file(ServerConfig& config, const std::string& path,
+                       std::size_t* applied = nullptr);
 
 // Checks the whole: the layout resolves, node ids fit, TLS has both files.
 Status validate(const ServerConfig& config);

@@ -111,7 +111,8 @@ int run(int argc, char** argv) {
 
   ServerConfig config;
   Status s = apply_environment(config, environ);
-  if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file);
+  std::size_t options_in_file = 0;
+  if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file, &options_in_file);
   for (std::size_t i = 0; s.ok() && i < defaults.size(); ++i) {
     const std::string flag = flag_name(defaults[i].first);
     if (app.count(flag) > 0) {
@@ -121,16 +122,20 @@ int run(int argc, char** argv) {
   if (s.ok()) s = validate(config);
   if (!s.ok()) return fail(kExitUsage, s.error().message);
   if (check_config) {
-    std::printf("# effective snowidd configuration\n");
-    for (const auto& [name, value] : describe(config)) {
-      std::printf("%s = \"%s\"\n", name.c_str(), value.c_str());
-    }
+    std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
   }
 
   auto level = spdlog::level::from_str(config.log_level);
   spdlog::set_level(level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+
+  if (!config_file.empty() && options_in_file == 0) {
+    spdlog::warn(
+        "config file {} sets no option: every option has its default, or the value of "
+        "its SNOWID_ variable or flag",
+        config_file);
+  }
 
   raise_open_file_limit();
 

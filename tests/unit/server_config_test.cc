@@ -1,5 +1,12 @@
 // snowidd's configuration helpers that need no running server.
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
 
 #include "config.h"
 
@@ -53,6 +60,206 @@ TEST(RedactStoreUrl, LeavesUrlsWithoutAPasswordAlone) {
                           "postgresql://snowid@db:5432/ids", "postgresql:///ids?host=/run/pg"}) {
     EXPECT_EQ(redact_store_url(url), url);
   }
+}
+
+// A mode the options are walked through: the settings that decide which
+// options have a meaning.
+struct Mode {
+  std::string coordinator;
+  std::string clock_policy;
+  bool segments;
+  bool audit;
+  std::string name() const {
+    return coordinator + "/" + clock_policy + (segments ? "/segments" : "/no-segments") +
+           (audit ? "/audit" : "/no-audit");
+  }
+};
+
+// Where each option has a meaning (the specification the config table must
+// follow), and a valid value other than its default. An option of
+// snowid.example.toml missing here fails the walk: a new option must say
+// where it applies.
+struct OptionCase {
+  std::string value;
+  std::function<bool(const Mode&)> applies;
+};
+
+const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
+  const auto always = [](const Mode&) { return true; };
+  const auto etcd = [](const Mode& m) { return m.coordinator == "etcd"; };
+  const auto segments = [](const Mode& m) { return m.segments; };
+  static const std::map<std::string, OptionCase> cases = {
+      {"http", {"127.0.0.1:8081", always}},
+      {"grpc", {"127.0.0.1:9091", always}},
+      {"io_threads", {"3", always}},
+      {"max_connections", {"500", always}},
+      {"max_header_bytes", {"4096", always}},
+      {"max_body_bytes", {"2048", always}},
+      {"idle_timeout_ms", {"1000", always}},
+      {"read_timeout_ms", {"1000", always}},
+      {"max_batch", {"500", always}},
+      {"bearer_token", {"secret", always}},
+      {"tls_cert", {file, always}},  // with tls_key set too, below
+      {"tls_key", {file, always}},
+      {"datacenter_id", {"1", always}},
+      {"worker_id", {"2", always}},
+      {"etcd_endpoints", {"127.0.0.1:2380", etcd}},
+      {"cluster", {"other", etcd}},
+      {"node_id_policy", {"require", etcd}},
+      {"lease_ttl_s", {"20", etcd}},
+      {"lease_safety_margin_ms", {"2000", etcd}},
+      {"max_peer_clock_offset_ms", {"5000", etcd}},
+      {"claim_timeout_ms", {"1000", etcd}},
+      {"etcd_user", {"user", etcd}},
+      {"etcd_password", {"password", etcd}},
+      {"etcd_tls_ca", {file, etcd}},
+      {"etcd_tls_cert", {file, etcd}},
+      {"etcd_tls_key", {file, etcd}},
+      {"preset", {"discord", always}},
+      {"timestamp_bits", {"40", always}},
+      {"datacenter_bits", {"4", always}},
+      {"worker_bits", {"4", always}},
+      {"sequence_bits", {"11", always}},
+      {"time_unit_ms", {"2", always}},
+      {"epoch", {"2020-01-01T00:00:00.000Z", always}},
+      {"sequence_position", {"high", always}},
+      {"max_wait_ms", {"10", [](const Mode& m) { return m.clock_policy == "wait"; }}},
+      {"max_start_wait_ms", {"1000", [](const Mode& m) { return m.clock_policy == "wait"; }}},
+      {"max_drift_ms", {"2000", [](const Mode& m) { return m.clock_policy == "monotonic"; }}},
+      {"continue_above_mark", {"true", [](const Mode& m) { return m.coordinator == "static"; }}},
+      {"sequence_start", {"random", always}},
+      {"state_dir", {"/tmp/elsewhere", always}},
+      {"log_level", {"debug", always}},
+      {"audit_fsync", {"true", [](const Mode& m) { return m.audit; }}},
+      {"segment_auto_create", {"true", segments}},
+      {"segment_auto_create_step", {"10", segments}},
+      {"segment_prefetch_at", {"0.5", segments}},
+      {"segment_max_step", {"5000", segments}},
+      {"segment_request_timeout_ms", {"500", segments}},
+      {"segment_store_timeout_ms", {"500", segments}},
+      {"segment_retry_max_ms", {"500", segments}},
+  };
+  return cases;
+}
+
+// The options that choose the mode, and node_id_from_hostname (it depends
+// on the machine's hostname: tested through node_id_from_pod_name).
+const std::set<std::string> kModeOptions = {"coordinator", "clock_policy", "segment_store",
+                                            "audit_log", "node_id_from_hostname"};
+
+// No option is silently ignored: every option of snowid.example.toml, set to
+// a value other than its default, in every mode, is either accepted (where
+// it has a meaning) or refused naming it (where it has none).
+TEST(ConfigOptions, EveryExampleOptionInEveryModeIsUsedOrRefused) {
+  const std::string file = ::testing::TempDir() + "/snowid-config-walk.pem";
+  std::ofstream(file) << "not read by validate\n";
+  const auto table = toml::parse_file(SNOWID_EXAMPLE_CONFIG);
+  const auto& cases = option_cases(file);
+  std::vector<Mode> modes;
+  for (const char* coordinator : {"static", "etcd"}) {
+    for (const char* policy : {"reject", "wait", "monotonic"}) {
+      for (bool segments : {false, true}) {
+        for (bool audit : {false, true}) modes.push_back({coordinator, policy, segments, audit});
+      }
+    }
+  }
+  int walked = 0;
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    if (kModeOptions.count(name) > 0) continue;
+    auto found = cases.find(name);
+    ASSERT_NE(found, cases.end()) << "say where option " << name << " applies in option_cases()";
+    for (const Mode& mode : modes) {
+      SCOPED_TRACE(name + " in " + mode.name());
+      ServerConfig config;
+      ASSERT_TRUE(apply_option(config, "coordinator", mode.coordinator, "test").ok());
+      ASSERT_TRUE(apply_option(config, "clock_policy", mode.clock_policy, "test").ok());
+      std::vector<std::pair<std::string, std::string>> extra;
+      if (!mode.segments) extra.emplace_back("segment_store", "off");
+      if (mode.audit) extra.emplace_back("audit_log", file);
+      Status set = apply_option(config, name, found->second.value, "test");
+      ASSERT_TRUE(set.ok()) << set.error().message;
+      if (name == "tls_cert") extra.emplace_back("tls_key", file);
+      if (name == "tls_key") extra.emplace_back("tls_cert", file);
+      for (const auto& [other, value] : extra) {
+        ASSERT_TRUE(apply_option(config, other, value, "test").ok());
+      }
+      const Status valid = validate(config);
+      if (found->second.applies(mode)) {
+        EXPECT_TRUE(valid.ok()) << valid.error().message;
+      } else {
+        ASSERT_FALSE(valid.ok()) << "silently ignored";
+        EXPECT_NE(valid.error().message.find(name), std::string::npos) << valid.error().message;
+      }
+      ++walked;
+    }
+  }
+  EXPECT_GT(walked, 40 * static_cast<int>(modes.size()));
+}
+
+// --check-config's output loads back into the same configuration.
+TEST(ConfigOptions, CheckConfigOutputLoadsBackUnchanged) {
+  const std::string path = ::testing::TempDir() + "/snowid-check-config.toml";
+  for (const std::vector<std::pair<std::string, std::string>>& given :
+       std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {},
+           {{"preset", "sonyflake"}},
+           {{"preset", "baidu"}, {"epoch", "2024-01-01T00:00:00.000Z"}, {"worker_id", "7"}},
+           {{"coordinator", "etcd"}, {"cluster", "a \"quoted\" name"}, {"lease_ttl_s", "30"}},
+           {{"segment_store", "off"}, {"clock_policy", "wait"}, {"max_wait_ms", "50"}},
+       }) {
+    ServerConfig config;
+    for (const auto& [name, value] : given)
+      ASSERT_TRUE(apply_option(config, name, value, "t").ok());
+    ASSERT_TRUE(validate(config).ok()) << validate(config).error().message;
+    const std::string printed = effective_config_toml(config);
+    std::ofstream(path, std::ios::trunc) << printed;
+    ServerConfig loaded;
+    Status read = apply_toml_file(loaded, path);
+    ASSERT_TRUE(read.ok()) << read.error().message << "\n" << printed;
+    ASSERT_TRUE(validate(loaded).ok()) << validate(loaded).error().message;
+    EXPECT_EQ(effective_config_toml(loaded), printed);
+  }
+}
+
+// A config path that is not a readable file is an error naming it, never
+// an empty configuration with every option at its default.
+TEST(ConfigOptions, ConfigPathThatIsNoFileIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/snowid-config-dir";
+  std::filesystem::create_directories(dir);
+  const std::string dangling = ::testing::TempDir() + "/snowid-config-dangling.toml";
+  std::filesystem::remove(dangling);
+  std::filesystem::create_symlink(dir + "/missing.toml", dangling);
+  for (const auto& [path, words] : std::vector<std::pair<std::string, std::string>>{
+           {dir, "a directory"},
+           {dangling, "does not exist"},
+           {dir + "/absent.toml", "no such file"},
+       }) {
+    ServerConfig config;
+    Status read = apply_toml_file(config, path);
+    ASSERT_FALSE(read.ok()) << path;
+    EXPECT_NE(read.error().message.find(path), std::string::npos) << read.error().message;
+    EXPECT_NE(read.error().message.find(words), std::string::npos) << read.error().message;
+  }
+  const std::string empty = ::testing::TempDir() + "/snowid-config-empty.toml";
+  std::ofstream(empty, std::ios::trunc).flush();
+  ServerConfig config;
+  std::size_t applied = 99;
+  EXPECT_TRUE(apply_toml_file(config, empty, &applied).ok());
+  EXPECT_EQ(applied, 0u);
+}
+
+// Layouts that cannot issue an ID now are refused at start (item 10).
+TEST(ConfigOptions, UnusableLayoutsAreRefused) {
+  ServerConfig future;
+  ASSERT_TRUE(apply_option(future, "epoch", "2999-01-01T00:00:00.000Z", "t").ok());
+  ASSERT_FALSE(validate(future).ok());
+  EXPECT_NE(validate(future).error().message.find("in the future"), std::string::npos);
+  ServerConfig baidu;
+  ASSERT_TRUE(apply_option(baidu, "preset", "baidu", "t").ok());
+  ASSERT_FALSE(validate(baidu).ok());
+  EXPECT_NE(validate(baidu).error().message.find("overflowed"), std::string::npos)
+      << validate(baidu).error().message;
 }
 
 }  // namespace
