@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -343,6 +344,8 @@ const std::vector<Option>& options() {
       {"tls_key", text(&ServerConfig::tls_key), [](const ServerConfig& c) { return c.tls_key; }},
       {"bearer_token", text(&ServerConfig::bearer_token),
        [](const ServerConfig& c) { return c.bearer_token.empty() ? "" : "(set)"; }},
+      {"token_file", text(&ServerConfig::token_file),
+       [](const ServerConfig& c) { return c.token_file; }},
       {"log_level",
        [](ServerConfig& c, const std::string& v) -> Status {
          for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
@@ -415,6 +418,28 @@ std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& co
   std::vector<std::pair<std::string, std::string>> out;
   for (const Option& o : options()) out.emplace_back(o.name, o.get(config));
   return out;
+}
+
+Status load_token_file(ServerConfig& config) {
+  if (config.token_file.empty()) return {};
+  if (!config.bearer_token.empty()) {
+    return invalid_argument("bearer_token and token_file are both set: give the token once");
+  }
+  const std::string& path = config.token_file;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return invalid_argument(fmt::format("token_file {}: not a readable file", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string token;
+  if (!in || !std::getline(in, token)) {
+    return invalid_argument(fmt::format("token_file {}: cannot read a token from it", path));
+  }
+  if (!token.empty() && token.back() == '\r') token.pop_back();
+  if (token.empty())
+    return invalid_argument(fmt::format("token_file {}: the token is empty", path));
+  config.bearer_token = std::move(token);
+  return {};
 }
 
 std::string effective_config_toml(const ServerConfig& config) {

@@ -68,6 +68,9 @@ struct ServerConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string bearer_token;
+  // A file holding the bearer token (its one line; a final newline is not
+  // part of it): the way to give it without showing it in `ps`.
+  std::string token_file;
   std::string log_level = "info";
   // Audit log (src/server/audit_log.h): a record of every block of IDs
   // issued, written before the response. Empty: off.
@@ -113,6 +116,11 @@ Status apply_environment(ServerConfig& config, char** environ_entries);
 // it set, so that the caller can say so.
 Status apply_toml_file(ServerConfig& config, const std::string& path,
                        std::size_t* applied = nullptr);
+
+// Reads token_file, if set, into bearer_token. kInvalidArgument, naming the
+// file, if it is missing, not a regular file, unreadable or empty, or if
+// bearer_token is set too.
+Status load_token_file(ServerConfig& config);
 
 // Checks the whole: the layout resolves, node ids fit, TLS has both files.
 Status validate(const ServerConfig& config);

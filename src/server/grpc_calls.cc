@@ -17,12 +17,12 @@ grpc::Status refusal(const Error& error) {
       error.message);
 }
 
-// INVALID_ARGUMENT for 0, RESOURCE_EXHAUSTED above max_batch.
-grpc::Status check_count(const IdService& service, std::uint32_t count) {
+// INVALID_ARGUMENT for 0 and beyond 32 bits, RESOURCE_EXHAUSTED above max_batch.
+grpc::Status check_count(const IdService& service, std::uint64_t count) {
   const std::uint32_t max = service.config().max_batch;
-  if (count == 0) {
+  if (count == 0 || count > std::numeric_limits<std::uint32_t>::max()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        fmt::format("count must be between 1 and {}", max));
+                        fmt::format("count {} is not between 1 and {}", count, max));
   }
   if (count > max) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -40,20 +40,16 @@ grpc::Status check_agent(const std::string& agent) {
 }
 
 grpc::Status authorize(const IdService& service, GrpcAuthorization authorization) {
-  const std::string& token = service.config().bearer_token;
-  if (token.empty()) return grpc::Status::OK;
-  if (!authorization || *authorization != "Bearer " + token) {
+  if (!service.authorized(authorization)) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "a valid bearer token is required");
   }
   return grpc::Status::OK;
 }
 
+// Requires: authorize() passed and the count was checked.
 template <typename Sink>
-grpc::Status issue(IdService& service, GrpcAuthorization authorization, std::uint32_t count,
-                   const std::string& agent, Sink&& sink) {
-  grpc::Status status = authorize(service, authorization);
-  if (!status.ok()) return status;
-  status = check_agent(agent);
+grpc::Status issue(IdService& service, std::uint32_t count, const std::string& agent, Sink&& sink) {
+  grpc::Status status = check_agent(agent);
   if (!status.ok()) return status;
   thread_local std::vector<Id> ids;
   ids.clear();
@@ -67,15 +63,18 @@ grpc::Status issue(IdService& service, GrpcAuthorization authorization, std::uin
 
 grpc::Status answer_next_id(IdService& service, GrpcAuthorization authorization,
                             const v1::NextIdRequest& request, v1::NextIdResponse& response) {
-  return issue(service, authorization, 1, request.agent(),
+  if (grpc::Status status = authorize(service, authorization); !status.ok()) return status;
+  return issue(service, 1, request.agent(),
                [&response](Id id) { response.set_id(static_cast<std::uint64_t>(id)); });
 }
 
 grpc::Status answer_next_ids(IdService& service, GrpcAuthorization authorization,
                              const v1::NextIdsRequest& request, v1::NextIdsResponse& response) {
+  if (grpc::Status status = authorize(service, authorization); !status.ok()) return status;
   if (grpc::Status counted = check_count(service, request.count()); !counted.ok()) return counted;
-  response.mutable_ids()->Reserve(static_cast<int>(request.count()));
-  return issue(service, authorization, request.count(), request.agent(),
+  const auto count = static_cast<std::uint32_t>(request.count());
+  response.mutable_ids()->Reserve(static_cast<int>(count));
+  return issue(service, count, request.agent(),
                [&response](Id id) { response.add_ids(static_cast<std::uint64_t>(id)); });
 }
 
@@ -131,7 +130,8 @@ grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization autho
   if (!status.ok()) return status;
   thread_local std::vector<std::int64_t> numbers;
   numbers.clear();
-  Status issued = segments->next(request.tag(), request.count(), numbers);
+  Status issued =
+      segments->next(request.tag(), static_cast<std::uint32_t>(request.count()), numbers);
   if (!issued.ok()) {
     const Error& error = issued.error();
     grpc::StatusCode code = grpc::StatusCode::INTERNAL;

@@ -12,15 +12,6 @@
 namespace snowid::server {
 namespace {
 
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  }
-  return diff == 0;
-}
-
 bool wants_text(const HttpRequest& request, const Target& target) {
   if (auto it = target.query.find("format"); it != target.query.end()) return it->second == "text";
   return request.accept.find("text/plain") != std::string_view::npos &&
@@ -219,16 +210,10 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     return;
   }
 
-  const std::string& token = service.config().bearer_token;
-  if (!token.empty()) {
-    constexpr std::string_view kBearer = "Bearer ";
-    const std::string_view auth = request.authorization;
-    if (auth.substr(0, kBearer.size()) != kBearer ||
-        !constant_time_equal(auth.substr(std::min(auth.size(), kBearer.size())), token)) {
-      set_error(response, 401, "a valid bearer token is required");
-      response.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return;
-    }
+  if (!service.authorized(request.authorization)) {
+    set_error(response, 401, "a valid bearer token is required");
+    response.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return;
   }
 
   std::string_view agent = request.agent_header;

@@ -119,6 +119,7 @@ int run(int argc, char** argv) {
       s = apply_option(config, defaults[i].first, flag_values[i], "flag " + flag);
     }
   }
+  if (s.ok()) s = load_token_file(config);
   if (s.ok()) s = validate(config);
   if (!s.ok()) return fail(kExitUsage, s.error().message);
   if (check_config) {

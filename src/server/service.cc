@@ -80,6 +80,31 @@ void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
   grpc_ = std::move(grpc);
 }
 
+namespace {
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+bool IdService::authorized(std::optional<std::string_view> authorization) const {
+  const std::string& token = config_.bearer_token;
+  if (token.empty()) return true;
+  constexpr std::string_view kScheme = "bearer ";
+  if (!authorization || authorization->size() < kScheme.size()) return false;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = (*authorization)[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return false;
+  }
+  return constant_time_equal(authorization->substr(kScheme.size()), token);
+}
+
 Status IdService::readiness() const {
   if (Status node = node_->readiness(); !node.ok()) return node;
   if (audit_log_) return audit_log_->health();

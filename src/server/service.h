@@ -49,6 +49,12 @@ class IdService {
   // Set before the servers start, cleared after they stopped.
   void set_segments(SegmentAllocator* segments) { segments_ = segments; }
   SegmentAllocator* segments() const { return segments_; }
+  // Ok if no bearer_token is set, or `authorization` (the Authorization
+  // header or gRPC metadata) is "Bearer <token>": the scheme name in any
+  // case (RFC 9110 11.1), the token compared in constant time. Every
+  // protocol asks this first, before it reads anything else of a request.
+  bool authorized(std::optional<std::string_view> authorization) const;
+
   // {"enabled", "ready", "store_reachable", "reason"} for /readyz.
   nlohmann::json segment_readiness() const;
   // Ok if an ID can be issued now: the node's claim and generator (clock,

@@ -99,6 +99,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"read_timeout_ms", {"1000", always}},
       {"max_batch", {"500", always}},
       {"bearer_token", {"secret", always}},
+      {"token_file", {file, always}},
       {"tls_cert", {file, always}},  // with tls_key set too, below
       {"tls_key", {file, always}},
       {"datacenter_id", {"1", always}},
