@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "snowid/error.h"
 #include "snowid/layout.h"
@@ -104,6 +105,10 @@ class Coordinator {
   // glitch with nothing issued must not poison the reservation a successor
   // starts above). No-op without a ceiling.
   virtual void request_reservation(std::chrono::milliseconds through) { (void)through; }
+  // The addresses this node serves on, once its listeners are bound (a port
+  // 0 in the configuration becomes the port the system chose): published
+  // with the claim at the coordinator's next step. No-op without a store.
+  virtual void advertise(std::vector<std::string> addresses) { (void)addresses; }
 
   virtual std::uint64_t claim_generation() const = 0;
   virtual std::optional<Claim> current_claim() const = 0;

@@ -145,6 +145,7 @@ std::string ClaimRecord::to_json() const {
                          {"addresses", addresses},
                          {"started_ms", started.count()},
                          {"wall_time_ms", wall_time.count()},
+                         {"refresh_ms", refresh_every.count()},
                          {"datacenter_id", datacenter_id},
                          {"worker_id", worker_id}};
   return json.dump();
@@ -161,6 +162,7 @@ Result<ClaimRecord> ClaimRecord::parse(std::string_view text) {
     record.addresses = json.value("addresses", std::vector<std::string>{});
     record.started = milliseconds{json.value("started_ms", std::int64_t{0})};
     record.wall_time = milliseconds{json.value("wall_time_ms", std::int64_t{0})};
+    record.refresh_every = milliseconds{json.value("refresh_ms", std::int64_t{0})};
     record.datacenter_id = json.value("datacenter_id", std::uint64_t{0});
     record.worker_id = json.value("worker_id", std::uint64_t{0});
   } catch (const nlohmann::json::exception& e) {
@@ -184,21 +186,33 @@ std::string describe_claim_value(std::string_view json) {
   return text;
 }
 
-Status check_peer_clocks(const std::vector<milliseconds>& peer_wall_times, milliseconds now,
+Status check_peer_clocks(const std::vector<PeerClock>& peers, milliseconds now,
                          milliseconds max_offset) {
-  if (peer_wall_times.empty() || max_offset.count() <= 0) return {};
-  double sum = 0;
-  for (milliseconds t : peer_wall_times) sum += static_cast<double>(t.count());
-  const double mean = sum / static_cast<double>(peer_wall_times.size());
-  const double offset_ms = static_cast<double>(now.count()) - mean;
-  if (std::fabs(offset_ms) <= static_cast<double>(max_offset.count())) return {};
+  if (peers.empty() || max_offset.count() <= 0) return {};
+  // Our offset from the mean peer clock lies in [least, most]: each peer's
+  // clock reads between wall_time and wall_time + max_age now.
+  double least = 0;
+  double most = 0;
+  long long oldest = 0;
+  for (const PeerClock& peer : peers) {
+    least += static_cast<double>((now - peer.wall_time - peer.max_age).count());
+    most += static_cast<double>((now - peer.wall_time).count());
+    oldest = std::max<long long>(oldest, peer.max_age.count());
+  }
+  least /= static_cast<double>(peers.size());
+  most /= static_cast<double>(peers.size());
+  const auto bound = static_cast<double>(max_offset.count());
+  if (least <= bound && most >= -bound) return {};
+  const bool ahead = least > bound;
+  const double near = ahead ? least : -most;
+  const double far = ahead ? most : -least;
   return Error{ErrorCode::kUnavailable,
                fmt::format("this node's clock is {:.1f} s {} the mean of the {} live peers' "
-                           "clocks, more than the {:.1f} s allowed; fix its time "
-                           "synchronisation before starting",
-                           std::fabs(offset_ms) / 1000.0, offset_ms < 0 ? "behind" : "ahead of",
-                           peer_wall_times.size(),
-                           static_cast<double>(max_offset.count()) / 1000.0)};
+                           "clocks ({}their samples were up to {:.1f} s old), more than the "
+                           "{:.1f} s allowed; fix its time synchronisation before starting",
+                           near / 1000.0, ahead ? "ahead of" : "behind", peers.size(),
+                           far - near >= 50 ? fmt::format("up to {:.1f} s: ", far / 1000.0) : "",
+                           static_cast<double>(oldest) / 1000.0, bound / 1000.0)};
 }
 
 nanoseconds boot_time_now() {
@@ -217,6 +231,10 @@ NodeClaim::NodeClaim(EtcdClient& client, const EtcdOptions& options)
   record_.instance = random_instance_id();
   record_.addresses = options.advertised_addresses;
   record_.started = clock_->now_fresh();
+  // The record is written with every extension of the reservation: at least
+  // every reserve_ahead - reserve_min_left, plus the coordinator's tick.
+  record_.refresh_every =
+      options.reserve_ahead - options.reserve_min_left + std::chrono::milliseconds{200};
 }
 
 void NodeClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
@@ -232,13 +250,13 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
   auto listed = client_.range(prefix_range(claims_prefix(options_.cluster)));
   if (!listed.ok()) return listed.error();
   std::set<std::uint64_t> taken;
-  std::vector<milliseconds> peer_clocks;
+  std::vector<PeerClock> peer_clocks;
   for (const auto& kv : listed->kvs()) {
     const auto id = node_id_of_key(kv.key());
     if (id) taken.insert(*id);
     auto record = ClaimRecord::parse(kv.value());
     if (record.ok() && record->instance != record_.instance && record->wall_time.count() > 0) {
-      peer_clocks.push_back(record->wall_time);
+      peer_clocks.push_back({record->wall_time, record->refresh_every});
     }
   }
   Status clocks = check_peer_clocks(peer_clocks, clock_->now_fresh(),
@@ -384,7 +402,7 @@ StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
     witness_.trust(wanted);
     base = wanted;
   }
-  if (!force && reservation_ - base >= options_.reserve_min_left) return {};
+  if (!force && !republish_ && reservation_ - base >= options_.reserve_min_left) return {};
   const milliseconds target =
       std::max(reservation_, std::max(base, floor_) + options_.reserve_ahead);
   record_.wall_time = now;
@@ -409,6 +427,7 @@ StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
                         node_id_, format_time(reservation_))};
   }
   reservation_ = target;
+  republish_ = false;
   return {};
 }
 

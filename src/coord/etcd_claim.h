@@ -43,6 +43,9 @@ struct ClaimRecord {
   std::vector<std::string> addresses;
   std::chrono::milliseconds started{0};    // Unix ms the holder started
   std::chrono::milliseconds wall_time{0};  // holder's clock when it last wrote this
+  // The longest the holder goes between two writes of this record: how old
+  // wall_time may be when read (0: not published, by an older snowid).
+  std::chrono::milliseconds refresh_every{0};
   std::uint64_t datacenter_id = 0;
   std::uint64_t worker_id = 0;
 
@@ -56,10 +59,20 @@ struct ClaimRecord {
 // the value does not parse.
 std::string describe_claim_value(std::string_view json);
 
-// Ok if `now` is within `max_offset` of the mean of the peers' wall times
-// (or there are no peers); else kUnavailable saying by how much it is off.
-Status check_peer_clocks(const std::vector<std::chrono::milliseconds>& peer_wall_times,
-                         std::chrono::milliseconds now, std::chrono::milliseconds max_offset);
+// A peer's clock as its claim record published it: the reading, and how old
+// the reading may be when read (up to its refresh interval).
+struct PeerClock {
+  std::chrono::milliseconds wall_time{0};
+  std::chrono::milliseconds max_age{0};
+};
+
+// Ok unless `now` is surely more than `max_offset` from the mean of the
+// peers' clocks (or there are no peers): a reading up to max_age old
+// vouches for a peer clock between wall_time and wall_time + max_age now,
+// so only an offset beyond the bound across that whole range refuses.
+// kUnavailable then, saying the range and how old the samples were.
+Status check_peer_clocks(const std::vector<PeerClock>& peers, std::chrono::milliseconds now,
+                         std::chrono::milliseconds max_offset);
 
 // CLOCK_BOOTTIME: keeps counting through suspend, never steps.
 std::chrono::nanoseconds boot_time_now();
@@ -102,6 +115,12 @@ class NodeClaim {
   // Forgets the claim after it was lost; revokes its lease, best effort.
   void abandon();
 
+  // Publishes `addresses` in the claim record with the next reservation write.
+  void set_addresses(std::vector<std::string> addresses) {
+    record_.addresses = std::move(addresses);
+    republish_ = true;
+  }
+
   bool held() const { return lease_id_ != 0; }
   std::uint64_t node_id() const { return node_id_; }
   std::int64_t lease_id() const { return lease_id_; }
@@ -129,6 +148,7 @@ class NodeClaim {
   std::chrono::milliseconds floor_{0};
   std::chrono::milliseconds reservation_{0};
   std::chrono::nanoseconds deadline_{0};
+  bool republish_ = false;  // the record changed: write it at the next step
 };
 
 }  // namespace snowid::coord

@@ -98,6 +98,11 @@ class EtcdCoordinator final : public Coordinator {
            coord::boot_time_now().count() < deadline_ns_.load(std::memory_order_acquire);
   }
 
+  void advertise(std::vector<std::string> addresses) override {
+    std::lock_guard lock(work_mutex_);
+    node_claim_.set_addresses(std::move(addresses));
+  }
+
   void request_reservation(milliseconds through) override {
     std::int64_t seen = wanted_ms_.load(std::memory_order_relaxed);
     while (through.count() > seen && !wanted_ms_.compare_exchange_weak(seen, through.count())) {

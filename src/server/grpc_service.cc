@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include "grpc_calls.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "text_file.h"
@@ -85,8 +88,35 @@ GrpcServer::GrpcServer(IdService& service) : impl_(std::make_unique<Impl>(servic
 
 GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds{0}); }
 
+namespace {
+
+// Binds the configured address once, as gRPC will, so that an address in use
+// or not ours is one line with the system's reason rather than gRPC's
+// multi-line report. (Another process may still take the port between this
+// check and gRPC's bind; gRPC's failure is then reported as below.)
+Status check_can_listen(const Endpoint& wanted) {
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(wanted.host, ec);
+  if (ec) return invalid_argument(fmt::format("grpc: '{}' is not an IP address", wanted.host));
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor probe(io);
+  const boost::asio::ip::tcp::endpoint endpoint(address, wanted.port);
+  probe.open(endpoint.protocol(), ec);
+  if (!ec) probe.set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) probe.bind(endpoint, ec);
+  if (!ec) probe.listen(1, ec);
+  if (ec) {
+    return invalid_argument(
+        fmt::format("grpc: cannot listen on {}: {}", wanted.text(), ec.message()));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Endpoint> GrpcServer::start() {
   const ServerConfig& config = impl_->service.config();
+  if (Status usable = check_can_listen(config.grpc); !usable.ok()) return usable.error();
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!config.tls_cert.empty()) {
     grpc::SslServerCredentialsOptions tls;

@@ -416,8 +416,9 @@ Result<Endpoint> HttpServer::listen() {
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message())};
+    // The configured address cannot be used (in use, not ours): bad input, exit 2.
+    return invalid_argument(
+        fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message()));
   }
   impl_->max_connections = connection_limit(config.max_connections);
   for (int i = 0; i < config.io_threads; ++i) {

@@ -200,8 +200,12 @@ int run(int argc, char** argv) {
   }
   GrpcServer grpc_server(service);
   auto grpc_endpoint = grpc_server.start();
-  if (!grpc_endpoint.ok()) return fail(kExitFailure, grpc_endpoint.error().message);
+  if (!grpc_endpoint.ok()) {
+    const bool bad_input = grpc_endpoint.error().code == ErrorCode::kInvalidArgument;
+    return fail(bad_input ? kExitUsage : kExitFailure, grpc_endpoint.error().message);
+  }
   service.set_bound_endpoints(*http_endpoint, *grpc_endpoint);
+  service.node().advertise({"http " + http_endpoint->text(), "grpc " + grpc_endpoint->text()});
 
   const Layout& layout = service.layout();
   const Generator& generator = service.generator();

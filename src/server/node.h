@@ -63,6 +63,12 @@ class Node {
   // high-water mark (static mode).
   Status stop();
 
+  // The bound addresses ("http HOST:PORT", "grpc HOST:PORT"), for the
+  // coordinator to publish (`snowid cluster list`).
+  void advertise(std::vector<std::string> addresses) {
+    coordinator_->advertise(std::move(addresses));
+  }
+
   // Cluster facts for /v1/info and /metrics (empty in static mode).
   nlohmann::json cluster_info() const;
   std::string cluster_metrics() const;

@@ -83,17 +83,40 @@ TEST(Keys, PrefixesAndIds) {
 
 TEST(PeerClocks, RefusesBeyondTheThresholdSayingByHowMuch) {
   const milliseconds now{1'700'000'000'000};
+  using coord::PeerClock;
   EXPECT_TRUE(coord::check_peer_clocks({}, now, milliseconds{10'000}).ok());
-  EXPECT_TRUE(coord::check_peer_clocks({now - milliseconds{9'000}, now + milliseconds{5'000}}, now,
-                                       milliseconds{10'000})
+  EXPECT_TRUE(coord::check_peer_clocks({PeerClock{now - milliseconds{9'000}, milliseconds{0}},
+                                        PeerClock{now + milliseconds{5'000}, milliseconds{0}}},
+                                       now, milliseconds{10'000})
                   .ok());
-  Status behind = coord::check_peer_clocks({now + milliseconds{12'000}, now + milliseconds{13'000}},
+  Status behind = coord::check_peer_clocks({PeerClock{now + milliseconds{12'000}, milliseconds{0}},
+                                            PeerClock{now + milliseconds{13'000}, milliseconds{0}}},
                                            now, milliseconds{10'000});
   ASSERT_FALSE(behind.ok());
   EXPECT_NE(behind.error().message.find("12.5 s behind the mean of the 2 live peers"),
             std::string::npos)
       << behind.error().message;
-  EXPECT_TRUE(coord::check_peer_clocks({now + milliseconds{60'000}}, now, milliseconds{0}).ok());
+  EXPECT_TRUE(coord::check_peer_clocks({PeerClock{now + milliseconds{60'000}, milliseconds{0}}},
+                                       now, milliseconds{0})
+                  .ok());
+}
+
+// A peer's published reading is up to its refresh interval old: a healthy
+// node 9 s ahead of a peer whose sample is 2 s old must not be taken for 11 s
+// off, and a refusal says how old the samples were (issue "Hardening", 14).
+TEST(PeerClocks, CorrectForTheAgeOfEachSample) {
+  using coord::PeerClock;
+  const milliseconds now{1'790'000'000'000};
+  const milliseconds refresh{2'200};
+  // The peer wrote its clock 2 s ago, when our clock was 9 s ahead of it.
+  EXPECT_TRUE(coord::check_peer_clocks({PeerClock{now - milliseconds{11'000}, refresh}}, now,
+                                       milliseconds{10'000})
+                  .ok());
+  Status far = coord::check_peer_clocks({PeerClock{now - milliseconds{22'000}, refresh}}, now,
+                                        milliseconds{10'000});
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message.find("19.8 s ahead of"), std::string::npos) << far.error().message;
+  EXPECT_NE(far.error().message.find("up to 2.2 s old"), std::string::npos) << far.error().message;
 }
 
 TEST(EtcdOptions, BadEndpointsAndOptionsAreInvalidArguments) {
