@@ -185,6 +185,11 @@ class Generator {
   // Consumes nothing. For readiness probes.
   Status readiness() const;
 
+  // True if a call made now may wait for the clock: the wait policy, with the
+  // clock behind the last issued unit. A hint (the clock moves on), for a
+  // server that keeps such calls off the threads that serve other requests.
+  bool may_wait_for_clock() const;
+
   GeneratorStats stats() const;
   const GeneratorOptions& options() const;
 

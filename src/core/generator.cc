@@ -607,6 +607,11 @@ Status Generator::readiness() const {
   return {};
 }
 
+bool Generator::may_wait_for_clock() const {
+  const Impl& g = *impl_;
+  return g.options.clock_policy == ClockPolicy::kWait && g.tick_of(g.clock->now()) < g.last_tick();
+}
+
 GeneratorStats Generator::stats() const {
   const Impl& g = *impl_;
   GeneratorStats s;

@@ -23,6 +23,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// The longest max_wait_ms: a request waiting for the clock longer than this
+// is one an HTTP client or a load balancer would have given up on.
+constexpr std::uint64_t kMaxWaitBound = 10'000;
+
 // Where an option has a meaning. Outside its scope an option set to anything
 // but its default is an error (validate()): no option is silently ignored.
 enum class Scope {
@@ -84,9 +88,10 @@ std::function<Status(ServerConfig&, const std::string&)> number(T ServerConfig::
   };
 }
 
-std::function<Status(ServerConfig&, const std::string&)> duration(milliseconds ServerConfig::*field) {
-  return [field](ServerConfig& c, const std::string& v) -> Status {
-    auto n = parse_unsigned(v, 86'400'000, "milliseconds");
+std::function<Status(ServerConfig&, const std::string&)> duration(
+    milliseconds ServerConfig::*field, std::uint64_t max_ms = 86'400'000) {
+  return [field, max_ms](ServerConfig& c, const std::string& v) -> Status {
+    auto n = parse_unsigned(v, max_ms, "milliseconds");
     if (!n.ok()) return n.error();
     c.*field = milliseconds{static_cast<long long>(*n)};
     return {};
@@ -304,7 +309,7 @@ const std::vector<Option>& options() {
          return {};
        },
        [](const ServerConfig& c) { return std::string(clock_policy_name(c.clock_policy)); }},
-      {"max_wait_ms", duration(&ServerConfig::max_wait),
+      {"max_wait_ms", duration(&ServerConfig::max_wait, kMaxWaitBound),
        [](const ServerConfig& c) { return std::to_string(c.max_wait.count()); },
        Scope::kWaitPolicy},
       {"max_drift_ms", duration(&ServerConfig::max_drift),

@@ -144,6 +144,11 @@ void set_error(HttpResponse& response, unsigned status, std::string_view message
   set_json(response, nlohmann::json{{"error", message}});
 }
 
+bool issues_ids(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  return path == "/v1/id" || path == "/v1/ids" || path.starts_with("/api/snowflake/get/");
+}
+
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response) {
   response.reset();
   auto parsed = parse_target(request.target);

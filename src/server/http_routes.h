@@ -49,6 +49,10 @@ struct HttpResponse {
 };
 
 // Answers `request` into `response` (which it resets first).
+// True for the routes that issue Snowflake IDs (and so may wait for the clock
+// under the wait policy): /v1/id, /v1/ids, /api/snowflake/get/{key}.
+bool issues_ids(std::string_view target);
+
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response);
 
 // Makes `response` the error {"error":"…"} with the given status.

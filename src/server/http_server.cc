@@ -10,6 +10,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
@@ -104,6 +105,9 @@ struct Worker {
   asio::steady_timer sweeper{io};
   std::atomic<bool> draining{false};
   std::thread thread;
+  // Where requests that may wait for the clock run, so that this thread
+  // keeps serving its other connections (the server's, shared by workers).
+  asio::thread_pool* waiters = nullptr;
 
   void sweep_every_period() {
     sweeper.expires_after(kSweepPeriod);
@@ -206,6 +210,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
         append_error(reader_.refusal().status, reader_.refusal().message);
         break;
       }
+      if (may_wait_for_clock()) return answer_off_thread();  // resumes this loop when done
       answer();
     }
     if (!out_.empty()) return write();
@@ -216,8 +221,37 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
 
   void answer() {
     const SteadyTime begin = std::chrono::steady_clock::now();
+    handle_http(service_, request_view(reader_.request()), response_);
+    finish_answer(begin);
+  }
+
+  // Whether the request just read may wait for the clock (wait policy, clock
+  // behind): then it must not hold this thread, which serves other
+  // connections too (/healthz among them).
+  bool may_wait_for_clock() const {
+    return worker_.waiters != nullptr && issues_ids(std_view(reader_.request().target())) &&
+           service_.node().generator().may_wait_for_clock();
+  }
+
+  // Answers the request on a waiter thread, then goes on here. Nothing else
+  // of this connection runs meanwhile: reading stops, so the request read
+  // stays valid, and the sweeper may only close the socket.
+  void answer_off_thread() {
+    deadline_ = std::chrono::steady_clock::now() + service_.config().max_wait +
+                service_.config().read_timeout;
+    asio::post(*worker_.waiters, [self = this->shared_from_this()] {
+      const SteadyTime begin = std::chrono::steady_clock::now();
+      handle_http(self->service_, request_view(self->reader_.request()), self->response_);
+      asio::post(self->stream_.get_executor(), [self, begin] {
+        self->finish_answer(begin);
+        if (self->closed_) return;
+        self->parse_and_answer();
+      });
+    });
+  }
+
+  void finish_answer(SteadyTime begin) {
     const auto& request = reader_.request();
-    handle_http(service_, request_view(request), response_);
     const bool keep_alive =
         request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
     append_response(request.version(), keep_alive);
@@ -388,6 +422,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::unique_ptr<ssl::context> tls;
   std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
   std::vector<std::unique_ptr<Worker>> workers;
+  // Requests that may wait for the clock (wait policy) run here, off the
+  // workers' threads; each waits at most max_wait.
+  asio::thread_pool waiters{4};
   std::size_t next_worker = 0;
 };
 
@@ -423,6 +460,7 @@ Result<Endpoint> HttpServer::listen() {
   impl_->max_connections = connection_limit(config.max_connections);
   for (int i = 0; i < config.io_threads; ++i) {
     auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
+    if (config.clock_policy == ClockPolicy::kWait) worker->waiters = &impl_->waiters;
     worker->sweep_every_period();
     worker->thread = std::thread([&io = worker->io] { io.run(); });
   }
@@ -450,6 +488,7 @@ void HttpServer::stop() {
   for (auto& worker : impl_->workers) {
     if (worker->thread.joinable()) worker->thread.join();
   }
+  impl_->waiters.join();
 }
 
 }  // namespace snowid::server

@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -103,6 +104,57 @@ TEST_F(ProtocolHardening, BearerTokenFirstAndAlikeOnBothApis) {
     EXPECT_NE(refused.err.find(bad), std::string::npos) << refused.err;
     note(true);
   }
+}
+
+TEST_F(ProtocolHardening, WaitingForTheClockHoldsNoIoThread) {
+  describe("hardening/9/wait_policy_keeps_io_thread_free",
+           "under the wait policy, a request waiting for the clock held its I/O thread: "
+           "/healthz on the same thread hung behind it; max_wait_ms was allowed up to a day",
+           "snowidd --clock-policy wait --max-wait-ms 8000 --io-threads 1; libfaketime steps "
+           "the clock back 3 s; GET /v1/id, and GET /healthz and /readyz meanwhile; "
+           "--max-wait-ms 20000",
+           "/healthz answers within 500 ms while /v1/id waits about 3 s and then serves an ID "
+           "above the earlier ones; max_wait_ms above 10000 stops the start (exit 2)");
+  test::FaketimeControl clock;
+  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  test::ServerProcess server(SNOWIDD_PATH,
+                             {"--clock-policy", "wait", "--max-wait-ms", "8000", "--io-threads",
+                              "1", "--state-dir", scenario.dir.file("state")},
+                             clock.env());
+  ASSERT_TRUE(server.started()) << server.log();
+  const auto before = test::http_get(server.port(), "/v1/id");
+  ASSERT_EQ(before.status, 200);
+  clock.set_offset(milliseconds{-3000});
+  std::atomic<int> waited_status{0};
+  std::string waited_body;
+  const auto sent = std::chrono::steady_clock::now();
+  std::thread waiting([&] {
+    const auto reply = test::http_get(server.port(), "/v1/id");
+    waited_body = reply.body;
+    waited_status = reply.status;
+  });
+  std::this_thread::sleep_for(milliseconds{300});
+  for (const char* route : {"/healthz", "/metrics"}) {
+    const auto asked = std::chrono::steady_clock::now();
+    const auto reply = test::http_get(server.port(), route);
+    const auto took = std::chrono::steady_clock::now() - asked;
+    EXPECT_EQ(reply.status, 200) << route;
+    EXPECT_LT(took, milliseconds{500}) << route << " waited behind the waiting request";
+    note(false);
+  }
+  EXPECT_EQ(waited_status.load(), 0) << "the request did not wait";
+  waiting.join();
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  EXPECT_EQ(waited_status.load(), 200) << waited_body;
+  EXPECT_GE(waited, milliseconds{2500});
+  scenario.record.recovery_ms = std::chrono::duration_cast<milliseconds>(waited).count();
+  note(false);
+  EXPECT_GT(waited_body, before.body);  // {"id":"..."}: same length, so text order is ID order
+  auto refused = test::run_process(
+      {SNOWIDD_PATH, "--max-wait-ms", "20000", "--clock-policy", "wait", "--check-config"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("max_wait_ms"), std::string::npos) << refused.err;
+  note(true);
 }
 
 TEST_F(ProtocolHardening, GrpcPortInUseIsOneLine) {
