@@ -460,14 +460,25 @@ std::string effective_config_toml(const ServerConfig& config) {
       out += fmt::format("# {} is set (not shown)\n", name);
       continue;
     }
-    std::ostringstream quoted;
-    quoted << toml::value<std::string>(value);
+    // A TOML basic string: quotes, backslashes and control characters escaped.
+    std::string quoted = "\"";
+    for (const char c : value) {
+      if (c == '"' || c == '\\') {
+        quoted += '\\';
+        quoted += c;
+      } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        quoted += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+      } else {
+        quoted += c;
+      }
+    }
+    quoted += '"';
     if (name == "segment_store" && value != segment_store_url(config) &&
         value != kSegmentStoreOff) {
-      out += fmt::format("# {} = {} (its password not shown)\n", name, quoted.str());
+      out += fmt::format("# {} = {} (its password not shown)\n", name, quoted);
       continue;
     }
-    out += fmt::format("{} = {}\n", name, quoted.str());
+    out += fmt::format("{} = {}\n", name, quoted);
   }
   return out;
 }

@@ -133,7 +133,7 @@ grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization autho
   Status issued =
       segments->next(request.tag(), static_cast<std::uint32_t>(request.count()), numbers);
   if (!issued.ok()) {
-    const Error& error = issued.error();
+    const Error error = service.segment_error_for_client(request.tag(), issued.error());
     grpc::StatusCode code = grpc::StatusCode::INTERNAL;
     if (error.code == ErrorCode::kInvalidArgument) code = grpc::StatusCode::INVALID_ARGUMENT;
     if (error.code == ErrorCode::kNotFound) code = grpc::StatusCode::NOT_FOUND;

@@ -114,17 +114,21 @@ void set_segment_error(HttpResponse& response, const Error& error) {
 }
 
 // GET /v1/segment/{tag}[?count=N] and the Leaf route /api/segment/get/{tag}.
-void issue_segment(SegmentAllocator& segments, std::string_view tag,
+void issue_segment(const IdService& service, SegmentAllocator& segments, std::string_view tag,
                    std::optional<std::uint32_t> count, IdFormat format, HttpResponse& response) {
   if (!count) {
     auto number = segments.next(tag);
-    if (!number.ok()) return set_segment_error(response, number.error());
+    if (!number.ok()) {
+      return set_segment_error(response, service.segment_error_for_client(tag, number.error()));
+    }
     return write_number(*number, format, response);
   }
   thread_local std::vector<std::int64_t> numbers;
   numbers.clear();
   Status issued = segments.next(tag, *count, numbers);
-  if (!issued.ok()) return set_segment_error(response, issued.error());
+  if (!issued.ok()) {
+    return set_segment_error(response, service.segment_error_for_client(tag, issued.error()));
+  }
   write_numbers(numbers, format, response);
 }
 
@@ -249,11 +253,11 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
         return set_error(response, 404, "segment mode is off (segment_store = \"off\")");
       }
       if (route == Route::kLeafSegment) {
-        return issue_segment(*segments, tail, std::nullopt, IdFormat::kLeafText, response);
+        return issue_segment(service, *segments, tail, std::nullopt, IdFormat::kLeafText, response);
       }
       auto count = parse_count(target, service.config().max_batch);
       if (!count.ok()) return set_error(response, 400, count.error().message);
-      return issue_segment(*segments, tail, *count,
+      return issue_segment(service, *segments, tail, *count,
                            wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
                            response);
     }

@@ -1,8 +1,10 @@
 #include "service.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "audit_format.h"
 #include "id_json.h"
@@ -116,13 +118,35 @@ void IdService::maintain() {
   if (audit_log_) audit_log_->probe();
 }
 
+Error IdService::segment_error_for_client(std::string_view tag, const Error& error) const {
+  if (error.code != ErrorCode::kUnavailable) return error;
+  static std::atomic<long long> last_logged_s{0};
+  const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count();
+  long long last = last_logged_s.load();
+  if (now_s - last >= 10 && last_logged_s.compare_exchange_strong(last, now_s)) {
+    spdlog::warn("segment requests refused: {}", error.message);
+  }
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("segment tag '{}' has no numbers buffered and the segment store is "
+                           "unavailable; retry later (details in the server log)",
+                           tag.substr(0, 64))};
+}
+
 nlohmann::json IdService::segment_readiness() const {
   if (segments_ == nullptr) return nlohmann::json{{"enabled", false}};
   const SegmentReadiness r = segments_->readiness();
+  // /readyz needs no token: the store's own text stays in /v1/info and the log.
+  std::string reason;
+  if (!r.store_reachable) {
+    reason = r.ready ? "segment store unreachable; serving from buffered ranges"
+                     : "segment store unreachable; no numbers buffered";
+  }
   return nlohmann::json{{"enabled", true},
                         {"ready", r.ready},
                         {"store_reachable", r.store_reachable},
-                        {"reason", r.reason}};
+                        {"reason", reason}};
 }
 
 namespace {
@@ -134,7 +158,10 @@ nlohmann::json segment_info(const ServerConfig& config, const SegmentAllocator* 
   for (std::size_t i = 0; i < stats.size() && i < kMaxSegmentTagsExported; ++i) {
     tags.push_back(stats[i].tag);
   }
+  const SegmentReadiness readiness = segments->readiness();
   return nlohmann::json{{"store", redact_store_url(segment_store_url(config))},
+                        {"store_reachable", readiness.store_reachable},
+                        {"store_state", readiness.reason},
                         {"auto_create", config.segment_auto_create},
                         {"prefetch_at", config.segment_prefetch_at},
                         {"max_step", config.segment_max_step},

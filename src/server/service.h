@@ -55,6 +55,12 @@ class IdService {
   // protocol asks this first, before it reads anything else of a request.
   bool authorized(std::optional<std::string_view> authorization) const;
 
+  // What a client is told when a segment request fails: `error` as it is,
+  // except that a store failure (kUnavailable) becomes a short reason naming
+  // the tag only; the store's own text (host, port, the driver's message)
+  // goes to the log (at most every 10 s) and to /v1/info, behind the token.
+  Error segment_error_for_client(std::string_view tag, const Error& error) const;
+
   // {"enabled", "ready", "store_reachable", "reason"} for /readyz.
   nlohmann::json segment_readiness() const;
   // Ok if an ID can be issued now: the node's claim and generator (clock,

@@ -160,5 +160,44 @@ TEST_F(SegmentChaos, NodesServeFromBuffersWhileTheDatabaseIsDownThenRecover) {
   scenario.check(load.sources());
 }
 
+// Issue "Hardening", item 20: a client of a node whose database is down is
+// told that, not where the database lives or what its driver said.
+TEST_F(SegmentChaos, RefusalsWhileTheDatabaseIsDownNameNoDatabaseDetails) {
+  scenario.record.scenario = "hardening/20/segment_503_body";
+  scenario.record.fault = "PostgreSQL down and a tag's buffers used up";
+  scenario.record.injection = "pg_ctl stop -m immediate; requests until 503";
+  scenario.record.expected =
+      "503 bodies (HTTP and the gRPC message) and /readyz bodies name the tag and the store's "
+      "state but not its host, port or driver text; /v1/info and the log keep the details";
+  start_nodes("pg.quiet", 10,
+              {"--segment-request-timeout-ms", "300", "--segment-store-timeout-ms", "500",
+               "--segment-retry-max-ms", "200"});
+  ASSERT_TRUE(postgres_->stop(true)) << postgres_->error();
+  const std::string url = postgres_->url();
+  // libpq names the port in its own words ("port 41234"): look for the number.
+  const std::string host_port =
+      url.substr(url.find('@') + 1, url.find('/', url.find('@')) - url.find('@') - 1);
+  const std::string port = host_port.substr(host_port.rfind(':') + 1);
+  test::HttpReply refused;
+  for (int i = 0; i < 200 && refused.status != 503; ++i) {
+    refused = test::http_get(nodes[0]->port(), "/v1/segment/pg.quiet?count=5");
+    ++scenario.record.answers;
+  }
+  ASSERT_EQ(refused.status, 503) << refused.body;
+  ++scenario.record.refused;
+  EXPECT_NE(refused.body.find("pg.quiet"), std::string::npos) << refused.body;
+  EXPECT_EQ(refused.body.find(port), std::string::npos) << refused.body;
+  const auto ready = test::http_get(nodes[0]->port(), "/readyz/segment");
+  EXPECT_EQ(ready.status, 503);
+  EXPECT_EQ(ready.body.find(port), std::string::npos) << ready.body;
+  const auto info = test::http_get(nodes[0]->port(), "/v1/info");
+  EXPECT_NE(info.body.find("store_state"), std::string::npos) << info.body;
+  EXPECT_TRUE(test::wait_until(
+      [&] { return nodes[0]->log().find("segment requests refused") != std::string::npos; },
+      seconds{5}))
+      << nodes[0]->log();
+  ASSERT_TRUE(postgres_->start()) << postgres_->error();
+}
+
 }  // namespace
 }  // namespace snowid
