@@ -125,6 +125,7 @@ void RequestReader::start() {
   finished_ = false;
   header_checked_ = false;
   header_bytes_ = 0;
+  skipped_empty_line_ = false;
 }
 
 RequestReader::Outcome RequestReader::refuse(unsigned status, std::string message) {
@@ -136,6 +137,18 @@ RequestReader::Outcome RequestReader::refuse(unsigned status, std::string messag
 RequestReader::Outcome RequestReader::read(beast::flat_buffer& in) {
   while (in.size() > 0) {
     if (!parser_ || finished_) start();
+    // RFC 9112 2.2: one empty line (CRLF) before a request line is ignored,
+    // as a client may send one after a previous request's body. It counts
+    // against the header's size like any other byte.
+    if (header_bytes_ == 0 && !parser_->is_header_done()) {
+      const auto* bytes = static_cast<const char*>(in.data().data());
+      if (bytes[0] == '\r' && in.size() < 2) return Outcome::kNeedMore;
+      if (bytes[0] == '\r' && bytes[1] == '\n' && !skipped_empty_line_) {
+        skipped_empty_line_ = true;
+        in.consume(2);
+        continue;
+      }
+    }
     // Every byte of a header is checked here before the parser takes it
     // (it takes a field line only once it has seen the byte after it).
     if (!parser_->is_header_done() &&

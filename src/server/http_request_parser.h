@@ -68,6 +68,7 @@ class RequestReader {
   bool finished_ = false;         // parser_ holds a complete (or refused) request
   bool header_checked_ = false;   // header_refusal() has seen parser_'s header
   std::size_t header_bytes_ = 0;  // of parser_'s request, taken by the parser so far
+  bool skipped_empty_line_ = false;  // the one empty line before this request line
   std::size_t header_fields_ = 0;  // fields in a chunked request's header, once checked
   Refusal refusal_;
 };

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <optional>
+#include <span>
 
 #include "http_target.h"
 #include "id_json.h"
@@ -61,6 +64,45 @@ void write_number(std::int64_t number, IdFormat format, HttpResponse& response) 
   set_text_type(response);
   append_decimal(response.body, number);
   if (format == IdFormat::kTextLines) response.body += '\n';
+}
+
+// The query parameters each route takes; any other is refused, and so is a
+// format other than json or text.
+Status check_parameters(Route route, const Target& target) {
+  static constexpr std::array<std::string_view, 3> kAll{"count", "format", "agent"};
+  std::span<const std::string_view> known;  // a tail of kAll
+  switch (route) {
+    case Route::kIds:
+    case Route::kSegment:
+      known = std::span(kAll);
+      break;
+    case Route::kId:
+      known = std::span(kAll).subspan(1);
+      break;
+    case Route::kLeafSnowflake:
+    case Route::kLeafSegment:
+      known = std::span(kAll).subspan(2);
+      break;
+    default:
+      break;
+  }
+  for (const auto& [name, value] : target.query) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return invalid_argument(fmt::format("unknown query parameter '{}' for {}",
+                                          std::string_view(name).substr(0, 40), route_name(route)));
+    }
+    if (name == "format" && value != "json" && value != "text") {
+      return invalid_argument(
+          fmt::format("format '{}' is not json or text", std::string_view(value).substr(0, 40)));
+    }
+  }
+  return {};
+}
+
+// A HEAD on a route that issues numbers: the GET's header fields, nothing issued.
+void answer_head(IdFormat format, HttpResponse& response) {
+  if (format != IdFormat::kJson) set_text_type(response);
+  response.length_unknown = true;
 }
 
 void issue_one(IdService& service, std::string_view agent, IdFormat format,
@@ -140,6 +182,8 @@ void HttpResponse::reset() {
   body.clear();
   route = Route::kOther;
   headers.clear();
+  head = false;
+  length_unknown = false;
 }
 
 void set_error(HttpResponse& response, unsigned status, std::string_view message) {
@@ -149,16 +193,13 @@ void set_error(HttpResponse& response, unsigned status, std::string_view message
 }
 
 bool issues_ids(std::string_view target) {
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::string_view path = target_path(target);
   return path == "/v1/id" || path == "/v1/ids" || path.starts_with("/api/snowflake/get/");
 }
 
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response) {
   response.reset();
-  auto parsed = parse_target(request.target);
-  if (!parsed.ok()) return set_error(response, 400, parsed.error().message);
-  const Target& target = *parsed;
-  const std::string_view path = target.path;
+  const std::string_view path = target_path(request.target);
 
   std::string_view tail;
   auto under = [&](std::string_view prefix) {
@@ -184,9 +225,23 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   if (route == Route::kOther) {
     return set_error(response, 404, fmt::format("no route for {}", path.substr(0, 100)));
   }
-  if (request.method != "GET") {
-    set_error(response, 405, fmt::format("{} accepts GET only", route_name(route)));
-    response.headers.emplace_back("Allow", "GET");
+  // Probes and scrapers ignore their query, whatever it holds (cache
+  // busters, repeats); every other route accepts its own parameters only.
+  const bool takes_query = route != Route::kHealthz && route != Route::kReadyz &&
+                           route != Route::kMetrics && route != Route::kReadyzSegment;
+  Target target;
+  if (takes_query) {
+    auto parsed = parse_target(request.target);
+    if (!parsed.ok()) return set_error(response, 400, parsed.error().message);
+    target = std::move(*parsed);
+    if (Status known = check_parameters(route, target); !known.ok()) {
+      return set_error(response, 400, known.error().message);
+    }
+  }
+  response.head = request.method == "HEAD";
+  if (request.method != "GET" && !response.head) {
+    set_error(response, 405, fmt::format("{} accepts GET and HEAD only", route_name(route)));
+    response.headers.emplace_back("Allow", "GET, HEAD");
     return;
   }
   if (route == Route::kHealthz) return set_json(response, nlohmann::json{{"status", "ok"}});
@@ -233,18 +288,19 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   }
 
   switch (route) {
-    case Route::kId:
-      return issue_one(service, agent,
-                       wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
-                       response);
+    case Route::kId: {
+      const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
+      if (response.head) return answer_head(format, response);
+      return issue_one(service, agent, format, response);
+    }
     case Route::kIds: {
       const std::uint32_t max = service.config().max_batch;
       auto count = parse_count(target, max);
       if (!count.ok()) return set_error(response, 400, count.error().message);
       if (!*count) return set_error(response, 400, fmt::format("count is required (1..{})", max));
-      return issue_many(service, **count, agent,
-                        wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
-                        response);
+      const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
+      if (response.head) return answer_head(format, response);
+      return issue_many(service, **count, agent, format, response);
     }
     case Route::kSegment:
     case Route::kLeafSegment: {
@@ -253,13 +309,14 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
         return set_error(response, 404, "segment mode is off (segment_store = \"off\")");
       }
       if (route == Route::kLeafSegment) {
+        if (response.head) return answer_head(IdFormat::kLeafText, response);
         return issue_segment(service, *segments, tail, std::nullopt, IdFormat::kLeafText, response);
       }
       auto count = parse_count(target, service.config().max_batch);
       if (!count.ok()) return set_error(response, 400, count.error().message);
-      return issue_segment(service, *segments, tail, *count,
-                           wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson,
-                           response);
+      const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
+      if (response.head) return answer_head(format, response);
+      return issue_segment(service, *segments, tail, *count, format, response);
     }
     case Route::kDecode: {
       auto id = parse_id(tail);
@@ -274,6 +331,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       if (tail.size() > 128 || tail.find('/') != std::string_view::npos) {
         return set_error(response, 400, "key must be at most 128 characters without '/'");
       }
+      if (response.head) return answer_head(IdFormat::kLeafText, response);
       return issue_one(service, agent, IdFormat::kLeafText, response);
     }
     default:

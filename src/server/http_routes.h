@@ -43,6 +43,11 @@ struct HttpResponse {
   std::string body;
   Route route = Route::kOther;
   std::vector<std::pair<std::string_view, std::string_view>> headers;
+  // HEAD: the header fields a GET would get, no body. A route that issues
+  // numbers issues none for a HEAD, so its length is not known: then
+  // Content-Length is left out (RFC 9110 9.3.2 allows it).
+  bool head = false;
+  bool length_unknown = false;
 
   // Back to an empty 200, keeping the body's capacity.
   void reset();

@@ -273,10 +273,12 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void append_response(unsigned version, bool keep_alive) {
     const auto status = static_cast<http::status>(response_.status);
     fmt::format_to(std::back_inserter(out_),
-                   "HTTP/1.{} {} {}\r\nServer: snowid\r\nContent-Type: {}\r\n"
-                   "Content-Length: {}\r\n",
+                   "HTTP/1.{} {} {}\r\nServer: snowid\r\nContent-Type: {}\r\n",
                    version == 10 ? 0 : 1, response_.status, std_view(http::obsolete_reason(status)),
-                   response_.content_type, response_.body.size());
+                   response_.content_type);
+    if (!response_.length_unknown) {
+      fmt::format_to(std::back_inserter(out_), "Content-Length: {}\r\n", response_.body.size());
+    }
     for (const auto& [name, value] : response_.headers) {
       out_.append(name).append(": ").append(value).append("\r\n");
     }
@@ -286,7 +288,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       out_ += "Connection: keep-alive\r\n";
     }
     out_ += "\r\n";
-    out_ += response_.body;
+    if (!response_.head) out_ += response_.body;  // a HEAD response has no content
   }
 
   void write() {

@@ -2,14 +2,64 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
 #include "snowid/decode.h"
 
 namespace snowid::server {
 
+namespace {
+
+// `text` with its %XX escapes decoded; nullopt on a malformed escape.
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    unsigned char byte = 0;
+    const char* digits = text.data() + i + 1;
+    if (text.size() - i < 3 || std::from_chars(digits, digits + 2, byte, 16).ptr != digits + 2) {
+      return std::nullopt;
+    }
+    out += static_cast<char>(byte);
+    i += 2;
+  }
+  return out;
+}
+
+// The target without the scheme and authority of its absolute form.
+std::string_view origin_form(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() < scheme.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < scheme.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(target[i])) == scheme[i];
+    }
+    if (!same) continue;
+    const auto slash = target.find_first_of("/?", scheme.size());
+    if (slash == std::string_view::npos) return "/";
+    return target[slash] == '?' ? std::string_view{} : target.substr(slash);
+  }
+  return target;
+}
+
+}  // namespace
+
+std::string_view target_path(std::string_view target) {
+  const std::string_view origin = origin_form(target);
+  const std::string_view path = origin.substr(0, origin.find('?'));
+  return path.empty() ? "/" : path;
+}
+
 Result<Target> parse_target(std::string_view target) {
   Target out;
+  out.path = target_path(target);
   const auto q = target.find('?');
-  out.path = target.substr(0, q);
   if (q == std::string_view::npos) return out;
   std::string_view rest = target.substr(q + 1);
   while (!rest.empty()) {
@@ -18,10 +68,17 @@ Result<Target> parse_target(std::string_view target) {
     rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
     if (pair.empty()) continue;
     const auto eq = pair.find('=');
-    const std::string_view key = pair.substr(0, eq);
-    const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
-    if (!out.query.emplace(key, value).second) {
-      return invalid_argument(fmt::format("query parameter '{}' given twice", key.substr(0, 40)));
+    auto key = percent_decode(pair.substr(0, eq));
+    auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+    if (!key || !value) {
+      return invalid_argument(
+          fmt::format("query parameter '{}' has a '%' not followed by two "
+                      "hexadecimal digits",
+                      pair.substr(0, 40)));
+    }
+    if (!out.query.emplace(std::move(*key), std::move(*value)).second) {
+      return invalid_argument(fmt::format("query parameter '{}' given twice",
+                                          pair.substr(0, std::min<std::size_t>(eq, 40))));
     }
   }
   return out;

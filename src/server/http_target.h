@@ -4,23 +4,32 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "snowid/error.h"
 
 namespace snowid::server {
 
-// A split request target. The views point into the string parsed.
+// A split request target. The path points into the string parsed; the
+// parameters are percent-decoded copies (none on a target without '?').
 struct Target {
   std::string_view path;
-  std::map<std::string_view, std::string_view> query;
+  std::map<std::string, std::string, std::less<>> query;
 };
 
-// Splits "/path?a=1&b=2" into the path and the parameters, taken as given
-// (no percent-decoding); a parameter without '=' has the empty value.
-// kInvalidArgument if a parameter is given twice.
+// The path of a request target: the part before '?', without the scheme and
+// authority of an absolute-form target ("http://host/v1/id", RFC 9112
+// 3.2.2; "/" if it names no path).
+std::string_view target_path(std::string_view target);
+
+// Splits "/path?a=1&b=2" (or its absolute form) into the path and the
+// parameters, names and values percent-decoded (RFC 3986 2.1); a parameter
+// without '=' has the empty value. kInvalidArgument if a parameter is given
+// twice or holds a '%' not followed by two hexadecimal digits.
 Result<Target> parse_target(std::string_view target);
 
 // The `count` parameter, 1..max; nullopt if absent. kInvalidArgument naming

@@ -125,6 +125,9 @@ TEST_F(ProtocolHardening, WaitingForTheClockHoldsNoIoThread) {
   const auto before = test::http_get(server.port(), "/v1/id");
   ASSERT_EQ(before.status, 200);
   clock.set_offset(milliseconds{-3000});
+  // Past the millisecond of the last ID, so that the step is what the next
+  // request meets (a reading may be reused within its millisecond).
+  std::this_thread::sleep_for(milliseconds{50});
   std::atomic<int> waited_status{0};
   std::string waited_body;
   const auto sent = std::chrono::steady_clock::now();
@@ -155,6 +158,53 @@ TEST_F(ProtocolHardening, WaitingForTheClockHoldsNoIoThread) {
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("max_wait_ms"), std::string::npos) << refused.err;
   note(true);
+}
+
+TEST_F(ProtocolHardening, HttpFollowsRfc9112WhereItIsNoRisk) {
+  describe("hardening/11_12/http_head_and_targets",
+           "HEAD answered 405 with a body on a kept-alive connection; absolute-form targets, an "
+           "empty line before the request line, percent-encoded query values, unknown formats "
+           "and parameters, and repeated parameters on probes were mishandled",
+           "raw requests on kept-alive connections: HEAD on every GET route followed by a GET; "
+           "GET http://host/v1/id; CRLF before GET; ?format=%74ext, ?count=%32; format=xml; "
+           "/v1/decode/ID?preset=discord; /healthz?a=1&a=1",
+           "HEAD: headers only, no ID issued, the next response intact; the RFC forms served; "
+           "unknown formats and parameters 400 with a JSON body; probes ignore their query");
+  test::ServerProcess server(SNOWIDD_PATH, {"--state-dir", scenario.dir.file("state")});
+  ASSERT_TRUE(server.started()) << server.log();
+  const int port = server.port();
+  test::HttpConnection conn(port);
+  for (const char* target : {"/v1/id", "/v1/ids?count=3", "/healthz", "/metrics"}) {
+    ASSERT_TRUE(conn.send(std::string("HEAD ") + target + " HTTP/1.1\r\nHost: x\r\n\r\n" +
+                          "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const auto head = conn.read_head();
+    EXPECT_EQ(head.status, 200) << target;
+    const auto next = conn.read();
+    EXPECT_EQ(next.status, 200) << target;
+    EXPECT_NE(next.body.find("ok"), std::string::npos) << target << ": " << next.body;
+    note(false);
+  }
+  const auto expect = [&](const std::string& raw, int status, const std::string& says) {
+    const auto reply = test::http_raw(port, raw);
+    EXPECT_EQ(reply.status, status) << raw << reply.body;
+    EXPECT_NE(reply.body.find(says), std::string::npos) << raw << reply.body;
+    note(status != 200);
+  };
+  expect("GET http://snowid.example/v1/id HTTP/1.1\r\nHost: snowid.example\r\n\r\n", 200, "\"id\"");
+  expect("\r\nGET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n", 200, "\"id\"");
+  const auto text = test::http_get(port, "/v1/id?format=%74ext");
+  EXPECT_EQ(text.headers.at("content-type").rfind("text/plain", 0), 0u) << text.body;
+  note(false);
+  const auto two = test::http_get(port, "/v1/ids?count=%32&format=text");
+  EXPECT_EQ(test::split_lines(two.body).size(), 2u) << two.body;
+  note(false);
+  expect("GET /v1/id?format=xml HTTP/1.1\r\nHost: x\r\n\r\n", 400, "format 'xml'");
+  expect("GET /v1/decode/910499571847892992?preset=discord HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+         "unknown query parameter 'preset'");
+  expect("GET /v1/id?count=%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "hexadecimal");
+  expect("GET /healthz?a=1&a=1 HTTP/1.1\r\nHost: x\r\n\r\n", 200, "ok");
+  expect("GET /metrics?x HTTP/1.1\r\nHost: x\r\n\r\n", 200, "snowid_ready");
+  EXPECT_NE(test::metric(port, "snowid_ids_issued_total{agent=\"none\"}"), -1);
 }
 
 TEST_F(ProtocolHardening, GrpcPortInUseIsOneLine) {

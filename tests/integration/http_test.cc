@@ -138,8 +138,41 @@ TEST_F(HttpTest, RoutingErrors) {
   expect_json_error(http_get(port, "/"), 404, "no route");
   const HttpReply post =
       http_raw(port, "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
-  expect_json_error(post, 405, "GET only");
-  EXPECT_EQ(post.headers.at("allow"), "GET");
+  expect_json_error(post, 405, "GET and HEAD only");
+  EXPECT_EQ(post.headers.at("allow"), "GET, HEAD");
+}
+
+// HEAD on every GET route: the GET's header fields and no body, so that the
+// next response on a kept-alive connection is read as such; a HEAD issues no
+// ID (issue "Hardening", item 11).
+TEST_F(HttpTest, HeadGetsHeadersOnlyAndIssuesNothing) {
+  auto server = start(dir);
+  test::HttpConnection conn(server->port());
+  const Id before = std::stoll(
+      nlohmann::json::parse(http_get(server->port(), "/v1/id").body)["id"].get<std::string>());
+  for (const char* target : {"/v1/id", "/v1/ids?count=5", "/healthz", "/readyz", "/metrics",
+                             "/v1/info", "/api/snowflake/get/orders"}) {
+    ASSERT_TRUE(conn.send(std::string("HEAD ") + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(conn.send("GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  Id last = before;
+  for (int i = 0; i < 7; ++i) {
+    // The HEAD's response has no body: reading it as a response without
+    // content must leave the GET's response next, whole.
+    test::HttpReply head = conn.read_head();
+    EXPECT_EQ(head.status, 200) << i;
+    EXPECT_TRUE(head.body.empty()) << i;
+    test::HttpReply get = conn.read();
+    ASSERT_EQ(get.status, 200) << i << ": " << get.body;
+    const Id id = std::stoll(nlohmann::json::parse(get.body)["id"].get<std::string>());
+    EXPECT_GT(id, last);
+    last = id;
+  }
+  // Six GETs' and this one's IDs: the HEADs consumed none of the sequence
+  // (each next ID follows the last within the same time unit or later).
+  const auto metrics = http_get(server->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"none\"} 8\n"), std::string::npos)
+      << metrics;
 }
 
 TEST_F(HttpTest, OversizedHeadersAndBodies) {

@@ -28,7 +28,11 @@ std::string lower(std::string s) {
 
 // Parses one complete response from the front of `data`; returns its length
 // or 0 if more bytes are needed.
-std::size_t parse_response(const std::string& data, HttpReply& reply) {
+// Parses one response from the start of `data`; returns the bytes it used,
+// 0 if incomplete. `without_content`: the answer to a HEAD, whose header
+// fields describe a body that is not sent.
+std::size_t parse_response(const std::string& data, HttpReply& reply,
+                           bool without_content = false) {
   const auto end = data.find("\r\n\r\n");
   if (end == std::string::npos) return 0;
   std::istringstream head(data.substr(0, end));
@@ -47,7 +51,8 @@ std::size_t parse_response(const std::string& data, HttpReply& reply) {
     reply.headers[lower(line.substr(0, colon))] = value;
   }
   std::size_t length = 0;
-  if (auto it = reply.headers.find("content-length"); it != reply.headers.end()) {
+  if (auto it = reply.headers.find("content-length");
+      !without_content && it != reply.headers.end()) {
     length = std::stoul(it->second);
   }
   if (data.size() < end + 4 + length) return 0;
@@ -168,10 +173,18 @@ bool HttpConnection::send(const std::string& bytes) {
 }
 
 HttpReply HttpConnection::read(std::chrono::milliseconds timeout) {
+  return read_one(timeout, false);
+}
+
+HttpReply HttpConnection::read_head(std::chrono::milliseconds timeout) {
+  return read_one(timeout, true);
+}
+
+HttpReply HttpConnection::read_one(std::chrono::milliseconds timeout, bool without_content) {
   HttpReply reply;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (const std::size_t used = parse_response(pending_, reply); used > 0) {
+    if (const std::size_t used = parse_response(pending_, reply, without_content); used > 0) {
       pending_.erase(0, used);
       return reply;
     }

@@ -68,10 +68,14 @@ class HttpConnection {
   bool send(const std::string& bytes);
   // Reads the next response; status 0 if the server closed or timed out.
   HttpReply read(std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
+  // Reads the next response as the answer to a HEAD: header fields only.
+  HttpReply read_head(std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
   // True if the server closed the connection within `timeout`.
   bool closed_by_peer(std::chrono::milliseconds timeout);
 
  private:
+  HttpReply read_one(std::chrono::milliseconds timeout, bool without_content);
+
   int fd_ = -1;
   std::string pending_;
 };
