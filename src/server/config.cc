@@ -337,6 +337,8 @@ const std::vector<Option>& options() {
        [](const ServerConfig& c) { return std::to_string(c.io_threads); }},
       {"max_connections", number(&ServerConfig::max_connections, 1'000'000),
        [](const ServerConfig& c) { return std::to_string(c.max_connections); }},
+      {"grpc_max_connections", number(&ServerConfig::grpc_max_connections, 1'000'000),
+       [](const ServerConfig& c) { return std::to_string(c.grpc_max_connections); }},
       {"max_header_bytes", number(&ServerConfig::max_header_bytes, std::uint32_t{1 << 20}),
        [](const ServerConfig& c) { return std::to_string(c.max_header_bytes); }},
       {"max_body_bytes", number(&ServerConfig::max_body_bytes, std::uint32_t{1 << 20}),
@@ -625,6 +627,9 @@ Status validate(const ServerConfig& config) {
   if (config.max_batch == 0) return invalid_argument("max_batch must be at least 1");
   if (config.io_threads < 1) return invalid_argument("io_threads must be at least 1");
   if (config.max_connections < 1) return invalid_argument("max_connections must be at least 1");
+  if (config.grpc_max_connections < 1) {
+    return invalid_argument("grpc_max_connections must be at least 1");
+  }
   if (config.state_dir.empty()) return invalid_argument("state_dir must not be empty");
   if (config.audit_fsync && config.audit_log.empty()) {
     return invalid_argument("audit_fsync needs audit_log (the file to write the records to)");

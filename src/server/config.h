@@ -61,6 +61,8 @@ struct ServerConfig {
   std::uint32_t max_batch = 10000;
   int io_threads = 2;
   int max_connections = 10000;
+  // Open gRPC connections at most (plain text; see descriptor_budget.h).
+  int grpc_max_connections = 1000;
   std::uint32_t max_header_bytes = 8192;
   std::uint32_t max_body_bytes = 4096;
   std::chrono::milliseconds read_timeout{10000};

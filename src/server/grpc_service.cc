@@ -1,10 +1,19 @@
 #include "grpc_service.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/server_posix.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "grpc_calls.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -79,9 +88,74 @@ class Handlers final : public v1::IdService::CallbackService {
 
 struct GrpcServer::Impl {
   explicit Impl(IdService& id_service) : service(id_service), handlers(id_service) {}
+
+  // Plain text: snowidd accepts gRPC's connections itself, counts them
+  // against max_connections and hands each to gRPC; one beyond it is closed
+  // at once. A connection handed over is gRPC's to close: `handed` keeps
+  // each one's descriptor and socket inode, and the sweep every 200 ms drops
+  // those whose descriptor no longer holds that socket. (gRPC 1.51 has no
+  // connection limit of its own.) Runs on `thread`.
+  void accept() {
+    acceptor->async_accept([this](boost::system::error_code ec,
+                                  boost::asio::ip::tcp::socket socket) {
+      if (ec == boost::asio::error::operation_aborted || !acceptor->is_open()) return;
+      if (ec) {  // out of descriptors: try again shortly, never spin
+        retry.expires_after(std::chrono::milliseconds{100});
+        retry.async_wait([this](boost::system::error_code wait) {
+          if (!wait) accept();
+        });
+        return;
+      }
+      sweep();
+      if (handed.size() >= max_connections) {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+        service.metrics().grpc_connection_refused();
+      } else {
+        // gRPC drives the socket as its own accepted ones: non-blocking, no Nagle.
+        boost::system::error_code ignored;
+        socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+        const int fd = socket.release();
+        struct stat st {};
+        if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 && ::fstat(fd, &st) == 0) {
+          handed.emplace_back(fd, st.st_ino);
+          grpc::AddInsecureChannelFromFd(server.get(), fd);
+        } else {
+          ::close(fd);
+        }
+        service.metrics().set_grpc_connections(handed.size());
+      }
+      accept();
+    });
+  }
+
+  void sweep() {
+    std::erase_if(handed, [](const std::pair<int, ino_t>& h) {
+      struct stat st {};
+      return ::fstat(h.first, &st) != 0 || st.st_ino != h.second || !S_ISSOCK(st.st_mode);
+    });
+    service.metrics().set_grpc_connections(handed.size());
+  }
+
+  void sweep_every_period() {
+    sweeper.expires_after(std::chrono::milliseconds{200});
+    sweeper.async_wait([this](boost::system::error_code ec) {
+      if (ec) return;
+      sweep();
+      sweep_every_period();
+    });
+  }
+
   IdService& service;
   Handlers handlers;
   std::unique_ptr<grpc::Server> server;
+  std::size_t max_connections = 0;
+  boost::asio::io_context io{1};
+  std::optional<boost::asio::ip::tcp::acceptor> acceptor;
+  boost::asio::steady_timer retry{io};
+  boost::asio::steady_timer sweeper{io};
+  std::vector<std::pair<int, ino_t>> handed;  // only on `thread`
+  std::thread thread;
 };
 
 GrpcServer::GrpcServer(IdService& service) : impl_(std::make_unique<Impl>(service)) {}
@@ -90,36 +164,49 @@ GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds{0}); }
 
 namespace {
 
-// Binds the configured address once, as gRPC will, so that an address in use
-// or not ours is one line with the system's reason rather than gRPC's
-// multi-line report. (Another process may still take the port between this
-// check and gRPC's bind; gRPC's failure is then reported as below.)
-Status check_can_listen(const Endpoint& wanted) {
+// Binds the configured address, so that an address in use or not ours is one
+// line with the system's reason rather than gRPC's multi-line report.
+Result<boost::asio::ip::tcp::acceptor> open_listener(boost::asio::io_context& io,
+                                                     const Endpoint& wanted) {
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(wanted.host, ec);
   if (ec) return invalid_argument(fmt::format("grpc: '{}' is not an IP address", wanted.host));
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor probe(io);
+  boost::asio::ip::tcp::acceptor acceptor(io);
   const boost::asio::ip::tcp::endpoint endpoint(address, wanted.port);
-  probe.open(endpoint.protocol(), ec);
-  if (!ec) probe.set_option(boost::asio::socket_base::reuse_address(true), ec);
-  if (!ec) probe.bind(endpoint, ec);
-  if (!ec) probe.listen(1, ec);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(boost::asio::socket_base::max_listen_connections, ec);
   if (ec) {
     return invalid_argument(
         fmt::format("grpc: cannot listen on {}: {}", wanted.text(), ec.message()));
   }
-  return {};
+  return acceptor;
 }
 
 }  // namespace
 
-Result<Endpoint> GrpcServer::start() {
+Result<Endpoint> GrpcServer::start(std::int64_t max_connections) {
   const ServerConfig& config = impl_->service.config();
-  if (Status usable = check_can_listen(config.grpc); !usable.ok()) return usable.error();
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (!config.tls_cert.empty()) {
-    grpc::SslServerCredentialsOptions tls;
+  auto listener = open_listener(impl_->io, config.grpc);
+  if (!listener.ok()) return listener.error();
+  const bool tls = !config.tls_cert.empty();
+  grpc::ServerBuilder builder;
+  // Requests are a few bytes; anything large is a mistake or an attack.
+  builder.SetMaxReceiveMessageSize(kMaxGrpcRequestBytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxGrpcStreamsPerConnection);
+  // A connection with no call for idle_timeout is closed, as on HTTP, and
+  // one that never completes its handshake within read_timeout.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(config.idle_timeout.count()));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(config.read_timeout.count()));
+  builder.RegisterService(&impl_->handlers);
+  int port = 0;
+  if (tls) {
+    // gRPC's own listener: the TLS handshake is gRPC's (its fd hand-over
+    // takes plain text only), so grpc_max_connections is not enforced here.
+    grpc::SslServerCredentialsOptions options;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
     auto cert = read_text_file(config.tls_cert, "tls_cert");
     if (!cert.ok()) return cert.error();
@@ -127,26 +214,36 @@ Result<Endpoint> GrpcServer::start() {
     if (!key.ok()) return key.error();
     pair.cert_chain = std::move(*cert);
     pair.private_key = std::move(*key);
-    tls.pem_key_cert_pairs.push_back(std::move(pair));
-    credentials = grpc::SslServerCredentials(tls);
+    options.pem_key_cert_pairs.push_back(std::move(pair));
+    listener->close();
+    builder.AddListeningPort(config.grpc.text(), grpc::SslServerCredentials(options), &port);
   }
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.grpc.text(), credentials, &port);
-  // Requests are a few bytes; anything large is a mistake or an attack.
-  builder.SetMaxReceiveMessageSize(kMaxGrpcRequestBytes);
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxGrpcStreamsPerConnection);
-  builder.RegisterService(&impl_->handlers);
   impl_->server = builder.BuildAndStart();
-  if (!impl_->server || port == 0) {
+  if (!impl_->server || (tls && port == 0)) {
     impl_->server.reset();
     return Error{ErrorCode::kUnavailable,
                  fmt::format("grpc: cannot listen on {}", config.grpc.text())};
   }
+  if (tls) return Endpoint{config.grpc.host, static_cast<std::uint16_t>(port)};
+  port = listener->local_endpoint().port();
+  impl_->acceptor.emplace(std::move(*listener));
+  impl_->max_connections = static_cast<std::size_t>(std::max<std::int64_t>(1, max_connections));
+  impl_->accept();
+  impl_->sweep_every_period();
+  impl_->thread = std::thread([this] { impl_->io.run(); });
   return Endpoint{config.grpc.host, static_cast<std::uint16_t>(port)};
 }
 
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {
+  if (impl_->thread.joinable()) {
+    boost::asio::post(impl_->io, [impl = impl_.get()] {
+      boost::system::error_code ignored;
+      if (impl->acceptor) impl->acceptor->close(ignored);
+      impl->retry.cancel();
+      impl->sweeper.cancel();
+    });
+    impl_->thread.join();
+  }
   if (!impl_->server) return;
   impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
   impl_->server->Wait();

@@ -16,8 +16,9 @@ class GrpcServer {
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
 
-  // Starts serving on the configured endpoint; returns the bound one.
-  Result<Endpoint> start();
+  // Starts serving on the configured endpoint with at most `max_connections`
+  // open connections (plain text; see grpc_service.cc); returns the bound one.
+  Result<Endpoint> start(std::int64_t max_connections);
   // Stops accepting calls and waits up to `grace` for running ones.
   void shutdown(std::chrono::milliseconds grace);
 

@@ -44,40 +44,6 @@ constexpr std::chrono::milliseconds kSweepPeriod{200};
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
 // How long the acceptor waits after a failed accept() before the next.
 constexpr std::chrono::milliseconds kAcceptRetryPeriod{100};
-// File descriptors kept spare, beyond those open when the server starts
-// listening, for what snowidd opens later: the state file, gRPC's
-// connections, the segment store's and etcd's. A server out of descriptors
-// cannot write its high-water mark and so stops issuing IDs to every client;
-// HTTP connections that would eat into the spare ones are refused like those
-// past max_connections instead.
-constexpr rlim_t kSpareDescriptors = 64;
-
-// max_connections, or less if the open-file limit would not leave room for
-// the descriptors open now and kSpareDescriptors beside that many
-// connections (then says so).
-std::int64_t connection_limit(int max_connections) {
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) {
-    return max_connections;
-  }
-  std::error_code ec;
-  rlim_t in_use = 0;
-  for (std::filesystem::directory_iterator fd("/proc/self/fd", ec), end; !ec && fd != end;
-       fd.increment(ec)) {
-    ++in_use;
-  }
-  const rlim_t reserved = in_use + kSpareDescriptors;
-  if (files.rlim_cur >= static_cast<rlim_t>(max_connections) + reserved) return max_connections;
-  const auto limit =
-      static_cast<std::int64_t>(files.rlim_cur > reserved ? files.rlim_cur - reserved : 1);
-  spdlog::warn(
-      "http: the open-file limit ({}) leaves room for {} connections, not max_connections {} "
-      "({} descriptors are in use, {} kept spare); raise it (ulimit -n, LimitNOFILE=) to "
-      "allow more",
-      files.rlim_cur, limit, max_connections, in_use, kSpareDescriptors);
-  return limit;
-}
-
 // What a connection thread needs to know of a connection to time it out.
 class Connection {
  public:
@@ -435,7 +401,7 @@ HttpServer::HttpServer(asio::io_context& acceptor_io, IdService& service)
 
 HttpServer::~HttpServer() { stop(); }
 
-Result<Endpoint> HttpServer::listen() {
+Result<Endpoint> HttpServer::listen(std::int64_t max_connections) {
   const ServerConfig& config = impl_->service.config();
   if (!config.tls_cert.empty()) {
     auto tls = load_tls(config);
@@ -459,7 +425,7 @@ Result<Endpoint> HttpServer::listen() {
     return invalid_argument(
         fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message()));
   }
-  impl_->max_connections = connection_limit(config.max_connections);
+  impl_->max_connections = max_connections;
   for (int i = 0; i < config.io_threads; ++i) {
     auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
     if (config.clock_policy == ClockPolicy::kWait) worker->waiters = &impl_->waiters;

@@ -26,7 +26,9 @@ class HttpServer {
   // Loads the TLS certificate if configured, binds and listens on the
   // configured endpoint, and starts the connection threads; returns the bound
   // endpoint.
-  Result<Endpoint> listen();
+  // Listens on the configured endpoint with at most `max_connections` open
+  // connections (descriptor_budget.h); returns the bound endpoint.
+  Result<Endpoint> listen(std::int64_t max_connections);
   // Stops accepting and starts closing connections that wait for a request;
   // connections finish the request they are reading or answering.
   void stop_accepting();

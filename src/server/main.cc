@@ -27,6 +27,7 @@
 #include "audit_format.h"
 #include "audit_log.h"
 #include "config.h"
+#include "descriptor_budget.h"
 #include "grpc_service.h"
 #include "http_server.h"
 #include "service.h"
@@ -56,20 +57,6 @@ int fail(int code, const std::string& message) {
   }
   std::fprintf(stderr, "snowidd: %s\n", line.c_str());
   return code;
-}
-
-// Raises the soft limit on open files to the hard one. Service managers start
-// processes with a soft limit of 1024 (for programs still using select());
-// snowidd uses epoll and needs a descriptor per HTTP connection, up to
-// max_connections (10000 by default), plus its own.
-void raise_open_file_limit() {
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
-  files.rlim_cur = files.rlim_max;
-  if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
-    spdlog::warn("cannot raise the open-file limit to {}: {}", files.rlim_max,
-                 std::strerror(errno));
-  }
 }
 
 // Every 100 ms, the service's upkeep: raises the persisted high-water mark
@@ -138,7 +125,16 @@ int run(int argc, char** argv) {
         config_file);
   }
 
-  raise_open_file_limit();
+  // Raises the soft open-file limit and shares it between the listeners.
+  const DescriptorBudget descriptors = plan_descriptors(config);
+  if (descriptors.reduced) {
+    spdlog::warn(
+        "descriptors: {}; max_connections and grpc_max_connections do not fit: raise "
+        "the limit (ulimit -n, LimitNOFILE=) to allow them",
+        descriptors.describe());
+  } else {
+    spdlog::info("descriptors: {}", descriptors.describe());
+  }
 
   // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
   // instead of killing the process: the audit log then answers 503.
@@ -193,13 +189,13 @@ int run(int argc, char** argv) {
   // live on the HTTP server's own threads, gRPC calls on gRPC's.
   asio::io_context io(1);
   HttpServer http(io, service);
-  auto http_endpoint = http.listen();
+  auto http_endpoint = http.listen(descriptors.http_connections);
   if (!http_endpoint.ok()) {
     const bool bad_input = http_endpoint.error().code == ErrorCode::kInvalidArgument;
     return fail(bad_input ? kExitUsage : kExitFailure, http_endpoint.error().message);
   }
   GrpcServer grpc_server(service);
-  auto grpc_endpoint = grpc_server.start();
+  auto grpc_endpoint = grpc_server.start(descriptors.grpc_connections);
   if (!grpc_endpoint.ok()) {
     const bool bad_input = grpc_endpoint.error().code == ErrorCode::kInvalidArgument;
     return fail(bad_input ? kExitUsage : kExitFailure, grpc_endpoint.error().message);

@@ -117,6 +117,15 @@ std::string Metrics::render(const std::string& extra) const {
   out += "# HELP snowid_refused_connections_total Connections refused at the connection limit.\n";
   out += "# TYPE snowid_refused_connections_total counter\n";
   out += fmt::format("snowid_refused_connections_total {}\n", refused_connections_.load());
+  out += "# HELP snowid_grpc_open_connections Open gRPC connections (plain text).\n";
+  out += "# TYPE snowid_grpc_open_connections gauge\n";
+  out += fmt::format("snowid_grpc_open_connections {}\n", grpc_open_connections_.load());
+  out +=
+      "# HELP snowid_grpc_refused_connections_total gRPC connections refused at "
+      "grpc_max_connections.\n";
+  out += "# TYPE snowid_grpc_refused_connections_total counter\n";
+  out +=
+      fmt::format("snowid_grpc_refused_connections_total {}\n", grpc_refused_connections_.load());
   out += extra;
   return out;
 }

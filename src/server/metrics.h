@@ -37,6 +37,12 @@ class Metrics {
   void connection_opened() { open_connections_.fetch_add(1, std::memory_order_relaxed); }
   void connection_closed() { open_connections_.fetch_sub(1, std::memory_order_relaxed); }
   void connection_refused() { refused_connections_.fetch_add(1, std::memory_order_relaxed); }
+  void set_grpc_connections(std::uint64_t open) {
+    grpc_open_connections_.store(open, std::memory_order_relaxed);
+  }
+  void grpc_connection_refused() {
+    grpc_refused_connections_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::int64_t open_connections() const { return open_connections_.load(); }
   std::uint64_t ids_issued() const { return ids_issued_.load(std::memory_order_relaxed); }
 
@@ -64,6 +70,8 @@ class Metrics {
   std::atomic<std::uint64_t> latency_count_{0};
   std::atomic<std::int64_t> open_connections_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
+  std::atomic<std::uint64_t> grpc_open_connections_{0};
+  std::atomic<std::uint64_t> grpc_refused_connections_{0};
 };
 
 }  // namespace snowid::server

@@ -138,10 +138,10 @@ TEST_F(GrpcAbuseTest, PayloadsThatAreNotTheRequestMessageGetAnErrorStatus) {
                    5),
        grpc::StatusCode::INVALID_ARGUMENT},
       {"an empty message", next_ids, "", grpc::StatusCode::INVALID_ARGUMENT},
-      // A 64-bit varint for the uint32 count: truncated to 0xffffffff.
+      // A 64-bit varint count: refused as it is, never cut to its low bits.
       {"a count over 32 bits", next_ids,
        std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11),
-       grpc::StatusCode::RESOURCE_EXHAUSTED},
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"an agent that is not UTF-8", next_ids, std::string("\x08\x01\x12\x02\xc3\x28", 6),
        grpc::StatusCode::UNIMPLEMENTED},
       {"an unknown method", "/snowid.v1.IdService/Steal", "", grpc::StatusCode::UNIMPLEMENTED},

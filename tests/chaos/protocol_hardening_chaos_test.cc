@@ -6,6 +6,9 @@
 // check allows for the age of each peer's published reading.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -205,6 +208,64 @@ TEST_F(ProtocolHardening, HttpFollowsRfc9112WhereItIsNoRisk) {
   expect("GET /healthz?a=1&a=1 HTTP/1.1\r\nHost: x\r\n\r\n", 200, "ok");
   expect("GET /metrics?x HTTP/1.1\r\nHost: x\r\n\r\n", 200, "snowid_ready");
   EXPECT_NE(test::metric(port, "snowid_ids_issued_total{agent=\"none\"}"), -1);
+}
+
+TEST_F(ProtocolHardening, IdleGrpcConnectionsTakeNoDescriptorsFromTheRest) {
+  describe("hardening/7/grpc_idle_connections_under_1024_descriptors",
+           "1,200 connections that only send the HTTP/2 preface to the gRPC port of a snowidd "
+           "whose open-file limit is 1024",
+           "prlimit --nofile=1024:1024 snowidd; 1,200 TCP connections to the gRPC port each "
+           "sending the preface and holding; GET /v1/id over HTTP meanwhile",
+           "every /v1/id answers 200 throughout; the state file keeps being written (no write "
+           "failure, the mark advances); gRPC connections beyond its share are refused and "
+           "counted; the budget is logged");
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
+  if (files.rlim_cur < 1400) GTEST_SKIP() << "this test needs 1400 descriptors of its own";
+  test::ServerProcess server("/usr/bin/prlimit", {"--nofile=1024:1024", SNOWIDD_PATH, "--state-dir",
+                                                  scenario.dir.file("state")});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_NE(server.log().find("descriptors: open-file limit 1024"), std::string::npos)
+      << server.log();
+  const double mark_before = test::metric(server.port(), "snowid_high_water_timestamp_seconds");
+  std::vector<int> idle;
+  const std::string preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  int http_failures = 0;
+  for (int i = 0; i < 1200; ++i) {
+    const int fd = test::connect_loopback(server.grpc_port());
+    if (fd >= 0) {
+      (void)::send(fd, preface.data(), preface.size(), MSG_NOSIGNAL);
+      idle.push_back(fd);
+    }
+    if (i % 50 == 0) {
+      const auto reply = test::http_get(server.port(), "/v1/id");
+      if (reply.status != 200) ++http_failures;
+      note(reply.status != 200);
+    }
+  }
+  // Hold them while HTTP keeps being asked and the mark has to move on.
+  for (int i = 0; i < 40; ++i) {
+    const auto reply = test::http_get(server.port(), "/v1/id");
+    if (reply.status != 200) ++http_failures;
+    note(reply.status != 200);
+    std::this_thread::sleep_for(milliseconds{50});
+  }
+  EXPECT_EQ(http_failures, 0) << server.log();
+  EXPECT_EQ(test::metric(server.port(), "snowid_state_write_failures_total"), 0.0);
+  EXPECT_GT(test::metric(server.port(), "snowid_high_water_timestamp_seconds"), mark_before + 1.0);
+  EXPECT_GT(test::metric(server.port(), "snowid_grpc_refused_connections_total"), 0.0);
+  EXPECT_EQ(test::http_get(server.port(), "/readyz").status, 200);
+  for (int fd : idle) ::close(fd);
+  // Once they are gone, gRPC serves again.
+  ASSERT_TRUE(test::wait_until(
+      [&] { return test::metric(server.port(), "snowid_grpc_open_connections") < 10; },
+      seconds{5}));
+  auto stub = stub_for(server);
+  v1::NextIdResponse one;
+  EXPECT_TRUE(stub->NextId(context().get(), v1::NextIdRequest{}, &one).ok());
+  note(false);
 }
 
 TEST_F(ProtocolHardening, GrpcPortInUseIsOneLine) {

@@ -93,6 +93,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"grpc", {"127.0.0.1:9091", always}},
       {"io_threads", {"3", always}},
       {"max_connections", {"500", always}},
+      {"grpc_max_connections", {"100", always}},
       {"max_header_bytes", {"4096", always}},
       {"max_body_bytes", {"2048", always}},
       {"idle_timeout_ms", {"1000", always}},
