@@ -36,6 +36,7 @@ enum class Scope {
   kWaitPolicy,       // clock_policy = "wait"
   kMonotonicPolicy,  // clock_policy = "monotonic"
   kSegments,         // segment_store is not "off"
+  kPeerClocks,       // coordinator = "etcd", or peers listed
 };
 
 struct Option {
@@ -58,6 +59,9 @@ std::string outside_scope(Scope scope, const ServerConfig& c) {
       return c.clock_policy == ClockPolicy::kWait ? "" : "clock_policy = \"wait\"";
     case Scope::kMonotonicPolicy:
       return c.clock_policy == ClockPolicy::kMonotonic ? "" : "clock_policy = \"monotonic\"";
+    case Scope::kPeerClocks:
+      return c.coordinator == "etcd" || !c.peers.empty() ? ""
+                                                         : "coordinator = \"etcd\" or peers listed";
     case Scope::kSegments:
       return c.segment_store != kSegmentStoreOff ? "" : "segment mode (segment_store not \"off\")";
   }
@@ -212,6 +216,21 @@ const std::vector<Option>& options() {
          return {};
        },
        [](const ServerConfig& c) { return c.etcd_endpoints; }, Scope::kEtcd},
+      {"peers",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         std::size_t start = 0;
+         while (start < v.size()) {
+           const auto comma = v.find(',', start);
+           const std::string peer =
+               v.substr(start, comma == std::string::npos ? v.npos : comma - start);
+           if (auto e = parse_endpoint(peer); !e.ok()) return e.error();
+           if (comma == std::string::npos) break;
+           start = comma + 1;
+         }
+         c.peers = v;
+         return {};
+       },
+       [](const ServerConfig& c) { return c.peers; }, Scope::kStatic},
       {"cluster", text(&ServerConfig::cluster), [](const ServerConfig& c) { return c.cluster; },
        Scope::kEtcd},
       {"node_id_from_hostname", boolean(&ServerConfig::node_id_from_hostname),
@@ -241,7 +260,7 @@ const std::vector<Option>& options() {
        Scope::kEtcd},
       {"max_peer_clock_offset_ms", duration(&ServerConfig::max_peer_clock_offset),
        [](const ServerConfig& c) { return std::to_string(c.max_peer_clock_offset.count()); },
-       Scope::kEtcd},
+       Scope::kPeerClocks},
       {"claim_timeout_ms", duration(&ServerConfig::claim_timeout),
        [](const ServerConfig& c) { return std::to_string(c.claim_timeout.count()); }, Scope::kEtcd},
       {"etcd_user", text(&ServerConfig::etcd_user),
@@ -631,6 +650,9 @@ Status validate(const ServerConfig& config) {
     return invalid_argument("grpc_max_connections must be at least 1");
   }
   if (config.state_dir.empty()) return invalid_argument("state_dir must not be empty");
+  if (!config.peers.empty() && !config.tls_cert.empty()) {
+    return invalid_argument("peers are asked over plain HTTP: not with tls_cert and tls_key");
+  }
   if (config.audit_fsync && config.audit_log.empty()) {
     return invalid_argument("audit_fsync needs audit_log (the file to write the records to)");
   }

@@ -36,6 +36,9 @@ struct ServerConfig {
   std::string etcd_endpoints = "127.0.0.1:2379";
   std::string cluster = "snowid";
   bool node_id_from_hostname = false;
+  // Static mode: HOST:PORT of other nodes' HTTP listeners, comma-separated,
+  // asked at start for their node id and clock (peer_check.h).
+  std::string peers;
   // "prefer": the configured id if free, else the lowest free one.
   // "require": only the configured id; wait (up to claim_timeout) while
   // another node holds it, then exit naming the holder.

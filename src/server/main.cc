@@ -30,6 +30,7 @@
 #include "descriptor_budget.h"
 #include "grpc_service.h"
 #include "http_server.h"
+#include "peer_check.h"
 #include "service.h"
 
 extern char** environ;
@@ -161,6 +162,11 @@ int run(int argc, char** argv) {
     }
     return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
                 error.message);
+  }
+  if (!config.peers.empty()) {
+    const GeneratorOptions& node_options = (*node)->generator().options();
+    Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
+    if (!peers.ok()) return fail(kExitFailure, peers.error().message);
   }
   // Segment mode: opened after the generator, destroyed after the servers stopped.
   std::unique_ptr<SegmentAllocator> segments;

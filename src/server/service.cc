@@ -238,6 +238,7 @@ nlohmann::json IdService::info() const {
       {"last_issued_ms", stats.last_issued.count()},
       {"drift_ms", stats.drift.count()},
       {"clock_behind_events", stats.clock_behind_events},
+      {"now_ms", SystemClock::instance().now_fresh().count()},
       {"uptime_seconds",
        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
       {"ids_issued", metrics_.ids_issued()},
@@ -246,11 +247,12 @@ nlohmann::json IdService::info() const {
       {"max_batch", config_.max_batch},
       {"cluster", node_->cluster_info()},
       {"segment", segment_info(config_, segments_)},
-      {"audit_log", audit_log_ ? nlohmann::json{{"path", audit_log_->path()},
-                                                {"incarnation", audit::format_incarnation(
-                                                                    audit_log_->incarnation())},
-                                                {"fsync", audit_log_->fsync()}}
-                               : nlohmann::json(nullptr)},
+      {"audit_log",
+       audit_log_
+           ? nlohmann::json{{"path", audit_log_->path()},
+                            {"incarnation", audit::format_incarnation(audit_log_->incarnation())},
+                            {"fsync", audit_log_->fsync()}}
+           : nlohmann::json(nullptr)},
   };
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chaos.h"
+#include "faketime.h"
 #include "server_process.h"
 #include "subprocess.h"
 
@@ -109,6 +110,48 @@ TEST_F(StartupHardening, OptionsWithoutMeaningAreRefusedAndTheOrdinalWorksInStat
   ++scenario.record.answers;
 }
 
+TEST_F(StartupHardening, PeersGuardStaticModeAgainstASharedNodeId) {
+  describe("hardening/5/static_peers",
+           "static mode: a node configured with the node id a running peer already serves, or "
+           "with a clock far from the peer's",
+           "node A (worker 1); node B --worker-id 1 --peers A; node C --worker-id 2 --peers A; "
+           "node D --worker-id 3 with libfaketime +20 s --peers A; node E --peers A and a dead "
+           "port",
+           "B exits 1 naming A and the node id; C starts; D exits 1 naming the clock; E starts "
+           "with a warning about the dead peer");
+  test::ServerProcess a(SNOWIDD_PATH, {"--worker-id", "1", "--state-dir", scenario.dir.file("a")});
+  ASSERT_TRUE(a.started()) << a.log();
+  const std::string peer = "127.0.0.1:" + std::to_string(a.port());
+  auto same = run_snowidd({"--worker-id", "1", "--peers", peer});
+  EXPECT_EQ(same.exit_code, 1) << same.err;
+  EXPECT_NE(same.err.find("peer " + peer + " already serves as datacenter 0 worker 1"),
+            std::string::npos)
+      << same.err;
+  EXPECT_EQ(same.out.find("starting"), std::string::npos) << same.out;
+  ++scenario.record.refused;
+  test::ServerProcess c(
+      SNOWIDD_PATH, {"--worker-id", "2", "--peers", peer, "--state-dir", scenario.dir.file("c")});
+  EXPECT_TRUE(c.started()) << c.log();
+  EXPECT_NE(c.log().find("peer " + peer + " checked"), std::string::npos) << c.log();
+  const std::string faketime = test::faketime_library();
+  if (!faketime.empty()) {
+    auto skewed = test::run_process(
+        {SNOWIDD_PATH, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--state-dir",
+         scenario.dir.file("d"), "--worker-id", "3", "--peers", peer},
+        {{"LD_PRELOAD", faketime}, {"FAKETIME", "+20"}, {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}});
+    EXPECT_EQ(skewed.exit_code, 1) << skewed.err;
+    EXPECT_NE(skewed.err.find("ahead of peer " + peer), std::string::npos) << skewed.err;
+    ++scenario.record.refused;
+  }
+  const int dead = test::connect_loopback(1) >= 0 ? 2 : 1;  // a port nothing listens on
+  test::ServerProcess e(SNOWIDD_PATH,
+                        {"--worker-id", "4", "--peers", peer + ",127.0.0.1:" + std::to_string(dead),
+                         "--state-dir", scenario.dir.file("e")});
+  EXPECT_TRUE(e.started()) << e.log();
+  EXPECT_NE(e.log().find("not checked"), std::string::npos) << e.log();
+  scenario.record.answers += 4;
+}
+
 TEST_F(StartupHardening, UnusableLayoutsStopTheStart) {
   describe("hardening/10/unusable_layout",
            "a layout that cannot issue an ID now: an epoch in the future, the Baidu preset "
@@ -171,7 +214,7 @@ TEST_F(StartupHardening, RunScriptLetsTheUsersFlagsWin) {
   auto result = test::run_process(
       {"/bin/bash", root + "/scripts/run.sh", "--state-dir", state, "--check-config"});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_NE(result.out.find("state_dir = '" + state + "'"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("state_dir = \"" + state + "\""), std::string::npos) << result.out;
   ++scenario.record.answers;
 }
 

@@ -106,6 +106,8 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"datacenter_id", {"1", always}},
       {"worker_id", {"2", always}},
       {"etcd_endpoints", {"127.0.0.1:2380", etcd}},
+      {"peers",
+       {"127.0.0.1:1,127.0.0.1:2", [](const Mode& m) { return m.coordinator == "static"; }}},
       {"cluster", {"other", etcd}},
       {"node_id_policy", {"require", etcd}},
       {"lease_ttl_s", {"20", etcd}},
