@@ -195,26 +195,17 @@ class ClusterChaosTest : public test::ChaosTest {
     }
     scenario.check(named);
   }
-
-  // Names the scenario in the results (docs/reliability.md).
-  void describe(std::string name, std::string fault, std::string injection,
-                std::string expected) {
-    scenario.record.scenario = std::move(name);
-    scenario.record.fault = std::move(fault);
-    scenario.record.injection = std::move(injection);
-    scenario.record.expected = std::move(expected);
-  }
 };
 
 // 20 snowidd processes start at once, all requiring node id 7: exactly one
 // wins it each round; the others wait, then exit 1 naming the winner.
 TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
-  describe("cluster_race_for_one_id",
-           "20 nodes started at once all require node id 7; 3 rounds",
-           "20 snowidd processes with --node-id-policy require, one etcd; the winner stopped "
-           "with SIGTERM between rounds",
-           "exactly one winner per round; the 19 others exit 1 naming it; each winner starts "
-           "above the previous one");
+  scenario.describe(
+      "cluster_race_for_one_id", "20 nodes started at once all require node id 7; 3 rounds",
+      "20 snowidd processes with --node-id-policy require, one etcd; the winner stopped "
+      "with SIGTERM between rounds",
+      "exactly one winner per round; the 19 others exit 1 naming it; each winner starts "
+      "above the previous one");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   std::vector<std::vector<Id>> winners_ids;
@@ -262,10 +253,11 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
 // kill -9: the claim outlives the process until its lease expires, and the
 // next holder's first ID lies above the dead node's reservation.
 TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
-  describe("cluster_kill9_takeover", "a node is killed under load; another requires its id",
-           "SIGKILL, then a successor with --node-id-policy require (lease 2 s)",
-           "the id stays claimed until the lease ends; the successor starts above the dead "
-           "node's reservation, which no ID of the dead node passed");
+  scenario.describe(
+      "cluster_kill9_takeover", "a node is killed under load; another requires its id",
+      "SIGKILL, then a successor with --node-id-policy require (lease 2 s)",
+      "the id stays claimed until the lease ends; the successor starts above the dead "
+      "node's reservation, which no ID of the dead node passed");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto victim = start_node(etcd, "victim", 0);
@@ -308,11 +300,12 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
 // frozen node's IDs under that id never pass its old reservation; resumed,
 // it notices the loss before serving, re-claims another id, and serves.
 TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
-  describe("cluster_frozen_node",
-           "a node is frozen for 3 lease lifetimes while a newcomer takes its id, then resumed",
-           "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
-           "no ID of the frozen node under the lost id passes its reservation; resumed, it "
-           "claims another id and serves");
+  scenario.describe(
+      "cluster_frozen_node",
+      "a node is frozen for 3 lease lifetimes while a newcomer takes its id, then resumed",
+      "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
+      "no ID of the frozen node under the lost id passes its reservation; resumed, it "
+      "claims another id and serves");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto frozen = start_node(etcd, "frozen", 0);
@@ -352,11 +345,12 @@ TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
 // could have expired (the deadline counts from the last keep-alive sent),
 // answer 503, and serve again by themselves once etcd is back.
 TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
-  describe("cluster_etcd_down", "all 3 etcd members stop under load, then start again",
-           "SIGKILL to every etcd member, 3 snowidd nodes serving; all members restarted",
-           "every node stops issuing within one lease of the stop and answers 503 (/readyz "
-           "503); all serve again without a restart once etcd is back (recovery: etcd restart "
-           "to the last node serving)");
+  scenario.describe(
+      "cluster_etcd_down", "all 3 etcd members stop under load, then start again",
+      "SIGKILL to every etcd member, 3 snowidd nodes serving; all members restarted",
+      "every node stops issuing within one lease of the stop and answers 503 (/readyz "
+      "503); all serve again without a restart once etcd is back (recovery: etcd restart "
+      "to the last node serving)");
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
@@ -392,9 +386,10 @@ TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
 // The Raft leader is killed three times under load, and restarted each time.
 // Nodes may pause while a new leader is elected; no ID repeats.
 TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
-  describe("cluster_etcd_leader_killed", "the etcd Raft leader dies under load, 3 times",
-           "SIGKILL to the leader (found through /v3/maintenance/status), restarted 1.5 s later",
-           "every node keeps serving (or pauses during the election) and stays ready");
+  scenario.describe(
+      "cluster_etcd_leader_killed", "the etcd Raft leader dies under load, 3 times",
+      "SIGKILL to the leader (found through /v3/maintenance/status), restarted 1.5 s later",
+      "every node keeps serving (or pauses during the election) and stays ready");
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
@@ -443,11 +438,12 @@ TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
   const std::string faketime = faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   const std::string policy = GetParam();
-  describe("cluster_clock_behind_takeover/" + policy,
-           "a node whose clock is 2 s behind takes over a released id; policy " + policy,
-           "libfaketime FAKETIME=-2s in the successor",
-           policy == "reject" ? "it waits until its clock passes the reservation, then starts above it"
-                              : "its logical clock starts above the reservation at once");
+  scenario.describe("cluster_clock_behind_takeover/" + policy,
+                    "a node whose clock is 2 s behind takes over a released id; policy " + policy,
+                    "libfaketime FAKETIME=-2s in the successor",
+                    policy == "reject"
+                        ? "it waits until its clock passes the reservation, then starts above it"
+                        : "its logical clock starts above the reservation at once");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto first = start_node(etcd, "first", 0);
@@ -493,13 +489,14 @@ INSTANTIATE_TEST_SUITE_P(Policies, ClockBehindTakeOver, ::testing::Values("monot
 TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) {
   test::FaketimeControl glitch;
   if (!glitch.available()) GTEST_SKIP() << "libfaketime is not installed";
-  describe("hardening/6/cluster_forward_glitch_then_kill9",
-           "a node's clock jumps 1 h ahead for 1 s while no request comes, then the node is "
-           "killed and another takes its node id over",
-           "libfaketime offset +1 h for 1 s on node 0 (idle); SIGKILL; a successor requiring "
-           "node id 0 under the reject policy",
-           "the reservation in etcd stays within 5 s of the clock; the successor serves within "
-           "the lease TTL plus 5 s, above every ID of the first");
+  scenario.describe(
+      "hardening/6/cluster_forward_glitch_then_kill9",
+      "a node's clock jumps 1 h ahead for 1 s while no request comes, then the node is "
+      "killed and another takes its node id over",
+      "libfaketime offset +1 h for 1 s on node 0 (idle); SIGKILL; a successor requiring "
+      "node id 0 under the reject policy",
+      "the reservation in etcd stays within 5 s of the clock; the successor serves within "
+      "the lease TTL plus 5 s, above every ID of the first");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   auto first = start_node(etcd, "first", 0, {}, glitch.env());

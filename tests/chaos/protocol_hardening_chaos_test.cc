@@ -32,14 +32,6 @@ using std::chrono::seconds;
 
 class ProtocolHardening : public test::ChaosTest {
  protected:
-  void describe(const std::string& name, const std::string& fault, const std::string& injection,
-                const std::string& expected) {
-    scenario.record.scenario = name;
-    scenario.record.fault = fault;
-    scenario.record.injection = injection;
-    scenario.record.expected = expected;
-  }
-
   static std::unique_ptr<v1::IdService::Stub> stub_for(const test::ServerProcess& server) {
     return v1::IdService::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(server.grpc_port()), grpc::InsecureChannelCredentials()));
@@ -60,13 +52,14 @@ class ProtocolHardening : public test::ChaosTest {
 };
 
 TEST_F(ProtocolHardening, BearerTokenFirstAndAlikeOnBothApis) {
-  describe("hardening/13/grpc_token_first",
-           "gRPC reported a bad count before a missing token, compared tokens with !=, and cut "
-           "a count above 2^32 to its low bits; the token could only be given as a flag",
-           "snowidd --token-file FILE; NextIds with no token and count 0, with the token and "
-           "count 2^32 + 5; 'bearer' and 'BEARER' as the scheme on both APIs",
-           "UNAUTHENTICATED before anything else; INVALID_ARGUMENT for 2^32 + 5; the scheme "
-           "name in any case; a missing or empty token file stops the start (exit 2)");
+  scenario.describe(
+      "hardening/13/grpc_token_first",
+      "gRPC reported a bad count before a missing token, compared tokens with !=, and cut "
+      "a count above 2^32 to its low bits; the token could only be given as a flag",
+      "snowidd --token-file FILE; NextIds with no token and count 0, with the token and "
+      "count 2^32 + 5; 'bearer' and 'BEARER' as the scheme on both APIs",
+      "UNAUTHENTICATED before anything else; INVALID_ARGUMENT for 2^32 + 5; the scheme "
+      "name in any case; a missing or empty token file stops the start (exit 2)");
   const std::string token_file = scenario.dir.file("token");
   std::ofstream(token_file) << "s3cret\n";
   test::ServerProcess server(SNOWIDD_PATH, {"--token-file", token_file, "--state-dir",
@@ -110,14 +103,15 @@ TEST_F(ProtocolHardening, BearerTokenFirstAndAlikeOnBothApis) {
 }
 
 TEST_F(ProtocolHardening, WaitingForTheClockHoldsNoIoThread) {
-  describe("hardening/9/wait_policy_keeps_io_thread_free",
-           "under the wait policy, a request waiting for the clock held its I/O thread: "
-           "/healthz on the same thread hung behind it; max_wait_ms was allowed up to a day",
-           "snowidd --clock-policy wait --max-wait-ms 8000 --io-threads 1; libfaketime steps "
-           "the clock back 3 s; GET /v1/id, and GET /healthz and /readyz meanwhile; "
-           "--max-wait-ms 20000",
-           "/healthz answers within 500 ms while /v1/id waits about 3 s and then serves an ID "
-           "above the earlier ones; max_wait_ms above 10000 stops the start (exit 2)");
+  scenario.describe(
+      "hardening/9/wait_policy_keeps_io_thread_free",
+      "under the wait policy, a request waiting for the clock held its I/O thread: "
+      "/healthz on the same thread hung behind it; max_wait_ms was allowed up to a day",
+      "snowidd --clock-policy wait --max-wait-ms 8000 --io-threads 1; libfaketime steps "
+      "the clock back 3 s; GET /v1/id, and GET /healthz and /readyz meanwhile; "
+      "--max-wait-ms 20000",
+      "/healthz answers within 500 ms while /v1/id waits about 3 s and then serves an ID "
+      "above the earlier ones; max_wait_ms above 10000 stops the start (exit 2)");
   test::FaketimeControl clock;
   if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
   test::ServerProcess server(SNOWIDD_PATH,
@@ -164,15 +158,16 @@ TEST_F(ProtocolHardening, WaitingForTheClockHoldsNoIoThread) {
 }
 
 TEST_F(ProtocolHardening, HttpFollowsRfc9112WhereItIsNoRisk) {
-  describe("hardening/11_12/http_head_and_targets",
-           "HEAD answered 405 with a body on a kept-alive connection; absolute-form targets, an "
-           "empty line before the request line, percent-encoded query values, unknown formats "
-           "and parameters, and repeated parameters on probes were mishandled",
-           "raw requests on kept-alive connections: HEAD on every GET route followed by a GET; "
-           "GET http://host/v1/id; CRLF before GET; ?format=%74ext, ?count=%32; format=xml; "
-           "/v1/decode/ID?preset=discord; /healthz?a=1&a=1",
-           "HEAD: headers only, no ID issued, the next response intact; the RFC forms served; "
-           "unknown formats and parameters 400 with a JSON body; probes ignore their query");
+  scenario.describe(
+      "hardening/11_12/http_head_and_targets",
+      "HEAD answered 405 with a body on a kept-alive connection; absolute-form targets, an "
+      "empty line before the request line, percent-encoded query values, unknown formats "
+      "and parameters, and repeated parameters on probes were mishandled",
+      "raw requests on kept-alive connections: HEAD on every GET route followed by a GET; "
+      "GET http://host/v1/id; CRLF before GET; ?format=%74ext, ?count=%32; format=xml; "
+      "/v1/decode/ID?preset=discord; /healthz?a=1&a=1",
+      "HEAD: headers only, no ID issued, the next response intact; the RFC forms served; "
+      "unknown formats and parameters 400 with a JSON body; probes ignore their query");
   test::ServerProcess server(SNOWIDD_PATH, {"--state-dir", scenario.dir.file("state")});
   ASSERT_TRUE(server.started()) << server.log();
   const int port = server.port();
@@ -211,14 +206,15 @@ TEST_F(ProtocolHardening, HttpFollowsRfc9112WhereItIsNoRisk) {
 }
 
 TEST_F(ProtocolHardening, IdleGrpcConnectionsTakeNoDescriptorsFromTheRest) {
-  describe("hardening/7/grpc_idle_connections_under_1024_descriptors",
-           "1,200 connections that only send the HTTP/2 preface to the gRPC port of a snowidd "
-           "whose open-file limit is 1024",
-           "prlimit --nofile=1024:1024 snowidd; 1,200 TCP connections to the gRPC port each "
-           "sending the preface and holding; GET /v1/id over HTTP meanwhile",
-           "every /v1/id answers 200 throughout; the state file keeps being written (no write "
-           "failure, the mark advances); gRPC connections beyond its share are refused and "
-           "counted; the budget is logged");
+  scenario.describe(
+      "hardening/7/grpc_idle_connections_under_1024_descriptors",
+      "1,200 connections that only send the HTTP/2 preface to the gRPC port of a snowidd "
+      "whose open-file limit is 1024",
+      "prlimit --nofile=1024:1024 snowidd; 1,200 TCP connections to the gRPC port each "
+      "sending the preface and holding; GET /v1/id over HTTP meanwhile",
+      "every /v1/id answers 200 throughout; the state file keeps being written (no write "
+      "failure, the mark advances); gRPC connections beyond its share are refused and "
+      "counted; the budget is logged");
   rlimit files{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
   files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
@@ -269,9 +265,9 @@ TEST_F(ProtocolHardening, IdleGrpcConnectionsTakeNoDescriptorsFromTheRest) {
 }
 
 TEST_F(ProtocolHardening, GrpcPortInUseIsOneLine) {
-  describe("hardening/18/grpc_port_in_use", "the gRPC port is taken by another process",
-           "snowidd --grpc on the port of a listening socket (and --http likewise)",
-           "exit 2 with one line naming the address and the system's reason");
+  scenario.describe("hardening/18/grpc_port_in_use", "the gRPC port is taken by another process",
+                    "snowidd --grpc on the port of a listening socket (and --http likewise)",
+                    "exit 2 with one line naming the address and the system's reason");
   test::ServerProcess holder(SNOWIDD_PATH, {"--state-dir", scenario.dir.file("holder")});
   ASSERT_TRUE(holder.started()) << holder.log();
   for (const auto& [flag, port] : {std::pair<std::string, int>{"--grpc", holder.grpc_port()},
@@ -294,14 +290,15 @@ TEST_F(ProtocolHardening, GrpcPortInUseIsOneLine) {
 }
 
 TEST_F(ProtocolHardening, ClusterNodesPublishBoundPortsAndAgeCorrectPeerClocks) {
-  describe("hardening/14_17/cluster_ports_and_peer_clock_age",
-           "`snowid cluster list` showed the configured port 0; the peer clock check compared "
-           "against readings up to a refresh interval old, so a node 9.5 s off looked 11.7 s "
-           "off and was refused under a 10 s bound",
-           "two etcd-mode nodes on port 0, the second with libfaketime +9.5 s, then a third "
-           "with +20 s",
-           "the listed addresses are the bound ports; the +9.5 s node starts; the +20 s node "
-           "is refused saying how old the samples were");
+  scenario.describe(
+      "hardening/14_17/cluster_ports_and_peer_clock_age",
+      "`snowid cluster list` showed the configured port 0; the peer clock check compared "
+      "against readings up to a refresh interval old, so a node 9.5 s off looked 11.7 s "
+      "off and was refused under a 10 s bound",
+      "two etcd-mode nodes on port 0, the second with libfaketime +9.5 s, then a third "
+      "with +20 s",
+      "the listed addresses are the bound ports; the +9.5 s node starts; the +20 s node "
+      "is refused saying how old the samples were");
   const std::string faketime = test::faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   test::EtcdCluster etcd(1);

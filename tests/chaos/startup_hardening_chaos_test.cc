@@ -22,14 +22,6 @@ namespace {
 
 class StartupHardening : public test::ChaosTest {
  protected:
-  void describe(const std::string& name, const std::string& fault, const std::string& injection,
-                const std::string& expected) {
-    scenario.record.scenario = name;
-    scenario.record.fault = fault;
-    scenario.record.injection = injection;
-    scenario.record.expected = expected;
-  }
-
   // snowidd with `args` on free ports and a state directory of the scenario's.
   test::ProcessResult run_snowidd(std::vector<std::string> args) {
     args.insert(args.begin(), {SNOWIDD_PATH, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0",
@@ -52,12 +44,13 @@ class StartupHardening : public test::ChaosTest {
 };
 
 TEST_F(StartupHardening, ConfigPathThatIsNoFileStopsTheStart) {
-  describe("hardening/2/config_path_not_a_file",
-           "--config names a directory (a ConfigMap mounted at the file's path), a dangling "
-           "symbolic link, a missing file; or an empty file",
-           "snowidd --config DIR | LINK | MISSING | EMPTY",
-           "exit 2 with one line naming the path and why; an empty file starts with a warning "
-           "that it sets no option");
+  scenario.describe(
+      "hardening/2/config_path_not_a_file",
+      "--config names a directory (a ConfigMap mounted at the file's path), a dangling "
+      "symbolic link, a missing file; or an empty file",
+      "snowidd --config DIR | LINK | MISSING | EMPTY",
+      "exit 2 with one line naming the path and why; an empty file starts with a warning "
+      "that it sets no option");
   const std::string dir = scenario.dir.file("configmap");
   std::filesystem::create_directories(dir);
   const std::string link = scenario.dir.file("link.toml");
@@ -75,13 +68,14 @@ TEST_F(StartupHardening, ConfigPathThatIsNoFileStopsTheStart) {
 }
 
 TEST_F(StartupHardening, OptionsWithoutMeaningAreRefusedAndTheOrdinalWorksInStaticMode) {
-  describe("hardening/4/options_without_meaning",
-           "options set in a mode where they mean nothing (node_id_from_hostname on a host "
-           "without an ordinal, etcd options in static mode, max_drift_ms under reject), and a "
-           "StatefulSet pod in static mode",
-           "snowidd with each option, and --check-config; snowidd in a UTS namespace whose "
-           "hostname is snowid-5 with --node-id-from-hostname true",
-           "exit 2 naming the option and where it applies; the pod snowid-5 serves as node 5");
+  scenario.describe(
+      "hardening/4/options_without_meaning",
+      "options set in a mode where they mean nothing (node_id_from_hostname on a host "
+      "without an ordinal, etcd options in static mode, max_drift_ms under reject), and a "
+      "StatefulSet pod in static mode",
+      "snowidd with each option, and --check-config; snowidd in a UTS namespace whose "
+      "hostname is snowid-5 with --node-id-from-hostname true",
+      "exit 2 naming the option and where it applies; the pod snowid-5 serves as node 5");
   expect_refused(run_snowidd({"--lease-ttl-s", "30"}), {"lease_ttl_s", "coordinator = \"etcd\""});
   expect_refused(run_snowidd({"--etcd-endpoints", "10.0.0.5:2379", "--check-config"}),
                  {"etcd_endpoints"});
@@ -111,14 +105,15 @@ TEST_F(StartupHardening, OptionsWithoutMeaningAreRefusedAndTheOrdinalWorksInStat
 }
 
 TEST_F(StartupHardening, PeersGuardStaticModeAgainstASharedNodeId) {
-  describe("hardening/5/static_peers",
-           "static mode: a node configured with the node id a running peer already serves, or "
-           "with a clock far from the peer's",
-           "node A (worker 1); node B --worker-id 1 --peers A; node C --worker-id 2 --peers A; "
-           "node D --worker-id 3 with libfaketime +20 s --peers A; node E --peers A and a dead "
-           "port",
-           "B exits 1 naming A and the node id; C starts; D exits 1 naming the clock; E starts "
-           "with a warning about the dead peer");
+  scenario.describe(
+      "hardening/5/static_peers",
+      "static mode: a node configured with the node id a running peer already serves, or "
+      "with a clock far from the peer's",
+      "node A (worker 1); node B --worker-id 1 --peers A; node C --worker-id 2 --peers A; "
+      "node D --worker-id 3 with libfaketime +20 s --peers A; node E --peers A and a dead "
+      "port",
+      "B exits 1 naming A and the node id; C starts; D exits 1 naming the clock; E starts "
+      "with a warning about the dead peer");
   test::ServerProcess a(SNOWIDD_PATH, {"--worker-id", "1", "--state-dir", scenario.dir.file("a")});
   ASSERT_TRUE(a.started()) << a.log();
   const std::string peer = "127.0.0.1:" + std::to_string(a.port());
@@ -153,11 +148,12 @@ TEST_F(StartupHardening, PeersGuardStaticModeAgainstASharedNodeId) {
 }
 
 TEST_F(StartupHardening, UnusableLayoutsStopTheStart) {
-  describe("hardening/10/unusable_layout",
-           "a layout that cannot issue an ID now: an epoch in the future, the Baidu preset "
-           "whose 28-bit seconds ran out in 2024",
-           "snowidd --epoch 2999-01-01T00:00:00Z; snowidd --preset baidu",
-           "exit 2 with the same one-line message as `snowid gen`; never a 500 later");
+  scenario.describe(
+      "hardening/10/unusable_layout",
+      "a layout that cannot issue an ID now: an epoch in the future, the Baidu preset "
+      "whose 28-bit seconds ran out in 2024",
+      "snowidd --epoch 2999-01-01T00:00:00Z; snowidd --preset baidu",
+      "exit 2 with the same one-line message as `snowid gen`; never a 500 later");
   const auto future = run_snowidd({"--epoch", "2999-01-01T00:00:00Z"});
   expect_refused(future, {"in the future"});
   const auto baidu = run_snowidd({"--preset", "baidu"});
@@ -169,11 +165,11 @@ TEST_F(StartupHardening, UnusableLayoutsStopTheStart) {
 }
 
 TEST_F(StartupHardening, CheckConfigOutputLoadsBack) {
-  describe("hardening/21/check_config_round_trip",
-           "--check-config prints a configuration snowidd then refuses",
-           "snowidd --check-config [--preset sonyflake ...] > FILE; snowidd --config FILE "
-           "--check-config",
-           "the output loads back and prints the same again, for the defaults and others");
+  scenario.describe("hardening/21/check_config_round_trip",
+                    "--check-config prints a configuration snowidd then refuses",
+                    "snowidd --check-config [--preset sonyflake ...] > FILE; snowidd --config FILE "
+                    "--check-config",
+                    "the output loads back and prints the same again, for the defaults and others");
   for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
            {},
            {"--preset", "sonyflake", "--worker-id", "9"},
@@ -196,11 +192,11 @@ TEST_F(StartupHardening, CheckConfigOutputLoadsBack) {
 // scripts/run.sh as a user runs it, with the build replaced by the binary
 // under test (a copy of the script in a scratch repository layout).
 TEST_F(StartupHardening, RunScriptLetsTheUsersFlagsWin) {
-  describe("hardening/22/run_sh_user_flags",
-           "scripts/run.sh --state-dir X failed with 'At Most 1 required but received 2'",
-           "the real scripts/run.sh in a scratch layout whose install and build steps do "
-           "nothing and whose build/src/server/snowidd is the binary under test",
-           "--state-dir and --config given to run.sh take effect");
+  scenario.describe("hardening/22/run_sh_user_flags",
+                    "scripts/run.sh --state-dir X failed with 'At Most 1 required but received 2'",
+                    "the real scripts/run.sh in a scratch layout whose install and build steps do "
+                    "nothing and whose build/src/server/snowidd is the binary under test",
+                    "--state-dir and --config given to run.sh take effect");
   const std::string root = scenario.dir.file("repo");
   std::filesystem::create_directories(root + "/scripts");
   std::filesystem::create_directories(root + "/build/src/server");

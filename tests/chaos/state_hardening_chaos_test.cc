@@ -40,14 +40,6 @@ constexpr milliseconds kStopBound{1000};
 
 class StateHardening : public test::ChaosTest {
  protected:
-  void describe(const std::string& name, const std::string& fault, const std::string& injection,
-                const std::string& expected) {
-    scenario.record.scenario = name;
-    scenario.record.fault = fault;
-    scenario.record.injection = injection;
-    scenario.record.expected = expected;
-  }
-
   // A snowidd on `state` whose clients' IDs are kept in `load`.
   std::unique_ptr<test::ServerProcess> start(const std::string& state,
                                              std::vector<std::string> extra = {},
@@ -96,10 +88,11 @@ class StateHardening : public test::ChaosTest {
 // Item 0: `snowid gen` without a state file runs ahead of the clock under
 // the monotonic policy; the next run starts from the clock.
 TEST_F(StateHardening, BackToBackGenRunsNeverOverlap) {
-  describe("hardening/0/back_to_back_gen_runs",
-           "`snowid gen` run again right after itself, default flags (no state file)",
-           "5 x `snowid gen -n 200000`, then `gen -n 1000000` and `gen -n 1000`",
-           "every run's IDs lie above the previous run's: 1,001,000 + 1,000,000 distinct IDs");
+  scenario.describe(
+      "hardening/0/back_to_back_gen_runs",
+      "`snowid gen` run again right after itself, default flags (no state file)",
+      "5 x `snowid gen -n 200000`, then `gen -n 1000000` and `gen -n 1000`",
+      "every run's IDs lie above the previous run's: 1,001,000 + 1,000,000 distinct IDs");
   std::vector<std::string> files;
   for (int run = 0; run < 5; ++run) {
     auto result = test::run_process({SNOWID_CLI_PATH, "gen", "-n", "200000"});
@@ -130,13 +123,14 @@ TEST_F(StateHardening, BackToBackGenRunsNeverOverlap) {
 // Item 1: the lock file removed under a serving node (a tmpfiles or "stale
 // lock" clean-up), then a second snowidd on the directory, under load.
 TEST_F(StateHardening, RemovedLockFileLetsNoSecondProcessInAndStopsTheFirst) {
-  describe("hardening/1/lock_file_removed",
-           "generator.state.lock removed under a serving node, then a second snowidd started "
-           "on the same state directory",
-           "rm of the lock file while 2 HTTP and 1 gRPC clients take IDs; second snowidd 3 times",
-           "the second exits 1 (directory locked) without listening; the first stops issuing "
-           "within 1 s (503, /readyz 503, log names the lock file); 0 duplicates; a restart "
-           "serves again above every ID");
+  scenario.describe(
+      "hardening/1/lock_file_removed",
+      "generator.state.lock removed under a serving node, then a second snowidd started "
+      "on the same state directory",
+      "rm of the lock file while 2 HTTP and 1 gRPC clients take IDs; second snowidd 3 times",
+      "the second exits 1 (directory locked) without listening; the first stops issuing "
+      "within 1 s (503, /readyz 503, log names the lock file); 0 duplicates; a restart "
+      "serves again above every ID");
   const std::string state = scenario.dir.file("state");
   test::NodeAddress node;
   auto first = start(state);
@@ -178,12 +172,13 @@ TEST_F(StateHardening, RemovedLockFileLetsNoSecondProcessInAndStopsTheFirst) {
 
 // Item 1: the state file or the whole directory replaced under a serving node.
 TEST_F(StateHardening, ReplacedStateOrDirectoryStopsTheNode) {
-  describe("hardening/1/state_replaced_or_moved",
-           "the state file replaced by an older copy, edited in place, removed; the state "
-           "directory removed, or moved away and a new one put in its place",
-           "cp + mv over generator.state; cp in place; rm; rm -rf of the directory; mv of the "
-           "directory + mkdir; each under load on a fresh node",
-           "the node stops issuing within 1 s each time, saying why; 0 duplicates");
+  scenario.describe(
+      "hardening/1/state_replaced_or_moved",
+      "the state file replaced by an older copy, edited in place, removed; the state "
+      "directory removed, or moved away and a new one put in its place",
+      "cp + mv over generator.state; cp in place; rm; rm -rf of the directory; mv of the "
+      "directory + mkdir; each under load on a fresh node",
+      "the node stops issuing within 1 s each time, saying why; 0 duplicates");
   struct Case {
     const char* name;
     std::function<void(const std::string&)> act;
@@ -249,10 +244,11 @@ TEST_F(StateHardening, ReplacedStateOrDirectoryStopsTheNode) {
 // Item 3: an unmounted state volume leaves a dangling link where the state
 // file was; that is not a first start.
 TEST_F(StateHardening, DanglingStateLinkStopsTheStart) {
-  describe("hardening/3/dangling_state_link",
-           "generator.state is a symbolic link to a file that does not exist (unmounted volume)",
-           "ln -s /missing-volume/generator.state STATE/generator.state, then snowidd",
-           "exit 1 naming the path; the link is left as it was; no port is opened");
+  scenario.describe(
+      "hardening/3/dangling_state_link",
+      "generator.state is a symbolic link to a file that does not exist (unmounted volume)",
+      "ln -s /missing-volume/generator.state STATE/generator.state, then snowidd",
+      "exit 1 naming the path; the link is left as it was; no port is opened");
   const std::string state = scenario.dir.file("state");
   std::filesystem::create_directories(state);
   std::filesystem::create_symlink(scenario.dir.file("volume/generator.state"),
@@ -269,12 +265,13 @@ TEST_F(StateHardening, DanglingStateLinkStopsTheStart) {
 // Item 6: a forward glitch of the clock while nothing is issued, then a
 // crash: the restart must not be held up by it, under every policy.
 TEST_F(StateHardening, ForwardGlitchWithoutIssuanceCostsNothingAtRestart) {
-  describe("hardening/6/forward_glitch_then_kill9",
-           "the clock jumps 1 h ahead for 1 s while no request comes, then the node is killed",
-           "libfaketime offset +1 h for 1 s, idle clients; SIGKILL; restart at once, under "
-           "reject, wait and monotonic",
-           "every restart serves within 2 s (reject: the usual reserve_ahead gap, <= 0.5 s); the "
-           "mark stays below now + 1 s; IDs after the restart lie above those before");
+  scenario.describe(
+      "hardening/6/forward_glitch_then_kill9",
+      "the clock jumps 1 h ahead for 1 s while no request comes, then the node is killed",
+      "libfaketime offset +1 h for 1 s, idle clients; SIGKILL; restart at once, under "
+      "reject, wait and monotonic",
+      "every restart serves within 2 s (reject: the usual reserve_ahead gap, <= 0.5 s); the "
+      "mark stays below now + 1 s; IDs after the restart lie above those before");
   test::FaketimeControl clock;
   if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
   std::vector<test::Source> sources;
@@ -345,15 +342,16 @@ TEST_F(StateHardening, ForwardGlitchWithoutIssuanceCostsNothingAtRestart) {
 // Item 6: IDs really issued during a forward step move the mark with them:
 // the restart refuses, and the operator's two ways out keep the promise.
 TEST_F(StateHardening, IssuedAheadIsRefusedUntilTheOperatorContinuesOrLowersTheMark) {
-  describe("hardening/6/issued_ahead_ways_out",
-           "IDs issued while the clock was 1 h ahead, then a crash and a restart with the clock "
-           "set right",
-           "libfaketime +1 h for 1 s under load; SIGKILL; restart (reject); restart with "
-           "--continue-above-mark true; `snowid state show`; then, on an audited node, SIGKILL "
-           "and `snowid state lower --audit --yes`",
-           "the plain restart exits 1 naming the mark; continue_above_mark serves above every "
-           "earlier ID at once; `state lower` refuses while snowidd runs, changes nothing "
-           "without --yes, and after it a reject restart serves at once; 0 duplicates");
+  scenario.describe(
+      "hardening/6/issued_ahead_ways_out",
+      "IDs issued while the clock was 1 h ahead, then a crash and a restart with the clock "
+      "set right",
+      "libfaketime +1 h for 1 s under load; SIGKILL; restart (reject); restart with "
+      "--continue-above-mark true; `snowid state show`; then, on an audited node, SIGKILL "
+      "and `snowid state lower --audit --yes`",
+      "the plain restart exits 1 naming the mark; continue_above_mark serves above every "
+      "earlier ID at once; `state lower` refuses while snowidd runs, changes nothing "
+      "without --yes, and after it a reject restart serves at once; 0 duplicates");
   test::FaketimeControl clock;
   if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
   const std::string state = scenario.dir.file("state");
@@ -426,12 +424,13 @@ TEST_F(StateHardening, IssuedAheadIsRefusedUntilTheOperatorContinuesOrLowersTheM
 // reserve_ahead past the last ID, which the reject policy waits out; lowered
 // to the last audited ID, the restart serves at once.
 TEST_F(StateHardening, StateLowerLetsARejectRestartServeAtOnce) {
-  describe("hardening/6/state_lower_after_kill9",
-           "a crash leaves the mark up to 500 ms past the last ID; the reject policy would "
-           "refuse a restart until then",
-           "SIGKILL under load (audit log on), `snowid state lower --audit FILE --yes`, restart",
-           "the mark is lowered to the last audited ID's time unit; the restart serves at once "
-           "and above every earlier ID");
+  scenario.describe(
+      "hardening/6/state_lower_after_kill9",
+      "a crash leaves the mark up to 500 ms past the last ID; the reject policy would "
+      "refuse a restart until then",
+      "SIGKILL under load (audit log on), `snowid state lower --audit FILE --yes`, restart",
+      "the mark is lowered to the last audited ID's time unit; the restart serves at once "
+      "and above every earlier ID");
   const std::string state = scenario.dir.file("state");
   const std::string audit = scenario.dir.file("audit.log");
   const std::vector<std::string> args{"--clock-policy", "reject", "--audit-log", audit};
@@ -461,10 +460,11 @@ TEST_F(StateHardening, StateLowerLetsARejectRestartServeAtOnce) {
 // Item 8: with the audit log unwritable every request is refused, so the
 // node must not say it is ready.
 TEST_F(StateHardening, ReadinessFollowsTheAuditLog) {
-  describe("hardening/8/readyz_audit_log_full",
-           "the audit log cannot grow (its file size limit is reached, as on a full disk)",
-           "snowidd under RLIMIT_FSIZE = 64 KiB with audit_log on; requests until it is full",
-           "once /v1/id answers 503, /readyz is 503 naming the audit log and snowid_ready is 0");
+  scenario.describe(
+      "hardening/8/readyz_audit_log_full",
+      "the audit log cannot grow (its file size limit is reached, as on a full disk)",
+      "snowidd under RLIMIT_FSIZE = 64 KiB with audit_log on; requests until it is full",
+      "once /v1/id answers 503, /readyz is 503 naming the audit log and snowid_ready is 0");
   const std::string state = scenario.dir.file("state");
   const std::string audit = scenario.dir.file("audit.log");
   // The limit applies to files snowidd writes; the state file stays far below it.
@@ -491,13 +491,14 @@ TEST_F(StateHardening, ReadinessFollowsTheAuditLog) {
 // Item 19: a restart under the wait policy with the clock behind the mark
 // listens at once and says what it waits for.
 TEST_F(StateHardening, WaitPolicyRestartAnswersProbesWhileItWaits) {
-  describe("hardening/19/wait_start_answers_probes",
-           "a restart under the wait policy with the clock 3 s behind the high-water mark",
-           "a node stopped cleanly, then restarted with libfaketime FAKETIME=-3 s, "
-           "--clock-policy wait",
-           "it listens at once and logs what it waits for and until when; /healthz 200, "
-           "/readyz and /v1/id 503 until the clock passes the mark, then IDs above the earlier "
-           "ones");
+  scenario.describe(
+      "hardening/19/wait_start_answers_probes",
+      "a restart under the wait policy with the clock 3 s behind the high-water mark",
+      "a node stopped cleanly, then restarted with libfaketime FAKETIME=-3 s, "
+      "--clock-policy wait",
+      "it listens at once and logs what it waits for and until when; /healthz 200, "
+      "/readyz and /v1/id 503 until the clock passes the mark, then IDs above the earlier "
+      "ones");
   if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
   const std::string state = scenario.dir.file("state");
   const std::vector<std::string> args{"--clock-policy", "wait"};
@@ -540,11 +541,12 @@ TEST_F(StateHardening, WaitPolicyRestartAnswersProbesWhileItWaits) {
 
 // Item 15: errors about the state in words an operator acts on.
 TEST_F(StateHardening, ForgedOrMisplacedStateIsNamedForWhatItIs) {
-  describe("hardening/15/state_messages",
-           "a state file with a forged mark of INT64_MAX, and a state path that is a directory",
-           "a hand-made file with a valid checksum; mkdir STATE/generator.state",
-           "exit 1 with 'lies after the year 9999' (never a negative year) and 'is a "
-           "directory, not a file'");
+  scenario.describe(
+      "hardening/15/state_messages",
+      "a state file with a forged mark of INT64_MAX, and a state path that is a directory",
+      "a hand-made file with a valid checksum; mkdir STATE/generator.state",
+      "exit 1 with 'lies after the year 9999' (never a negative year) and 'is a "
+      "directory, not a file'");
   const std::string state = scenario.dir.file("state");
   std::filesystem::create_directories(state + "/generator.state");
   auto directory = test::run_process(

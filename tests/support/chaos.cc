@@ -493,6 +493,14 @@ std::string scenario_parent() {
 
 Scenario::Scenario() : dir(scenario_parent()) {}
 
+void Scenario::describe(std::string name, std::string fault, std::string injection,
+                        std::string expected) {
+  record.scenario = std::move(name);
+  record.fault = std::move(fault);
+  record.injection = std::move(injection);
+  record.expected = std::move(expected);
+}
+
 void Scenario::check(const std::vector<Source>& sources, bool histories) {
   const std::string files_dir = dir.file("ids");
   const IdCheck found = check_id_files(write_id_files(files_dir, sources), max_drift);

@@ -225,6 +225,8 @@ void append_record(const ScenarioRecord& record);
 class Scenario {
  public:
   Scenario();
+  // Names the scenario in the results (docs/reliability.md).
+  void describe(std::string name, std::string fault, std::string injection, std::string expected);
   // Checks `sources` (and, with `histories`, each node's history across
   // restarts), adds the counts to the record and fails the test on a problem.
   void check(const std::vector<Source>& sources, bool histories = false);
