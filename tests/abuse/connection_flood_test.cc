@@ -131,7 +131,7 @@ TEST_F(ConnectionFloodTest, ConnectionsStopShortOfTheOpenFileLimit) {
   std::smatch room;
   const std::string log = server().log();
   ASSERT_TRUE(std::regex_search(
-      log, room, std::regex(R"(limit \(256\) leaves room for (\d+) connections, not max_conn)")))
+      log, room, std::regex(R"(open-file limit 256, .* http up to (\d+) connections, grpc up to)")))
       << log;
   const int limit = std::stoi(room[1]);
   EXPECT_GT(limit, 32);

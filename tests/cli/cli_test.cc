@@ -138,7 +138,7 @@ TEST(Cli, GenUsesNodeIdsAndPresets) {
 
 TEST(Cli, GenWithExpiredOrFutureLayoutIsBadInput) {
   expect_usage_error({"gen", "--preset", "baidu"}, "overflowed on 2024-11-20");
-  expect_usage_error({"gen", "--epoch", "2099-01-01"}, "before the layout's epoch");
+  expect_usage_error({"gen", "--epoch", "2099-01-01"}, "lies in the future");
   expect_usage_error({"layout", "--epoch", "9223372036854775807"}, "year 9999");
   expect_usage_error({"layout", "--timestamp-bits", "36", "--time-unit-ms", "86400000",
                       "--datacenter-bits", "0", "--worker-bits", "0"},
