@@ -225,19 +225,6 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   if (route == Route::kOther) {
     return set_error(response, 404, fmt::format("no route for {}", path.substr(0, 100)));
   }
-  // Probes and scrapers ignore their query, whatever it holds (cache
-  // busters, repeats); every other route accepts its own parameters only.
-  const bool takes_query = route != Route::kHealthz && route != Route::kReadyz &&
-                           route != Route::kMetrics && route != Route::kReadyzSegment;
-  Target target;
-  if (takes_query) {
-    auto parsed = parse_target(request.target);
-    if (!parsed.ok()) return set_error(response, 400, parsed.error().message);
-    target = std::move(*parsed);
-    if (Status known = check_parameters(route, target); !known.ok()) {
-      return set_error(response, 400, known.error().message);
-    }
-  }
   response.head = request.method == "HEAD";
   if (request.method != "GET" && !response.head) {
     set_error(response, 405, fmt::format("{} accepts GET and HEAD only", route_name(route)));
@@ -278,6 +265,16 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     set_error(response, 401, "a valid bearer token is required");
     response.headers.emplace_back("WWW-Authenticate", "Bearer");
     return;
+  }
+
+  // The token first, then the request's parameters: every route from here
+  // on takes a query, and accepts its own parameters only. (The probes and
+  // /metrics above ignore theirs, whatever it holds: cache busters, repeats.)
+  auto parsed = parse_target(request.target);
+  if (!parsed.ok()) return set_error(response, 400, parsed.error().message);
+  const Target& target = *parsed;
+  if (Status known = check_parameters(route, target); !known.ok()) {
+    return set_error(response, 400, known.error().message);
   }
 
   std::string_view agent = request.agent_header;

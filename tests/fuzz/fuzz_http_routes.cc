@@ -14,6 +14,7 @@
 // the token is missing or wrong, and the IDs and segment numbers of every
 // 200 answer are greater than all issued before (per service, per tag).
 #include <array>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -78,8 +79,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                            response.route != Route::kReadyzSegment;
   if (response.status == 401) SNOWID_FUZZ_CHECK(guarded && token_route);
   if (guarded && token_route && response.status != 405) {
-    // The token is checked right after the method.
-    SNOWID_FUZZ_CHECK((response.status == 401) == (request.authorization != "Bearer fuzz-token"));
+    // The token is checked right after the method, before the parameters;
+    // the scheme name in any case (RFC 9110 11.1).
+    std::string scheme(request.authorization.substr(0, 7));
+    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool right = scheme == "bearer " && request.authorization.substr(7) == "fuzz-token";
+    SNOWID_FUZZ_CHECK((response.status == 401) == !right);
   }
   if (response.status != 200 || response.head) return 0;
 
