@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +13,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
-#include <filesystem>
 #include <list>
 #include <optional>
 #include <thread>

@@ -10,15 +10,12 @@
 // exit 0.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <thread>
