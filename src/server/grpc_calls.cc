@@ -2,146 +2,120 @@
 
 #include <fmt/format.h>
 
-#include <limits>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "info_json.h"
 #include "snowid/decode.h"
 
 namespace snowid::server {
 namespace {
 
-grpc::Status refusal(const Error& error) {
-  return grpc::Status(
-      is_transient(error) ? grpc::StatusCode::UNAVAILABLE : grpc::StatusCode::INTERNAL,
-      error.message);
+// gRPC's status for each outcome (outcome.h).
+grpc::StatusCode grpc_code(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return grpc::StatusCode::OK;
+    case Outcome::kUnauthenticated:
+      return grpc::StatusCode::UNAUTHENTICATED;
+    case Outcome::kInvalidArgument:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case Outcome::kTooLarge:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case Outcome::kNotFound:
+      return grpc::StatusCode::NOT_FOUND;
+    case Outcome::kDisabled:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case Outcome::kUnavailable:
+      return grpc::StatusCode::UNAVAILABLE;
+    case Outcome::kInternal:
+      return grpc::StatusCode::INTERNAL;
+  }
+  return grpc::StatusCode::INTERNAL;
 }
 
-// INVALID_ARGUMENT for 0 and beyond 32 bits, RESOURCE_EXHAUSTED above max_batch.
-grpc::Status check_count(const IdService& service, std::uint64_t count) {
-  const std::uint32_t max = service.config().max_batch;
-  if (count == 0 || count > std::numeric_limits<std::uint32_t>::max()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        fmt::format("count {} is not between 1 and {}", count, max));
-  }
-  if (count > max) {
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        fmt::format("count {} exceeds max_batch {}", count, max));
-  }
-  return grpc::Status::OK;
-}
-
-grpc::Status check_agent(const std::string& agent) {
-  if (!agent.empty() && !valid_agent(agent)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
-  }
-  return grpc::Status::OK;
-}
-
-grpc::Status authorize(const IdService& service, GrpcAuthorization authorization) {
-  if (!service.authorized(authorization)) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "a valid bearer token is required");
-  }
-  return grpc::Status::OK;
-}
-
-// Requires: authorize() passed and the count was checked.
-template <typename Sink>
-grpc::Status issue(IdService& service, std::uint32_t count, const std::string& agent, Sink&& sink) {
-  grpc::Status status = check_agent(agent);
-  if (!status.ok()) return status;
-  thread_local std::vector<Id> ids;
-  ids.clear();
-  Status issued = service.issue(count, agent, ids);
-  if (!issued.ok()) return refusal(issued.error());
-  for (Id id : ids) sink(id);
-  return grpc::Status::OK;
+// Runs `answer` (returning an Answer), counts the call and converts its outcome.
+template <typename Answerer>
+grpc::Status counted(IdService& service, Call call, Answerer&& answer) {
+  const auto begin = std::chrono::steady_clock::now();
+  const Answer outcome = answer();
+  service.count(Protocol::kGrpc, call, outcome.outcome, std::chrono::steady_clock::now() - begin);
+  if (outcome.ok()) return grpc::Status::OK;
+  return grpc::Status(grpc_code(outcome.outcome), outcome.message);
 }
 
 }  // namespace
 
 grpc::Status answer_next_id(IdService& service, GrpcAuthorization authorization,
                             const v1::NextIdRequest& request, v1::NextIdResponse& response) {
-  if (grpc::Status status = authorize(service, authorization); !status.ok()) return status;
-  return issue(service, 1, request.agent(),
-               [&response](Id id) { response.set_id(static_cast<std::uint64_t>(id)); });
+  return counted(service, Call::kNextId, [&] {
+    Id id = 0;
+    Answer answer = service.next_id({authorization, request.agent(), 1}, id);
+    if (answer.ok()) response.set_id(static_cast<std::uint64_t>(id));
+    return answer;
+  });
 }
 
 grpc::Status answer_next_ids(IdService& service, GrpcAuthorization authorization,
                              const v1::NextIdsRequest& request, v1::NextIdsResponse& response) {
-  if (grpc::Status status = authorize(service, authorization); !status.ok()) return status;
-  if (grpc::Status counted = check_count(service, request.count()); !counted.ok()) return counted;
-  const auto count = static_cast<std::uint32_t>(request.count());
-  response.mutable_ids()->Reserve(static_cast<int>(count));
-  return issue(service, count, request.agent(),
-               [&response](Id id) { response.add_ids(static_cast<std::uint64_t>(id)); });
+  return counted(service, Call::kNextIds, [&] {
+    thread_local std::vector<Id> ids;
+    ids.clear();
+    Answer answer = service.next_ids({authorization, request.agent(), request.count()}, ids);
+    if (!answer.ok()) return answer;
+    response.mutable_ids()->Reserve(static_cast<int>(ids.size()));
+    for (Id id : ids) response.add_ids(static_cast<std::uint64_t>(id));
+    return answer;
+  });
 }
 
 grpc::Status answer_decode(IdService& service, GrpcAuthorization authorization,
                            const v1::DecodeRequest& request, v1::DecodeResponse& response) {
-  grpc::Status status = authorize(service, authorization);
-  if (!status.ok()) return status;
-  if (request.id() > static_cast<std::uint64_t>(std::numeric_limits<Id>::max())) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        fmt::format("ID {} exceeds 2^63-1", request.id()));
-  }
-  const auto id = static_cast<Id>(request.id());
-  auto fields = decode(service.layout(), id);
-  if (!fields.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, fields.error().message);
-  response.set_id(request.id());
-  response.set_timestamp_ms(fields->timestamp.count());
-  response.set_time(format_time(fields->timestamp));
-  response.set_datacenter(fields->datacenter);
-  response.set_worker(fields->worker);
-  response.set_sequence(fields->sequence);
-  return grpc::Status::OK;
+  return counted(service, Call::kDecode, [&] {
+    IdFields fields;
+    Answer answer = service.decode(authorization, request.id(), fields);
+    if (!answer.ok()) return answer;
+    response.set_id(request.id());
+    response.set_timestamp_ms(fields.timestamp.count());
+    response.set_time(format_time(fields.timestamp));
+    response.set_datacenter(fields.datacenter);
+    response.set_worker(fields.worker);
+    response.set_sequence(fields.sequence);
+    return answer;
+  });
 }
 
 grpc::Status answer_info(IdService& service, GrpcAuthorization authorization,
                          const v1::InfoRequest&, v1::InfoResponse& response) {
-  grpc::Status status = authorize(service, authorization);
-  if (!status.ok()) return status;
-  const auto info = service.info();
-  response.set_version(kVersion);
-  response.set_layout(describe(service.layout()));
-  response.set_datacenter_id(info["datacenter_id"].get<std::uint64_t>());
-  response.set_worker_id(info["worker_id"].get<std::uint64_t>());
-  response.set_clock_policy(info["clock_policy"].get<std::string>());
-  response.set_high_water_ms(info["high_water_ms"].get<std::int64_t>());
-  response.set_ids_issued(info["ids_issued"].get<std::uint64_t>());
-  response.set_uptime_seconds(info["uptime_seconds"].get<double>());
-  response.set_info_json(info.dump());
-  return grpc::Status::OK;
+  return counted(service, Call::kInfo, [&] {
+    NodeInfo info;
+    Answer answer = service.info(authorization, info);
+    if (!answer.ok()) return answer;
+    response.set_version(kVersion);
+    response.set_layout(describe(info.generator.layout));
+    response.set_datacenter_id(info.generator.datacenter_id);
+    response.set_worker_id(info.generator.worker_id);
+    response.set_clock_policy(clock_policy_name(info.generator.clock_policy));
+    response.set_high_water_ms(info.stats.high_water.count());
+    response.set_ids_issued(info.ids_issued);
+    response.set_uptime_seconds(info.uptime.count());
+    response.set_info_json(info_json(info).dump());
+    return answer;
+  });
 }
 
 grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization authorization,
                                      const v1::NextSegmentIdsRequest& request,
                                      v1::NextSegmentIdsResponse& response) {
-  grpc::Status status = authorize(service, authorization);
-  if (!status.ok()) return status;
-  status = check_agent(request.agent());
-  if (!status.ok()) return status;
-  SegmentAllocator* segments = service.segments();
-  if (segments == nullptr) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "segment mode is off");
-  }
-  status = check_count(service, request.count());
-  if (!status.ok()) return status;
-  thread_local std::vector<std::int64_t> numbers;
-  numbers.clear();
-  Status issued =
-      segments->next(request.tag(), static_cast<std::uint32_t>(request.count()), numbers);
-  if (!issued.ok()) {
-    const Error error = service.segment_error_for_client(request.tag(), issued.error());
-    grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-    if (error.code == ErrorCode::kInvalidArgument) code = grpc::StatusCode::INVALID_ARGUMENT;
-    if (error.code == ErrorCode::kNotFound) code = grpc::StatusCode::NOT_FOUND;
-    if (error.code == ErrorCode::kUnavailable) code = grpc::StatusCode::UNAVAILABLE;
-    return grpc::Status(code, error.message);
-  }
-  response.mutable_ids()->Add(numbers.begin(), numbers.end());
-  return grpc::Status::OK;
+  return counted(service, Call::kSegment, [&] {
+    thread_local std::vector<std::int64_t> numbers;
+    numbers.clear();
+    Answer answer = service.next_segment_ids(
+        {authorization, request.agent(), request.tag(), request.count()}, numbers);
+    if (answer.ok()) response.mutable_ids()->Add(numbers.begin(), numbers.end());
+    return answer;
+  });
 }
 
 }  // namespace snowid::server

@@ -10,6 +10,7 @@
 
 #include "http_target.h"
 #include "id_json.h"
+#include "info_json.h"
 #include "snowid/decode.h"
 
 namespace snowid::server {
@@ -30,17 +31,44 @@ void set_json(HttpResponse& response, const nlohmann::json& body) {
 
 void set_text_type(HttpResponse& response) { response.content_type = "text/plain; charset=utf-8"; }
 
-// 503 with Retry-After: the request may succeed if repeated in a moment.
-void set_unavailable(HttpResponse& response, std::string_view message) {
-  set_error(response, 503, message);
-  response.headers.emplace_back("Retry-After", "1");
+// HTTP's status for each outcome (outcome.h). kTooLarge is a 400 as any
+// bad parameter; kDisabled a 404, as a route that is not served.
+unsigned http_status(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return 200;
+    case Outcome::kUnauthenticated:
+      return 401;
+    case Outcome::kInvalidArgument:
+    case Outcome::kTooLarge:
+      return 400;
+    case Outcome::kNotFound:
+    case Outcome::kDisabled:
+      return 404;
+    case Outcome::kUnavailable:
+      return 503;
+    case Outcome::kInternal:
+      return 500;
+  }
+  return 500;
 }
 
-// The generator's refusal as an HTTP error: 503 while the clock or the state
-// file keeps it from issuing, 500 otherwise.
-void set_refusal(HttpResponse& response, const Error& error) {
-  if (!is_transient(error)) return set_error(response, 500, error.message);
-  set_unavailable(response, error.message);
+// A refused request: its status and {"error":"…"}; 401 asks for the token,
+// 503 says when to retry.
+void set_refusal(HttpResponse& response, const Answer& answer) {
+  set_error(response, http_status(answer.outcome), answer.message);
+  response.outcome = answer.outcome;
+  if (answer.outcome == Outcome::kUnauthenticated) {
+    response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  } else if (answer.outcome == Outcome::kUnavailable) {
+    response.headers.emplace_back("Retry-After", "1");
+  }
+}
+
+// A request the adapter itself found malformed (its target, a parameter
+// that does not parse): 400, as the service's kInvalidArgument.
+void set_invalid(HttpResponse& response, const Error& error) {
+  set_refusal(response, Answer{Outcome::kInvalidArgument, error.message});
 }
 
 void append_decimal(std::string& out, Id id) {
@@ -105,11 +133,12 @@ void answer_head(IdFormat format, HttpResponse& response) {
   response.length_unknown = true;
 }
 
-void issue_one(IdService& service, std::string_view agent, IdFormat format,
+void issue_one(IdService& service, const IdRequest& request, IdFormat format,
                HttpResponse& response) {
-  auto id = service.issue_one(agent);
-  if (!id.ok()) return set_refusal(response, id.error());
-  write_number(*id, format, response);
+  Id id = 0;
+  Answer answer = service.next_id(request, id);
+  if (!answer.ok()) return set_refusal(response, answer);
+  write_number(id, format, response);
 }
 
 // Numbers as {"ids":["…",…]}, or one per line for kTextLines.
@@ -135,42 +164,23 @@ void write_numbers(const std::vector<std::int64_t>& numbers, IdFormat format,
   body += "]}\n";
 }
 
-void issue_many(IdService& service, std::uint32_t count, std::string_view agent, IdFormat format,
+void issue_many(IdService& service, const IdRequest& request, IdFormat format,
                 HttpResponse& response) {
   thread_local std::vector<Id> ids;
   ids.clear();
-  Status issued = service.issue(count, agent, ids);
-  if (!issued.ok()) return set_refusal(response, issued.error());
+  Answer answer = service.next_ids(request, ids);
+  if (!answer.ok()) return set_refusal(response, answer);
   write_numbers(ids, format, response);
 }
 
-// A segment allocator's refusal: 400 bad tag or count, 404 unknown tag, 503
-// (with Retry-After) while the store is down and the tag's buffers are empty.
-void set_segment_error(HttpResponse& response, const Error& error) {
-  switch (error.code) {
-    case ErrorCode::kInvalidArgument: return set_error(response, 400, error.message);
-    case ErrorCode::kNotFound: return set_error(response, 404, error.message);
-    case ErrorCode::kUnavailable: return set_unavailable(response, error.message);
-    default: return set_error(response, 500, error.message);
-  }
-}
-
 // GET /v1/segment/{tag}[?count=N] and the Leaf route /api/segment/get/{tag}.
-void issue_segment(const IdService& service, SegmentAllocator& segments, std::string_view tag,
-                   std::optional<std::uint32_t> count, IdFormat format, HttpResponse& response) {
-  if (!count) {
-    auto number = segments.next(tag);
-    if (!number.ok()) {
-      return set_segment_error(response, service.segment_error_for_client(tag, number.error()));
-    }
-    return write_number(*number, format, response);
-  }
+void issue_segment(IdService& service, const SegmentRequest& request, IdFormat format,
+                   HttpResponse& response) {
   thread_local std::vector<std::int64_t> numbers;
   numbers.clear();
-  Status issued = segments.next(tag, *count, numbers);
-  if (!issued.ok()) {
-    return set_segment_error(response, service.segment_error_for_client(tag, issued.error()));
-  }
+  Answer answer = service.next_segment_ids(request, numbers);
+  if (!answer.ok()) return set_refusal(response, answer);
+  if (!request.count) return write_number(numbers.front(), format, response);
   write_numbers(numbers, format, response);
 }
 
@@ -184,12 +194,33 @@ void HttpResponse::reset() {
   headers.clear();
   head = false;
   length_unknown = false;
+  outcome = Outcome::kOk;
 }
 
 void set_error(HttpResponse& response, unsigned status, std::string_view message) {
   response.status = status;
+  response.outcome = status < 500 ? Outcome::kInvalidArgument : Outcome::kInternal;
   response.content_type = "application/json";
   set_json(response, nlohmann::json{{"error", message}});
+}
+
+std::optional<Call> call_of(Route route) {
+  switch (route) {
+    case Route::kId:
+    case Route::kLeafSnowflake:
+      return Call::kNextId;
+    case Route::kIds:
+      return Call::kNextIds;
+    case Route::kSegment:
+    case Route::kLeafSegment:
+      return Call::kSegment;
+    case Route::kDecode:
+      return Call::kDecode;
+    case Route::kInfo:
+      return Call::kInfo;
+    default:
+      return std::nullopt;
+  }
 }
 
 bool issues_ids(std::string_view target) {
@@ -240,17 +271,17 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     nlohmann::json body =
         ready.ok() ? nlohmann::json{{"status", "ready"}}
                    : nlohmann::json{{"status", "not ready"}, {"error", ready.error().message}};
-    body["segment"] = service.segment_readiness();
+    body["segment"] = segment_readiness_json(service.segment_readiness());
     if (!ready.ok()) response.status = 503;
     return set_json(response, body);
   }
   if (route == Route::kReadyzSegment) {
-    nlohmann::json body = service.segment_readiness();
-    if (!body["enabled"].get<bool>()) return set_error(response, 404, "segment mode is off");
-    const bool ready = body["ready"].get<bool>();
-    body["status"] = ready ? "ready" : "not ready";
-    if (!ready) {
-      body["error"] = body["reason"];
+    const auto readiness = service.segment_readiness();
+    if (!readiness) return set_error(response, 404, "segment mode is off");
+    nlohmann::json body = segment_readiness_json(readiness);
+    body["status"] = readiness->ready ? "ready" : "not ready";
+    if (!readiness->ready) {
+      body["error"] = readiness->reason;
       response.status = 503;
     }
     return set_json(response, body);
@@ -261,75 +292,81 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     return;
   }
 
-  if (!service.authorized(request.authorization)) {
-    set_error(response, 401, "a valid bearer token is required");
-    response.headers.emplace_back("WWW-Authenticate", "Bearer");
-    return;
-  }
-
   // The token first, then the request's parameters: every route from here
   // on takes a query, and accepts its own parameters only. (The probes and
   // /metrics above ignore theirs, whatever it holds: cache busters, repeats.)
+  const std::optional<std::string_view> authorization = request.authorization;
+  if (Answer allowed = service.authorize(authorization); !allowed.ok()) {
+    return set_refusal(response, allowed);
+  }
   auto parsed = parse_target(request.target);
-  if (!parsed.ok()) return set_error(response, 400, parsed.error().message);
+  if (!parsed.ok()) return set_invalid(response, parsed.error());
   const Target& target = *parsed;
   if (Status known = check_parameters(route, target); !known.ok()) {
-    return set_error(response, 400, known.error().message);
+    return set_invalid(response, known.error());
   }
 
   std::string_view agent = request.agent_header;
   if (auto it = target.query.find("agent"); it != target.query.end()) agent = it->second;
-  if (!agent.empty() && !valid_agent(agent)) {
-    return set_error(response, 400,
-                     "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
-  }
+  const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
 
   switch (route) {
-    case Route::kId: {
-      const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
-      if (response.head) return answer_head(format, response);
-      return issue_one(service, agent, format, response);
+    case Route::kId:
+    case Route::kLeafSnowflake: {
+      const bool leaf = route == Route::kLeafSnowflake;
+      if (leaf && (tail.size() > 128 || tail.find('/') != std::string_view::npos)) {
+        return set_error(response, 400, "key must be at most 128 characters without '/'");
+      }
+      const IdRequest id_request{authorization, agent, 1};
+      const IdFormat id_format = leaf ? IdFormat::kLeafText : format;
+      if (!response.head) return issue_one(service, id_request, id_format, response);
+      if (Answer admitted = service.admit(id_request); !admitted.ok()) {
+        return set_refusal(response, admitted);
+      }
+      return answer_head(id_format, response);
     }
     case Route::kIds: {
-      const std::uint32_t max = service.config().max_batch;
-      auto count = parse_count(target, max);
-      if (!count.ok()) return set_error(response, 400, count.error().message);
-      if (!*count) return set_error(response, 400, fmt::format("count is required (1..{})", max));
-      const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
-      if (response.head) return answer_head(format, response);
-      return issue_many(service, **count, agent, format, response);
+      auto count = parse_count(target);
+      if (!count.ok()) return set_invalid(response, count.error());
+      if (!*count) {
+        return set_error(response, 400,
+                         fmt::format("count is required (1..{})", service.config().max_batch));
+      }
+      const IdRequest ids_request{authorization, agent, **count};
+      if (!response.head) return issue_many(service, ids_request, format, response);
+      if (Answer admitted = service.admit(ids_request); !admitted.ok()) {
+        return set_refusal(response, admitted);
+      }
+      return answer_head(format, response);
     }
     case Route::kSegment:
     case Route::kLeafSegment: {
-      SegmentAllocator* segments = service.segments();
-      if (segments == nullptr) {
-        return set_error(response, 404, "segment mode is off (segment_store = \"off\")");
+      SegmentRequest segment_request{authorization, agent, tail, std::nullopt};
+      if (route == Route::kSegment) {
+        auto count = parse_count(target);
+        if (!count.ok()) return set_invalid(response, count.error());
+        segment_request.count = *count;
       }
-      if (route == Route::kLeafSegment) {
-        if (response.head) return answer_head(IdFormat::kLeafText, response);
-        return issue_segment(service, *segments, tail, std::nullopt, IdFormat::kLeafText, response);
+      const IdFormat segment_format = route == Route::kLeafSegment ? IdFormat::kLeafText : format;
+      if (!response.head) return issue_segment(service, segment_request, segment_format, response);
+      if (Answer admitted = service.admit(segment_request); !admitted.ok()) {
+        return set_refusal(response, admitted);
       }
-      auto count = parse_count(target, service.config().max_batch);
-      if (!count.ok()) return set_error(response, 400, count.error().message);
-      const IdFormat format = wants_text(request, target) ? IdFormat::kTextLines : IdFormat::kJson;
-      if (response.head) return answer_head(format, response);
-      return issue_segment(service, *segments, tail, *count, format, response);
+      return answer_head(segment_format, response);
     }
     case Route::kDecode: {
       auto id = parse_id(tail);
-      if (!id.ok()) return set_error(response, 400, id.error().message);
-      auto fields = decode(service.layout(), *id);
-      if (!fields.ok()) return set_error(response, 400, fields.error().message);
-      return set_json(response, decoded_id_json(*id, *fields));
+      if (!id.ok()) return set_invalid(response, id.error());
+      IdFields fields;
+      Answer answer = service.decode(authorization, static_cast<std::uint64_t>(*id), fields);
+      if (!answer.ok()) return set_refusal(response, answer);
+      return set_json(response, decoded_id_json(*id, fields));
     }
-    case Route::kInfo:
-      return set_json(response, service.info());
-    case Route::kLeafSnowflake: {
-      if (tail.size() > 128 || tail.find('/') != std::string_view::npos) {
-        return set_error(response, 400, "key must be at most 128 characters without '/'");
-      }
-      if (response.head) return answer_head(IdFormat::kLeafText, response);
-      return issue_one(service, agent, IdFormat::kLeafText, response);
+    case Route::kInfo: {
+      thread_local NodeInfo info;
+      Answer answer = service.info(authorization, info);
+      if (!answer.ok()) return set_refusal(response, answer);
+      return set_json(response, info_json(info));
     }
     default:
       return set_error(response, 404, "no such route");

@@ -16,6 +16,7 @@
 // tag's buffers are empty).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,10 @@ struct HttpResponse {
   // Content-Length is left out (RFC 9110 9.3.2 allows it).
   bool head = false;
   bool length_unknown = false;
+  // How the request ended, for the request metrics shared with the other
+  // protocols; an error the router answers itself is kInvalidArgument
+  // (4xx) or kInternal (5xx).
+  Outcome outcome = Outcome::kOk;
 
   // Back to an empty 200, keeping the body's capacity.
   void reset();
@@ -59,6 +64,10 @@ struct HttpResponse {
 bool issues_ids(std::string_view target);
 
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response);
+
+// The service call a route makes, for the request metrics; nullopt for the
+// probes, /metrics and unknown routes.
+std::optional<Call> call_of(Route route);
 
 // Makes `response` the error {"error":"…"} with the given status.
 void set_error(HttpResponse& response, unsigned status, std::string_view message);

@@ -219,8 +219,11 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     const bool keep_alive =
         request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
     append_response(request.version(), keep_alive);
-    service_.metrics().count_request(response_.route, response_.status,
-                                     std::chrono::steady_clock::now() - begin);
+    const auto latency = std::chrono::steady_clock::now() - begin;
+    service_.metrics().count_request(response_.route, response_.status, latency);
+    if (auto call = call_of(response_.route)) {
+      service_.count(Protocol::kHttp, *call, response_.outcome, latency);
+    }
     if (!keep_alive) close_after_write_ = true;
   }
 

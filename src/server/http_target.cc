@@ -84,15 +84,12 @@ Result<Target> parse_target(std::string_view target) {
   return out;
 }
 
-Result<std::optional<std::uint32_t>> parse_count(const Target& target, std::uint32_t max) {
+Result<std::optional<std::uint64_t>> parse_count(const Target& target) {
   auto it = target.query.find("count");
-  if (it == target.query.end()) return std::optional<std::uint32_t>{};
+  if (it == target.query.end()) return std::optional<std::uint64_t>{};
   auto count = parse_unsigned(it->second, UINT64_MAX, "count");
   if (!count.ok()) return count.error();
-  if (*count < 1 || *count > max) {
-    return invalid_argument(fmt::format("count {} is out of range 1..{}", *count, max));
-  }
-  return std::optional<std::uint32_t>{static_cast<std::uint32_t>(*count)};
+  return std::optional<std::uint64_t>{*count};
 }
 
 }  // namespace snowid::server

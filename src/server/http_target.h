@@ -32,8 +32,9 @@ std::string_view target_path(std::string_view target);
 // twice or holds a '%' not followed by two hexadecimal digits.
 Result<Target> parse_target(std::string_view target);
 
-// The `count` parameter, 1..max; nullopt if absent. kInvalidArgument naming
-// the range otherwise.
-Result<std::optional<std::uint32_t>> parse_count(const Target& target, std::uint32_t max);
+// The `count` parameter as a number; nullopt if absent. kInvalidArgument if
+// it is not a decimal number below 2^64. Its range (1..max_batch) is
+// IdService's to check.
+Result<std::optional<std::uint64_t>> parse_count(const Target& target);
 
 }  // namespace snowid::server

@@ -203,7 +203,8 @@ int run(int argc, char** argv) {
     const bool bad_input = grpc_endpoint.error().code == ErrorCode::kInvalidArgument;
     return fail(bad_input ? kExitUsage : kExitFailure, grpc_endpoint.error().message);
   }
-  service.set_bound_endpoints(*http_endpoint, *grpc_endpoint);
+  service.set_bound_endpoint("http", *http_endpoint);
+  service.set_bound_endpoint("grpc", *grpc_endpoint);
   service.node().advertise({"http " + http_endpoint->text(), "grpc " + grpc_endpoint->text()});
 
   const Layout& layout = service.layout();

@@ -24,12 +24,6 @@ std::string_view route_name(Route route) {
   return "other";
 }
 
-void append_metric(std::string& out, std::string_view name, std::string_view type,
-                   std::string_view help, std::string_view value) {
-  fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", name, help,
-                 type, value);
-}
-
 std::size_t Metrics::status_index(unsigned status) {
   for (std::size_t i = 0; i + 1 < kStatuses.size(); ++i) {
     if (kStatuses[i] == status) return i;
@@ -61,14 +55,44 @@ void Metrics::count_ids(std::string_view agent, std::uint64_t ids) {
   }
 }
 
+void Metrics::Histogram::add(std::chrono::nanoseconds latency) {
+  std::size_t bucket = 0;
+  while (bucket < kBucketsNs.size() && latency.count() > kBucketsNs[bucket]) ++bucket;
+  buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+  sum_ns.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
+  count.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::Histogram::render(std::string& out, std::string_view name,
+                                std::string_view labels) const {
+  auto sink = std::back_inserter(out);
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b < kBucketsNs.size(); ++b) {
+    cumulative += buckets[b].load(std::memory_order_relaxed);
+    fmt::format_to(sink, "{}_bucket{{{}le=\"{}\"}} {}\n", name, labels,
+                   static_cast<double>(kBucketsNs[b]) / 1e9, cumulative);
+  }
+  cumulative += buckets[kBucketsNs.size()].load(std::memory_order_relaxed);
+  fmt::format_to(sink, "{}_bucket{{{}le=\"+Inf\"}} {}\n", name, labels, cumulative);
+  // `labels` without its trailing comma, in braces, for _sum and _count.
+  const std::string braces =
+      labels.empty() ? "" : fmt::format("{{{}}}", labels.substr(0, labels.size() - 1));
+  fmt::format_to(sink, "{}_sum{} {:.9f}\n", name, braces, static_cast<double>(sum_ns.load()) / 1e9);
+  fmt::format_to(sink, "{}_count{} {}\n", name, braces, count.load());
+}
+
 void Metrics::count_request(Route route, unsigned status, std::chrono::nanoseconds latency) {
   requests_[static_cast<std::size_t>(route)][status_index(status)].fetch_add(
       1, std::memory_order_relaxed);
-  std::size_t bucket = 0;
-  while (bucket < kBucketsNs.size() && latency.count() > kBucketsNs[bucket]) ++bucket;
-  latency_buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
-  latency_sum_ns_.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
-  latency_count_.fetch_add(1, std::memory_order_relaxed);
+  http_latency_.add(latency);
+}
+
+void Metrics::count_call(Protocol protocol, Call call, Outcome outcome,
+                         std::chrono::nanoseconds latency) {
+  const auto p = static_cast<std::size_t>(protocol);
+  calls_[p][static_cast<std::size_t>(call)][static_cast<std::size_t>(outcome)].fetch_add(
+      1, std::memory_order_relaxed);
+  call_latency_[p].add(latency);
 }
 
 std::string Metrics::render(const std::string& extra) const {
@@ -84,6 +108,29 @@ std::string Metrics::render(const std::string& extra) const {
   out += fmt::format("snowid_ids_issued_total{{agent=\"none\"}} {}\n", no_agent_.load());
   out += fmt::format("snowid_ids_issued_total{{agent=\"other\"}} {}\n", other_agents_.load());
 
+  out += "# HELP snowid_requests_total Calls of the ID service, by protocol, call and outcome.\n";
+  out += "# TYPE snowid_requests_total counter\n";
+  for (std::size_t p = 0; p < kProtocolCount; ++p) {
+    for (std::size_t c = 0; c < kCallCount; ++c) {
+      for (std::size_t o = 0; o < kOutcomeCount; ++o) {
+        const auto n = calls_[p][c][o].load(std::memory_order_relaxed);
+        if (n == 0) continue;
+        out +=
+            fmt::format("snowid_requests_total{{protocol=\"{}\",call=\"{}\",outcome=\"{}\"}} {}\n",
+                        protocol_name(static_cast<Protocol>(p)), call_name(static_cast<Call>(c)),
+                        outcome_name(static_cast<Outcome>(o)), n);
+      }
+    }
+  }
+  out += "# HELP snowid_request_duration_seconds Latency of calls of the ID service.\n";
+  out += "# TYPE snowid_request_duration_seconds histogram\n";
+  for (std::size_t p = 0; p < kProtocolCount; ++p) {
+    call_latency_[p].render(
+        out, "snowid_request_duration_seconds",
+        fmt::format("protocol=\"{}\",", protocol_name(static_cast<Protocol>(p))));
+  }
+
+  // HTTP's own view: routes (probes and /metrics included) and status codes.
   out += "# HELP snowid_http_requests_total HTTP requests, by route and status.\n";
   out += "# TYPE snowid_http_requests_total counter\n";
   for (std::size_t r = 0; r < kRouteCount; ++r) {
@@ -95,21 +142,9 @@ std::string Metrics::render(const std::string& extra) const {
                          route_name(static_cast<Route>(r)), status, n);
     }
   }
-
   out += "# HELP snowid_http_request_duration_seconds HTTP request latency.\n";
   out += "# TYPE snowid_http_request_duration_seconds histogram\n";
-  std::uint64_t cumulative = 0;
-  for (std::size_t b = 0; b < kBucketsNs.size(); ++b) {
-    cumulative += latency_buckets_[b].load(std::memory_order_relaxed);
-    out += fmt::format("snowid_http_request_duration_seconds_bucket{{le=\"{}\"}} {}\n",
-                       static_cast<double>(kBucketsNs[b]) / 1e9, cumulative);
-  }
-  cumulative += latency_buckets_[kBucketsNs.size()].load(std::memory_order_relaxed);
-  out += fmt::format("snowid_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}\n",
-                     cumulative);
-  out += fmt::format("snowid_http_request_duration_seconds_sum {:.9f}\n",
-                     static_cast<double>(latency_sum_ns_.load()) / 1e9);
-  out += fmt::format("snowid_http_request_duration_seconds_count {}\n", latency_count_.load());
+  http_latency_.render(out, "snowid_http_request_duration_seconds", "");
 
   out += "# HELP snowid_open_connections Open HTTP connections.\n";
   out += "# TYPE snowid_open_connections gauge\n";

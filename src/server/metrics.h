@@ -15,6 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "outcome.h"
+#include "prometheus_text.h"
+
 namespace snowid::server {
 
 enum class Route {
@@ -24,16 +27,16 @@ enum class Route {
 inline constexpr std::size_t kRouteCount = 12;
 std::string_view route_name(Route route);
 
-// Appends one sample with its HELP and TYPE lines in Prometheus text format.
-void append_metric(std::string& out, std::string_view name, std::string_view type,
-                   std::string_view help, std::string_view value);
-
 class Metrics {
  public:
   static constexpr std::size_t kMaxAgents = 100;
 
   void count_ids(std::string_view agent, std::uint64_t ids);
+  // An HTTP request, by route and status (snowid_http_requests_total).
   void count_request(Route route, unsigned status, std::chrono::nanoseconds latency);
+  // A call of the ID service on any protocol (snowid_requests_total and
+  // snowid_request_duration_seconds, labelled by protocol).
+  void count_call(Protocol protocol, Call call, Outcome outcome, std::chrono::nanoseconds latency);
   void connection_opened() { open_connections_.fetch_add(1, std::memory_order_relaxed); }
   void connection_closed() { open_connections_.fetch_sub(1, std::memory_order_relaxed); }
   void connection_refused() { refused_connections_.fetch_add(1, std::memory_order_relaxed); }
@@ -64,10 +67,23 @@ class Metrics {
   // IDs for requests that named no agent: the common case, kept off the lock.
   std::atomic<std::uint64_t> no_agent_{0};
 
+  // A latency histogram over kBucketsNs (the last bucket: above them all).
+  struct Histogram {
+    std::array<std::atomic<std::uint64_t>, kBucketsNs.size() + 1> buckets{};
+    std::atomic<std::uint64_t> sum_ns{0};
+    std::atomic<std::uint64_t> count{0};
+
+    void add(std::chrono::nanoseconds latency);
+    // `name`_bucket/_sum/_count samples, each with `labels` ("" or `k="v",`).
+    void render(std::string& out, std::string_view name, std::string_view labels) const;
+  };
+
   std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
-  std::array<std::atomic<std::uint64_t>, kBucketsNs.size() + 1> latency_buckets_{};
-  std::atomic<std::uint64_t> latency_sum_ns_{0};
-  std::atomic<std::uint64_t> latency_count_{0};
+  Histogram http_latency_;
+  std::array<std::array<std::array<std::atomic<std::uint64_t>, kOutcomeCount>, kCallCount>,
+             kProtocolCount>
+      calls_{};
+  std::array<Histogram, kProtocolCount> call_latency_;
   std::atomic<std::int64_t> open_connections_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
   std::atomic<std::uint64_t> grpc_open_connections_{0};

@@ -183,29 +183,15 @@ Status Node::stop() {
                                                 : std::nullopt);
 }
 
-nlohmann::json Node::cluster_info() const {
-  if (!leased_) return {{"coordinator", "static"}};
-  const CoordinatorStats s = coordinator_->stats();
-  nlohmann::json out{
-      {"coordinator", "etcd"},
-      {"cluster", config_.cluster},
-      {"etcd_endpoints", config_.etcd_endpoints},
-      {"claim_state", claim_state_name(s.state)},
-      {"reservation_ms", s.reservation.count()},
-      {"reservation", format_time(s.reservation)},
-      {"reservation_headroom_ms", s.reservation_headroom.count()},
-      {"claims", s.claims},
-      {"reclaims", s.reclaims},
-      {"fencing_events", s.fencing_events},
-      {"lost_claims", s.lost_claims},
-      {"etcd_requests", s.store_requests},
-      {"etcd_errors", s.store_errors},
-      {"etcd_latency_max_ms", static_cast<double>(s.store_latency_max.count()) / 1000.0},
-  };
-  out["node_id"] = s.node_id ? nlohmann::json(*s.node_id) : nlohmann::json(nullptr);
-  out["lease_time_left_ms"] =
-      s.lease_time_left ? nlohmann::json(s.lease_time_left->count()) : nlohmann::json(nullptr);
-  return out;
+ClusterInfo Node::cluster_info() const {
+  ClusterInfo info;
+  info.coordinator = coordinator_name();
+  info.leased = leased_;
+  if (!leased_) return info;
+  info.cluster = config_.cluster;
+  info.endpoints = config_.etcd_endpoints;
+  info.stats = coordinator_->stats();
+  return info;
 }
 
 std::string Node::cluster_metrics() const {

@@ -25,7 +25,6 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -34,6 +33,15 @@
 #include "snowid/generator.h"
 
 namespace snowid::server {
+
+// The node's claim as /v1/info reports it.
+struct ClusterInfo {
+  std::string coordinator;  // the store's name, or "static"
+  bool leased = false;      // false: a static node id, nothing more to report
+  std::string cluster;
+  std::string endpoints;  // the store's, as configured
+  CoordinatorStats stats;
+};
 
 class Node {
  public:
@@ -69,8 +77,8 @@ class Node {
     coordinator_->advertise(std::move(addresses));
   }
 
-  // Cluster facts for /v1/info and /metrics (empty in static mode).
-  nlohmann::json cluster_info() const;
+  // Cluster facts for /v1/info, and its metrics (none in static mode).
+  ClusterInfo cluster_info() const;
   std::string cluster_metrics() const;
 
  private:

@@ -5,16 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 
 #include "audit_format.h"
-#include "id_json.h"
+#include "segment_metrics.h"
 
 namespace snowid::server {
-
-bool is_transient(const Error& error) {
-  return error.code == ErrorCode::kClockBehind || error.code == ErrorCode::kStateFile ||
-         error.code == ErrorCode::kUnavailable;
-}
 
 bool valid_agent(std::string_view agent) {
   constexpr std::size_t kMaxAgentLength = 64;
@@ -27,8 +23,32 @@ bool valid_agent(std::string_view agent) {
   return true;
 }
 
-Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out) {
-  if (Status claim = node_->may_issue(); !claim.ok()) return claim;
+Answer IdService::check_agent(std::string_view agent) const {
+  if (agent.empty() || valid_agent(agent)) return {};
+  return {Outcome::kInvalidArgument,
+          "agent must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters"};
+}
+
+Answer IdService::check_count(std::uint64_t count) const {
+  const std::uint32_t max = config_.max_batch;
+  if (count >= 1 && count <= max) return {};
+  // 0, or beyond 32 bits, is no batch size at all; above max_batch, one
+  // this node does not hand out.
+  const bool meaningless = count == 0 || count > std::numeric_limits<std::uint32_t>::max();
+  return {meaningless ? Outcome::kInvalidArgument : Outcome::kTooLarge,
+          fmt::format("count {} is out of range 1..{}", count, max)};
+}
+
+Answer IdService::admit(const IdRequest& request) const {
+  if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
+  if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
+  return check_count(request.count);
+}
+
+Answer IdService::next_ids(const IdRequest& request, std::vector<Id>& out) {
+  if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+  if (Status claim = node_->may_issue(); !claim.ok()) return generator_refusal(claim.error());
+  const auto count = static_cast<std::uint32_t>(request.count);  // <= max_batch
   Generator& generator = node_->generator();
   thread_local std::string records;
   records.clear();
@@ -50,36 +70,83 @@ Status IdService::issue(std::uint32_t count, std::string_view agent, std::vector
       ++blocks;
     }
   }
-  if (done > 0) metrics_.count_ids(agent, done);
+  if (done > 0) metrics_.count_ids(request.agent, done);
   // A refused request sends no ID, so its blocks need no record.
   if (result.ok() && audit_log_) result = audit_log_->append(records, blocks);
-  return result;
+  if (!result.ok()) return generator_refusal(result.error());
+  return {};
 }
 
-Result<Id> IdService::issue_one(std::string_view agent) {
-  if (Status claim = node_->may_issue(); !claim.ok()) return claim.error();
+Answer IdService::next_id(const IdRequest& request, Id& out) {
+  if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
+  if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
+  if (Status claim = node_->may_issue(); !claim.ok()) return generator_refusal(claim.error());
   Generator& generator = node_->generator();
   Result<Id> id = generator.next();
-  if (!id.ok()) return id;
-  metrics_.count_ids(agent, 1);
+  if (!id.ok()) return generator_refusal(id.error());
+  metrics_.count_ids(request.agent, 1);
   if (audit_log_) {
     thread_local std::string record;
     record.clear();
     const GeneratorOptions& node = generator.options();
     audit::append_record(record,
                          {audit_log_->incarnation(), node.datacenter_id, node.worker_id, *id, *id});
-    if (Status logged = audit_log_->append(record, 1); !logged.ok()) return logged.error();
+    if (Status logged = audit_log_->append(record, 1); !logged.ok()) {
+      return generator_refusal(logged.error());
+    }
   }
-  return id;
+  out = *id;
+  return {};
+}
+
+Answer IdService::admit(const SegmentRequest& request) const {
+  if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
+  if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
+  if (segments_ == nullptr) {
+    return {Outcome::kDisabled, "segment mode is off (segment_store = \"off\")"};
+  }
+  if (request.count) return check_count(*request.count);
+  return {};
+}
+
+Answer IdService::next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out) {
+  if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+  if (!request.count) {
+    auto number = segments_->next(request.tag);
+    if (!number.ok()) return segment_refusal(request.tag, number.error());
+    out.push_back(*number);
+    return {};
+  }
+  Status issued = segments_->next(request.tag, static_cast<std::uint32_t>(*request.count), out);
+  if (!issued.ok()) return segment_refusal(request.tag, issued.error());
+  return {};
+}
+
+Answer IdService::decode(std::optional<std::string_view> authorization, std::uint64_t id,
+                         IdFields& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  if (id > static_cast<std::uint64_t>(std::numeric_limits<Id>::max())) {
+    return {Outcome::kInvalidArgument, fmt::format("ID {} exceeds 2^63-1", id)};
+  }
+  auto fields = snowid::decode(layout(), static_cast<Id>(id));
+  if (!fields.ok()) return {Outcome::kInvalidArgument, fields.error().message};
+  out = *fields;
+  return {};
 }
 
 IdService::IdService(ServerConfig config, std::unique_ptr<Node> node)
-    : config_(std::move(config)), node_(std::move(node)), http_(config_.http),
-      grpc_(config_.grpc) {}
+    : config_(std::move(config)),
+      node_(std::move(node)),
+      bound_endpoints_{{"http", config_.http.text()}, {"grpc", config_.grpc.text()}} {}
 
-void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
-  http_ = std::move(http);
-  grpc_ = std::move(grpc);
+void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint) {
+  for (auto& [name, address] : bound_endpoints_) {
+    if (name == protocol) {
+      address = endpoint.text();
+      return;
+    }
+  }
+  bound_endpoints_.emplace_back(std::string(protocol), endpoint.text());
 }
 
 namespace {
@@ -93,11 +160,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-}  // namespace
-
-bool IdService::authorized(std::optional<std::string_view> authorization) const {
-  const std::string& token = config_.bearer_token;
-  if (token.empty()) return true;
+bool bearer_token_matches(std::optional<std::string_view> authorization, std::string_view token) {
   constexpr std::string_view kScheme = "bearer ";
   if (!authorization || authorization->size() < kScheme.size()) return false;
   for (std::size_t i = 0; i < kScheme.size(); ++i) {
@@ -105,6 +168,14 @@ bool IdService::authorized(std::optional<std::string_view> authorization) const 
     if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return false;
   }
   return constant_time_equal(authorization->substr(kScheme.size()), token);
+}
+
+}  // namespace
+
+Answer IdService::authorize(std::optional<std::string_view> authorization) const {
+  const std::string& token = config_.bearer_token;
+  if (token.empty() || bearer_token_matches(authorization, token)) return {};
+  return {Outcome::kUnauthenticated, "a valid bearer token is required"};
 }
 
 Status IdService::readiness() const {
@@ -118,8 +189,17 @@ void IdService::maintain() {
   if (audit_log_) audit_log_->probe();
 }
 
-Error IdService::segment_error_for_client(std::string_view tag, const Error& error) const {
-  if (error.code != ErrorCode::kUnavailable) return error;
+Answer IdService::segment_refusal(std::string_view tag, const Error& error) const {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+      return {Outcome::kInvalidArgument, error.message};
+    case ErrorCode::kNotFound:
+      return {Outcome::kNotFound, error.message};
+    case ErrorCode::kUnavailable:
+      break;
+    default:
+      return {Outcome::kInternal, error.message};
+  }
   static std::atomic<long long> last_logged_s{0};
   const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::steady_clock::now().time_since_epoch())
@@ -128,132 +208,55 @@ Error IdService::segment_error_for_client(std::string_view tag, const Error& err
   if (now_s - last >= 10 && last_logged_s.compare_exchange_strong(last, now_s)) {
     spdlog::warn("segment requests refused: {}", error.message);
   }
-  return Error{ErrorCode::kUnavailable,
-               fmt::format("segment tag '{}' has no numbers buffered and the segment store is "
-                           "unavailable; retry later (details in the server log)",
-                           tag.substr(0, 64))};
+  return {Outcome::kUnavailable,
+          fmt::format("segment tag '{}' has no numbers buffered and the segment store is "
+                      "unavailable; retry later (details in the server log)",
+                      tag.substr(0, 64))};
 }
 
-nlohmann::json IdService::segment_readiness() const {
-  if (segments_ == nullptr) return nlohmann::json{{"enabled", false}};
-  const SegmentReadiness r = segments_->readiness();
+std::optional<SegmentReadiness> IdService::segment_readiness() const {
+  if (segments_ == nullptr) return std::nullopt;
+  SegmentReadiness readiness = segments_->readiness();
   // /readyz needs no token: the store's own text stays in /v1/info and the log.
-  std::string reason;
-  if (!r.store_reachable) {
-    reason = r.ready ? "segment store unreachable; serving from buffered ranges"
-                     : "segment store unreachable; no numbers buffered";
+  readiness.reason.clear();
+  if (!readiness.store_reachable) {
+    readiness.reason = readiness.ready ? "segment store unreachable; serving from buffered ranges"
+                                       : "segment store unreachable; no numbers buffered";
   }
-  return nlohmann::json{{"enabled", true},
-                        {"ready", r.ready},
-                        {"store_reachable", r.store_reachable},
-                        {"reason", reason}};
+  return readiness;
 }
 
-namespace {
-
-nlohmann::json segment_info(const ServerConfig& config, const SegmentAllocator* segments) {
-  if (segments == nullptr) return nullptr;
-  const auto stats = segments->stats();
-  nlohmann::json tags = nlohmann::json::array();
-  for (std::size_t i = 0; i < stats.size() && i < kMaxSegmentTagsExported; ++i) {
-    tags.push_back(stats[i].tag);
-  }
-  const SegmentReadiness readiness = segments->readiness();
-  return nlohmann::json{{"store", redact_store_url(segment_store_url(config))},
-                        {"store_reachable", readiness.store_reachable},
-                        {"store_state", readiness.reason},
-                        {"auto_create", config.segment_auto_create},
-                        {"prefetch_at", config.segment_prefetch_at},
-                        {"max_step", config.segment_max_step},
-                        {"tags_known", stats.size()},
-                        {"tags", std::move(tags)}};
-}
-
-// Per-tag series for /metrics, at most kMaxSegmentTagsExported tags.
-std::string segment_metrics(const SegmentAllocator& segments) {
-  const auto stats = segments.stats();
-  const std::size_t shown = std::min(stats.size(), kMaxSegmentTagsExported);
-  std::string out;
-  auto series = [&](std::string_view name, std::string_view type, std::string_view help,
-                    auto value_of) {
-    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
-    for (std::size_t i = 0; i < shown; ++i) {
-      out += fmt::format("{}{{tag=\"{}\"}} {}\n", name, stats[i].tag, value_of(stats[i]));
-    }
-  };
-  auto seconds = [](std::chrono::microseconds us) {
-    return fmt::format("{:.6f}", static_cast<double>(us.count()) / 1e6);
-  };
-  series("snowid_segment_numbers_issued_total", "counter", "Segment numbers issued, by tag.",
-         [](const SegmentTagStats& t) { return std::to_string(t.numbers_issued); });
-  series("snowid_segment_fetches_total", "counter", "Ranges fetched from the segment store.",
-         [](const SegmentTagStats& t) { return std::to_string(t.segments_fetched); });
-  series("snowid_segment_step", "gauge", "Increment of the tag's next fetch.",
-         [](const SegmentTagStats& t) { return std::to_string(t.current_step); });
-  series("snowid_segment_buffered_numbers", "gauge",
-         "Numbers left in the current and the standby range.",
-         [](const SegmentTagStats& t) { return std::to_string(t.buffered_numbers); });
-  series("snowid_segment_requests_waited_total", "counter",
-         "Requests that found no number buffered and waited for the store.",
-         [](const SegmentTagStats& t) { return std::to_string(t.requests_waited); });
-  series("snowid_segment_store_errors_total", "counter", "Failed fetches from the segment store.",
-         [](const SegmentTagStats& t) { return std::to_string(t.store_errors); });
-  series("snowid_segment_fetch_seconds_total", "counter",
-         "Time spent in fetches (successful and failed).",
-         [&](const SegmentTagStats& t) { return seconds(t.fetch_latency_total); });
-  series("snowid_segment_fetch_seconds_max", "gauge", "Longest fetch so far.",
-         [&](const SegmentTagStats& t) { return seconds(t.fetch_latency_max); });
-  const SegmentReadiness readiness = segments.readiness();
-  out += fmt::format(
-      "# HELP snowid_segment_store_reachable Whether the last segment store call succeeded.\n"
-      "# TYPE snowid_segment_store_reachable gauge\nsnowid_segment_store_reachable {}\n"
-      "# HELP snowid_segment_ready Whether every known tag can issue a number now.\n"
-      "# TYPE snowid_segment_ready gauge\nsnowid_segment_ready {}\n"
-      "# HELP snowid_segment_tags Tags this node knows (series above: at most {}).\n"
-      "# TYPE snowid_segment_tags gauge\nsnowid_segment_tags {}\n",
-      readiness.store_reachable ? 1 : 0, readiness.ready ? 1 : 0, kMaxSegmentTagsExported,
-      stats.size());
-  return out;
-}
-
-}  // namespace
-
-nlohmann::json IdService::info() const {
+Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
   const Generator& generator = node_->generator();
-  const GeneratorStats stats = generator.stats();
-  const auto now = SystemClock::instance().now_fresh();
-  const auto& options = generator.options();
-  return nlohmann::json{
-      {"version", kVersion},
-      {"layout", layout_json(options.layout, now)},
-      {"datacenter_id", options.datacenter_id},
-      {"worker_id", options.worker_id},
-      {"clock_policy", clock_policy_name(options.clock_policy)},
-      {"max_wait_ms", options.max_wait.count()},
-      {"max_drift_ms", options.max_drift.count()},
-      {"sequence_start", sequence_start_name(options.sequence_start)},
-      {"state_file", options.state_file.string()},
-      {"high_water_ms", stats.high_water.count()},
-      {"high_water", format_time(stats.high_water)},
-      {"last_issued_ms", stats.last_issued.count()},
-      {"drift_ms", stats.drift.count()},
-      {"clock_behind_events", stats.clock_behind_events},
-      {"now_ms", SystemClock::instance().now_fresh().count()},
-      {"uptime_seconds",
-       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
-      {"ids_issued", metrics_.ids_issued()},
-      {"http", http_.text()},
-      {"grpc", grpc_.text()},
-      {"max_batch", config_.max_batch},
-      {"cluster", node_->cluster_info()},
-      {"segment", segment_info(config_, segments_)},
-      {"audit_log",
-       audit_log_
-           ? nlohmann::json{{"path", audit_log_->path()},
-                            {"incarnation", audit::format_incarnation(audit_log_->incarnation())},
-                            {"fsync", audit_log_->fsync()}}
-           : nlohmann::json(nullptr)},
-  };
+  out.generator = generator.options();
+  out.stats = generator.stats();
+  out.now = SystemClock::instance().now_fresh();
+  out.uptime = std::chrono::steady_clock::now() - started_;
+  out.ids_issued = metrics_.ids_issued();
+  out.max_batch = config_.max_batch;
+  out.listeners = bound_endpoints_;
+  out.cluster = node_->cluster_info();
+  out.segments.reset();
+  if (segments_ != nullptr) {
+    const auto tags = segments_->stats();
+    NodeInfo::Segments& segments = out.segments.emplace();
+    segments.store = redact_store_url(segment_store_url(config_));
+    segments.readiness = segments_->readiness();
+    segments.auto_create = config_.segment_auto_create;
+    segments.prefetch_at = config_.segment_prefetch_at;
+    segments.max_step = config_.segment_max_step;
+    segments.tags_known = tags.size();
+    for (std::size_t i = 0; i < tags.size() && i < kMaxSegmentTagsExported; ++i) {
+      segments.tags.push_back(tags[i].tag);
+    }
+  }
+  out.audit_log.reset();
+  if (audit_log_) {
+    out.audit_log =
+        NodeInfo::Audit{audit_log_->path(), audit_log_->incarnation(), audit_log_->fsync()};
+  }
+  return {};
 }
 
 std::string IdService::metrics_text() const {
@@ -285,7 +288,7 @@ std::string IdService::metrics_text() const {
         std::to_string(audit.fsyncs));
   }
   extra += node_->cluster_metrics();
-  if (segments_ != nullptr) extra += segment_metrics(*segments_);
+  if (segments_ != nullptr) extra += segment_metrics(*segments_, kMaxSegmentTagsExported);
   return metrics_.render(extra);
 }
 

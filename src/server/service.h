@@ -1,31 +1,28 @@
-// The state snowidd's front ends share: configuration, the node (its node id
+// The service snowidd's protocols share: the request rules (token, agent,
+// count), issuing Snowflake IDs and segment numbers, the node (its node id
 // and generator), the audit log, the metrics, and the facts /v1/info
-// reports. Thread-safe: front ends call it from all their threads.
+// reports, as plain values.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "audit_log.h"
 #include "config.h"
 #include "metrics.h"
 #include "node.h"
+#include "outcome.h"
 #include "snowid/generator.h"
 #include "snowid/segment.h"
 
 namespace snowid::server {
 
 inline constexpr const char* kVersion = "0.1.0";
-
-// True if the generator's refusal is expected to pass by itself (clock
-// behind, state file failing): HTTP 503 / gRPC UNAVAILABLE rather than 500 / INTERNAL.
-bool is_transient(const Error& error);
 
 // Tags /metrics and /v1/info list at most; the rest are summed up in
 // snowid_segment_tags. Tags a node knows are those requested from it that
@@ -35,6 +32,59 @@ inline constexpr std::size_t kMaxSegmentTagsExported = 1000;
 // True if `agent` matches [a-zA-Z][a-zA-Z0-9-]* and is at most 64 characters.
 bool valid_agent(std::string_view agent);
 
+// A request for Snowflake IDs, whatever protocol carried it.
+struct IdRequest {
+  // The "Authorization" header or gRPC metadata; nullopt if absent.
+  std::optional<std::string_view> authorization;
+  std::string_view agent;  // empty: none
+  std::uint64_t count = 1;
+};
+
+// A request for a segment tag's numbers: one (count nullopt) or `count`.
+struct SegmentRequest {
+  std::optional<std::string_view> authorization;
+  std::string_view agent;
+  std::string_view tag;
+  std::optional<std::uint64_t> count;
+};
+
+// What /v1/info and gRPC Info report, as plain values; each protocol renders
+// it in its own format (info_json.h).
+struct NodeInfo {
+  struct Segments {
+    std::string store;  // the store URL, its password hidden
+    SegmentReadiness readiness;
+    bool auto_create = false;
+    double prefetch_at = 0;
+    std::int64_t max_step = 0;
+    std::size_t tags_known = 0;
+    std::vector<std::string> tags;  // at most kMaxSegmentTagsExported
+  };
+  struct Audit {
+    std::string path;
+    std::uint64_t incarnation = 0;
+    bool fsync = false;
+  };
+
+  GeneratorOptions generator;
+  GeneratorStats stats;
+  std::chrono::milliseconds now{0};  // Unix ms when the facts were read
+  std::chrono::duration<double> uptime{0};
+  std::uint64_t ids_issued = 0;
+  std::uint32_t max_batch = 0;
+  // The listeners' bound addresses, by protocol ("http", "grpc").
+  std::vector<std::pair<std::string, std::string>> listeners;
+  ClusterInfo cluster;
+  std::optional<Segments> segments;  // nullopt: segment mode is off
+  std::optional<Audit> audit_log;    // nullopt: no audit log
+};
+
+// The rules every protocol's requests go through: the bearer token first,
+// then the agent, then the count, then the issue. Each protocol's adapter
+// parses its wire format into a request, asks here, and turns the Answer
+// into its own status with one table (http_routes.cc, grpc_calls.cc).
+//
+// Thread-safe: front ends call it from all their threads.
 class IdService {
  public:
   IdService(ServerConfig config, std::unique_ptr<Node> node);
@@ -49,20 +99,51 @@ class IdService {
   // Set before the servers start, cleared after they stopped.
   void set_segments(SegmentAllocator* segments) { segments_ = segments; }
   SegmentAllocator* segments() const { return segments_; }
-  // Ok if no bearer_token is set, or `authorization` (the Authorization
-  // header or gRPC metadata) is "Bearer <token>": the scheme name in any
-  // case (RFC 9110 11.1), the token compared in constant time. Every
-  // protocol asks this first, before it reads anything else of a request.
-  bool authorized(std::optional<std::string_view> authorization) const;
 
-  // What a client is told when a segment request fails: `error` as it is,
-  // except that a store failure (kUnavailable) becomes a short reason naming
-  // the tag only; the store's own text (host, port, the driver's message)
-  // goes to the log (at most every 10 s) and to /v1/info, behind the token.
-  Error segment_error_for_client(std::string_view tag, const Error& error) const;
+  // kOk if no bearer_token is set, or `authorization` is "Bearer <token>":
+  // the scheme name in any case (RFC 9110 11.1), the token compared in
+  // constant time; else kUnauthenticated. Every request method below asks
+  // it first; a protocol that must refuse before it even parses a request
+  // (HTTP's query) may ask it on its own too.
+  Answer authorize(std::optional<std::string_view> authorization) const;
 
-  // {"enabled", "ready", "store_reachable", "reason"} for /readyz.
-  nlohmann::json segment_readiness() const;
+  // Everything next_ids() checks before it issues: token, agent, count
+  // (1..max_batch). For a request that must be answered without issuing
+  // (HTTP HEAD).
+  Answer admit(const IdRequest& request) const;
+  // Appends request.count strictly increasing IDs to `out` and counts them
+  // for the agent. On a refusal after the checks, IDs already appended stay
+  // consumed and counted. With an audit log, kOk means their records were
+  // written (audit_log.h); if that fails the IDs must not be sent:
+  // kUnavailable.
+  Answer next_ids(const IdRequest& request, std::vector<Id>& out);
+  // One ID (request.count is not read): the hot path of single-ID requests.
+  Answer next_id(const IdRequest& request, Id& out);
+
+  // Token, agent, segment mode on (kDisabled), count: what
+  // next_segment_ids() checks before it asks the allocator.
+  Answer admit(const SegmentRequest& request) const;
+  // The tag's next number (count nullopt) or `count` numbers, appended to
+  // `out`. kInvalidArgument for a bad tag, kNotFound for an unknown one,
+  // kUnavailable (a short reason naming the tag only; the store's own text
+  // goes to the log, at most every 10 s, and to /v1/info behind the token)
+  // while the store is down and the tag's buffers are empty.
+  Answer next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out);
+
+  // The fields of `id` under the node's layout; kInvalidArgument above
+  // 2^63-1 or with bits beyond the layout.
+  Answer decode(std::optional<std::string_view> authorization, std::uint64_t id,
+                IdFields& out) const;
+  Answer info(std::optional<std::string_view> authorization, NodeInfo& out) const;
+
+  // Counts one finished call in the request metrics shared by every protocol.
+  void count(Protocol protocol, Call call, Outcome outcome, std::chrono::nanoseconds latency) {
+    metrics_.count_call(protocol, call, outcome, latency);
+  }
+
+  // Segment mode's readiness for /readyz; nullopt while it is off. Its
+  // reason names no store detail: /readyz needs no token.
+  std::optional<SegmentReadiness> segment_readiness() const;
   // Ok if an ID can be issued now: the node's claim and generator (clock,
   // state file) and the audit log; otherwise the first reason.
   Status readiness() const;
@@ -74,29 +155,24 @@ class IdService {
   void set_audit_log(std::unique_ptr<AuditLog> audit_log) { audit_log_ = std::move(audit_log); }
   const AuditLog* audit_log() const { return audit_log_.get(); }
 
-  // Ports actually bound (port 0 in the config picks a free one).
-  void set_bound_endpoints(Endpoint http, Endpoint grpc);
+  // A listener's address actually bound (port 0 in the config picks a free
+  // one), by protocol name, for /v1/info; until then the configured one.
+  void set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint);
 
-  // Appends `count` strictly increasing IDs to `out` and counts them for
-  // `agent`. On a refusal, IDs already appended stay consumed and counted.
-  // With an audit log, Ok means their records were written (audit_log.h);
-  // if that fails the IDs must not be sent: kUnavailable.
-  Status issue(std::uint32_t count, std::string_view agent, std::vector<Id>& out);
-  // One ID, counted for `agent`, audited as above: the hot path of
-  // single-ID requests.
-  Result<Id> issue_one(std::string_view agent);
-
-  nlohmann::json info() const;
   std::string metrics_text() const;
 
  private:
+  Answer check_agent(std::string_view agent) const;
+  Answer check_count(std::uint64_t count) const;
+  Answer segment_refusal(std::string_view tag, const Error& error) const;
+
   ServerConfig config_;
   std::unique_ptr<Node> node_;
   SegmentAllocator* segments_ = nullptr;
   std::unique_ptr<AuditLog> audit_log_;
   Metrics metrics_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  Endpoint http_, grpc_;
+  std::vector<std::pair<std::string, std::string>> bound_endpoints_;
 };
 
 }  // namespace snowid::server

@@ -80,10 +80,15 @@ void check_count(std::string_view text) {
   auto target = snowid::server::parse_target(text);
   if (!target.ok()) return;
   SNOWID_FUZZ_CHECK(text.find(target->path) != std::string_view::npos || target->path == "/");
-  for (std::uint32_t max : {1u, 100u, 10000u, std::numeric_limits<std::uint32_t>::max()}) {
-    auto count = snowid::server::parse_count(*target, max);
-    if (count.ok() && count->has_value()) SNOWID_FUZZ_CHECK(**count >= 1 && **count <= max);
-  }
+  auto count = snowid::server::parse_count(*target);
+  if (!count.ok() || !count->has_value()) return;
+  // A count is the decimal number written, nothing else.
+  const std::string& written = target->query.at("count");
+  SNOWID_FUZZ_CHECK(!written.empty() &&
+                    written.find_first_not_of("0123456789") == std::string::npos);
+  const auto digits = written.find_first_not_of('0');
+  SNOWID_FUZZ_CHECK(std::to_string(**count) ==
+                    (digits == std::string::npos ? "0" : written.substr(digits)));
 }
 
 void check_time(std::string_view text) {

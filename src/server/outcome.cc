@@ -1,0 +1,60 @@
+#include "outcome.h"
+
+namespace snowid::server {
+
+std::string_view protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kHttp:
+      return "http";
+    case Protocol::kGrpc:
+      return "grpc";
+  }
+  return "other";
+}
+
+std::string_view call_name(Call call) {
+  switch (call) {
+    case Call::kNextId:
+      return "next_id";
+    case Call::kNextIds:
+      return "next_ids";
+    case Call::kSegment:
+      return "segment";
+    case Call::kDecode:
+      return "decode";
+    case Call::kInfo:
+      return "info";
+  }
+  return "other";
+}
+
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kUnauthenticated:
+      return "unauthenticated";
+    case Outcome::kInvalidArgument:
+      return "invalid_argument";
+    case Outcome::kTooLarge:
+      return "too_large";
+    case Outcome::kNotFound:
+      return "not_found";
+    case Outcome::kDisabled:
+      return "disabled";
+    case Outcome::kUnavailable:
+      return "unavailable";
+    case Outcome::kInternal:
+      return "internal";
+  }
+  return "other";
+}
+
+Answer generator_refusal(const Error& error) {
+  const bool transient = error.code == ErrorCode::kClockBehind ||
+                         error.code == ErrorCode::kStateFile ||
+                         error.code == ErrorCode::kUnavailable;
+  return Answer{transient ? Outcome::kUnavailable : Outcome::kInternal, error.message};
+}
+
+}  // namespace snowid::server

@@ -1,0 +1,52 @@
+// How a request to snowidd ends, in words every protocol shares. IdService
+// answers each request with an Answer; each protocol's adapter turns the
+// Outcome into its own status with one table (HTTP: outcome -> status code,
+// gRPC: outcome -> grpc::StatusCode), and every call is counted under its
+// protocol, call and outcome in one set of request metrics (metrics.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "snowid/error.h"
+
+namespace snowid::server {
+
+// The protocols snowidd serves, as the `protocol` label names them.
+enum class Protocol : std::uint8_t { kHttp, kGrpc };
+inline constexpr std::size_t kProtocolCount = 2;
+std::string_view protocol_name(Protocol protocol);  // "http", "grpc"
+
+// What a request asked for, whatever protocol carried it.
+enum class Call : std::uint8_t { kNextId, kNextIds, kSegment, kDecode, kInfo };
+inline constexpr std::size_t kCallCount = 5;
+std::string_view call_name(Call call);  // "next_id", "next_ids", "segment", "decode", "info"
+
+enum class Outcome : std::uint8_t {
+  kOk,
+  kUnauthenticated,  // no bearer token, or the wrong one
+  kInvalidArgument,  // a count of 0, a bad agent, tag or ID
+  kTooLarge,         // a count above max_batch
+  kNotFound,         // an unknown segment tag
+  kDisabled,         // segment mode is off
+  kUnavailable,      // may pass by itself: clock behind, state file, claim, store, audit log
+  kInternal,         // anything else
+};
+inline constexpr std::size_t kOutcomeCount = 8;
+std::string_view outcome_name(Outcome outcome);  // "ok", "unauthenticated", …
+
+// One request's outcome and, unless kOk, the message for the client.
+struct Answer {
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+
+  bool ok() const { return outcome == Outcome::kOk; }
+};
+
+// A generator's refusal: kUnavailable if it is expected to pass by itself
+// (clock behind, state file failing, claim not held), kInternal otherwise.
+Answer generator_refusal(const Error& error);
+
+}  // namespace snowid::server
