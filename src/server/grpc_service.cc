@@ -211,7 +211,7 @@ Result<boost::asio::ip::tcp::acceptor> open_listener(boost::asio::io_context& io
 
 }  // namespace
 
-Result<Endpoint> GrpcServer::start(std::int64_t max_connections) {
+Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   const ServerConfig& config = impl_->service.config();
   auto listener = open_listener(impl_->io, config.grpc);
   if (!listener.ok()) return listener.error();
@@ -252,7 +252,8 @@ Result<Endpoint> GrpcServer::start(std::int64_t max_connections) {
   if (tls) return Endpoint{config.grpc.host, static_cast<std::uint16_t>(port)};
   port = listener->local_endpoint().port();
   impl_->acceptor.emplace(std::move(*listener));
-  impl_->max_connections = static_cast<std::size_t>(std::max<std::int64_t>(1, max_connections));
+  impl_->max_connections =
+      static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.grpc_connections));
   impl_->accept();
   impl_->sweep_every_period();
   impl_->thread = std::thread([this] { impl_->io.run(); });

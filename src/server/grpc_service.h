@@ -2,27 +2,37 @@
 // API: every call is answered inline on a gRPC thread, without blocking.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "config.h"
+#include "listener.h"
 #include "service.h"
 
 namespace snowid::server {
 
-class GrpcServer {
+class GrpcServer final : public Listener {
  public:
   explicit GrpcServer(IdService& service);
-  ~GrpcServer();
+  ~GrpcServer() override;
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
 
-  // Starts serving on the configured endpoint with at most `max_connections`
-  // open connections (plain text; see grpc_service.cc); returns the bound one.
-  Result<Endpoint> start(std::int64_t max_connections);
+  std::string_view protocol() const override { return "grpc"; }
+  // Starts serving on the configured endpoint with at most
+  // descriptors.grpc_connections open connections (plain text; see
+  // grpc_service.cc); returns the bound one.
+  Result<Endpoint> start(const DescriptorBudget& descriptors) override;
+  // Stops accepting calls and waits up to half a second for running ones.
+  void stop_accepting() override { shutdown(std::chrono::milliseconds{500}); }
+  // 0: stop_accepting() has waited for the calls under way (or cancelled them).
+  std::int64_t open_connections() const override { return 0; }
+  void stop() override { shutdown(std::chrono::milliseconds{0}); }
+
+ private:
   // Stops accepting calls and waits up to `grace` for running ones.
   void shutdown(std::chrono::milliseconds grace);
 
- private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -402,7 +402,7 @@ HttpServer::HttpServer(asio::io_context& acceptor_io, IdService& service)
 
 HttpServer::~HttpServer() { stop(); }
 
-Result<Endpoint> HttpServer::listen(std::int64_t max_connections) {
+Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
   const ServerConfig& config = impl_->service.config();
   if (!config.tls_cert.empty()) {
     auto tls = load_tls(config);
@@ -426,7 +426,7 @@ Result<Endpoint> HttpServer::listen(std::int64_t max_connections) {
     return invalid_argument(
         fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message()));
   }
-  impl_->max_connections = max_connections;
+  impl_->max_connections = descriptors.http_connections;
   for (int i = 0; i < config.io_threads; ++i) {
     auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
     if (config.clock_policy == ClockPolicy::kWait) worker->waiters = &impl_->waiters;
@@ -447,6 +447,10 @@ void HttpServer::stop_accepting() {
     worker->draining = true;
     asio::post(worker->io, [w = worker.get()] { w->sweep(); });
   }
+}
+
+std::int64_t HttpServer::open_connections() const {
+  return impl_->service.metrics().open_connections();
 }
 
 void HttpServer::stop() {

@@ -14,26 +14,27 @@
 #include <boost/asio/io_context.hpp>
 #include <memory>
 
+#include "listener.h"
 #include "service.h"
 
 namespace snowid::server {
 
-class HttpServer {
+class HttpServer final : public Listener {
  public:
   HttpServer(boost::asio::io_context& acceptor_io, IdService& service);
-  ~HttpServer();
+  ~HttpServer() override;
 
-  // Loads the TLS certificate if configured, binds and listens on the
-  // configured endpoint, and starts the connection threads; returns the bound
-  // endpoint.
-  // Listens on the configured endpoint with at most `max_connections` open
-  // connections (descriptor_budget.h); returns the bound endpoint.
-  Result<Endpoint> listen(std::int64_t max_connections);
+  std::string_view protocol() const override { return "http"; }
+  // Loads the TLS certificate if configured, listens on the configured
+  // endpoint with at most descriptors.http_connections open connections,
+  // and starts the connection threads; returns the bound endpoint.
+  Result<Endpoint> start(const DescriptorBudget& descriptors) override;
   // Stops accepting and starts closing connections that wait for a request;
   // connections finish the request they are reading or answering.
-  void stop_accepting();
+  void stop_accepting() override;
+  std::int64_t open_connections() const override;
   // Stops the connection threads (closing what is still open) and joins them.
-  void stop();
+  void stop() override;
 
  private:
   struct Impl;

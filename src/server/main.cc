@@ -9,6 +9,7 @@
 // accepting, let in-flight requests finish, write the exact high-water mark,
 // exit 0.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -25,8 +27,7 @@
 #include "audit_log.h"
 #include "config.h"
 #include "descriptor_budget.h"
-#include "grpc_service.h"
-#include "http_server.h"
+#include "listener.h"
 #include "peer_check.h"
 #include "service.h"
 
@@ -71,7 +72,12 @@ void keep_maintaining(asio::steady_timer& timer, IdService& service) {
   });
 }
 
-int run(int argc, char** argv) {
+// An exit code for main(), or nullopt to go on with the next step.
+using Exit = std::optional<int>;
+
+// Step 1. Defaults, SNOWID_ variables, --config, flags, token_file; validated.
+// Ends the process (Exit) for --help, --check-config and bad input.
+Exit load_configuration(int argc, char** argv, ServerConfig& config) {
   CLI::App app{"snowidd: the snowid ID server", "snowidd"};
   std::string config_file;
   bool check_config = false;
@@ -94,7 +100,6 @@ int run(int argc, char** argv) {
     return fail(kExitUsage, e.what());
   }
 
-  ServerConfig config;
   Status s = apply_environment(config, environ);
   std::size_t options_in_file = 0;
   if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file, &options_in_file);
@@ -112,26 +117,38 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  auto level = spdlog::level::from_str(config.log_level);
-  spdlog::set_level(level);
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
-
   if (!config_file.empty() && options_in_file == 0) {
     spdlog::warn(
         "config file {} sets no option: every option has its default, or the value of "
         "its SNOWID_ variable or flag",
         config_file);
   }
+  return std::nullopt;
+}
 
+// What serves requests, opened in this order and closed in the reverse one.
+struct Subsystems {
+  DescriptorBudget descriptors;
+  // Segment mode: opened after the generator, destroyed after the listeners
+  // stopped (service holds a pointer to it until then).
+  std::unique_ptr<SegmentAllocator> segments;
+  std::unique_ptr<IdService> service;
+};
+
+// Step 2. The descriptor budget, the audit log, the node (its node id,
+// state directory and generator), the peer check, the segment store.
+Exit open_subsystems(const ServerConfig& config, Subsystems& out) {
   // Raises the soft open-file limit and shares it between the listeners.
-  const DescriptorBudget descriptors = plan_descriptors(config);
-  if (descriptors.reduced) {
+  out.descriptors = plan_descriptors(config);
+  if (out.descriptors.reduced) {
     spdlog::warn(
         "descriptors: {}; max_connections and grpc_max_connections do not fit: raise "
         "the limit (ulimit -n, LimitNOFILE=) to allow them",
-        descriptors.describe());
+        out.descriptors.describe());
   } else {
-    spdlog::info("descriptors: {}", descriptors.describe());
+    spdlog::info("descriptors: {}", out.descriptors.describe());
   }
 
   // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
@@ -165,8 +182,6 @@ int run(int argc, char** argv) {
     Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
     if (!peers.ok()) return fail(kExitFailure, peers.error().message);
   }
-  // Segment mode: opened after the generator, destroyed after the servers stopped.
-  std::unique_ptr<SegmentAllocator> segments;
   const std::string segment_url = segment_store_url(config);
   if (!segment_url.empty()) {
     auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
@@ -176,37 +191,24 @@ int run(int argc, char** argv) {
                   fmt::format("segment_store {}: {}", redact_store_url(segment_url),
                               opened.error().message));
     }
-    segments = std::move(*opened);
+    out.segments = std::move(*opened);
   }
   if (audit_log) {
     const GeneratorOptions& options = (*node)->generator().options();
-    Status header = audit_log->write_header(options.layout, options.datacenter_id,
-                                            options.worker_id);
+    Status header =
+        audit_log->write_header(options.layout, options.datacenter_id, options.worker_id);
     if (!header.ok()) return fail(kExitFailure, header.error().message);
   }
-  IdService service(config, std::move(*node));
-  service.set_segments(segments.get());
-  service.set_audit_log(std::move(audit_log));
+  out.service = std::make_unique<IdService>(config, std::move(*node));
+  out.service->set_segments(out.segments.get());
+  out.service->set_audit_log(std::move(audit_log));
+  return std::nullopt;
+}
 
-  // The main thread runs the acceptor, signals and timers; HTTP connections
-  // live on the HTTP server's own threads, gRPC calls on gRPC's.
-  asio::io_context io(1);
-  HttpServer http(io, service);
-  auto http_endpoint = http.listen(descriptors.http_connections);
-  if (!http_endpoint.ok()) {
-    const bool bad_input = http_endpoint.error().code == ErrorCode::kInvalidArgument;
-    return fail(bad_input ? kExitUsage : kExitFailure, http_endpoint.error().message);
-  }
-  GrpcServer grpc_server(service);
-  auto grpc_endpoint = grpc_server.start(descriptors.grpc_connections);
-  if (!grpc_endpoint.ok()) {
-    const bool bad_input = grpc_endpoint.error().code == ErrorCode::kInvalidArgument;
-    return fail(bad_input ? kExitUsage : kExitFailure, grpc_endpoint.error().message);
-  }
-  service.set_bound_endpoint("http", *http_endpoint);
-  service.set_bound_endpoint("grpc", *grpc_endpoint);
-  service.node().advertise({"http " + http_endpoint->text(), "grpc " + grpc_endpoint->text()});
-
+// The one line that says what the node is, and warnings about its start.
+// `bound`: "http 127.0.0.1:8080", "grpc …", one per listener.
+void log_start(const ServerConfig& config, IdService& service,
+               const std::vector<std::string>& bound) {
   const Layout& layout = service.layout();
   const Generator& generator = service.generator();
   const auto stats = generator.stats();
@@ -228,14 +230,14 @@ int run(int argc, char** argv) {
                         generator.options().state_file.string(),
                         stats.mark_at_start ? "found " + format_time(*stats.mark_at_start)
                                             : std::string("first start: nothing was at that path"));
+  const std::string segment_url = segment_store_url(config);
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
-      "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}, audit log {}",
-      kVersion, describe(layout), generator.options().datacenter_id,
-      generator.options().worker_id, identity, clock_policy_name(config.clock_policy),
-      config.max_wait.count(), config.max_drift.count(), mark, http_endpoint->text(),
-      grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url),
-      audit_text);
+      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}",
+      kVersion, describe(layout), generator.options().datacenter_id, generator.options().worker_id,
+      identity, clock_policy_name(config.clock_policy), config.max_wait.count(),
+      config.max_drift.count(), mark, fmt::join(bound, ", "),
+      segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text);
   const auto wall = SystemClock::instance().now_fresh();
   if (config.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
       stats.mark_at_start && *stats.mark_at_start >= wall) {
@@ -255,6 +257,29 @@ int run(int argc, char** argv) {
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }
+}
+
+// Step 3. Starts every listener, then runs the upkeep timer until SIGTERM or
+// SIGINT; then stops accepting, lets requests under way finish (at most a
+// second) and stops the listeners.
+Exit serve_until_signal(const ServerConfig& config, Subsystems& subsystems) {
+  IdService& service = *subsystems.service;
+  // The main thread runs HTTP's acceptor, signals and timers; connections
+  // and calls live on each listener's own threads.
+  asio::io_context io(1);
+  std::vector<std::unique_ptr<Listener>> listeners = make_listeners(io, service);
+  std::vector<std::string> bound;
+  for (auto& listener : listeners) {
+    auto endpoint = listener->start(subsystems.descriptors);
+    if (!endpoint.ok()) {
+      const bool bad_input = endpoint.error().code == ErrorCode::kInvalidArgument;
+      return fail(bad_input ? kExitUsage : kExitFailure, endpoint.error().message);
+    }
+    service.set_bound_endpoint(listener->protocol(), *endpoint);
+    bound.push_back(fmt::format("{} {}", listener->protocol(), endpoint->text()));
+  }
+  service.node().advertise(bound);
+  log_start(config, service, bound);
 
   asio::steady_timer reserver(io);
   keep_maintaining(reserver, service);
@@ -263,8 +288,9 @@ int run(int argc, char** argv) {
   asio::steady_timer drain_timer(io);
   std::chrono::steady_clock::time_point drain_deadline;
   std::function<void()> drain = [&] {
-    if (service.metrics().open_connections() == 0 ||
-        std::chrono::steady_clock::now() >= drain_deadline) {
+    std::int64_t open = 0;
+    for (const auto& listener : listeners) open += listener->open_connections();
+    if (open == 0 || std::chrono::steady_clock::now() >= drain_deadline) {
       io.stop();
       return;
     }
@@ -276,19 +302,23 @@ int run(int argc, char** argv) {
   signals.async_wait([&](const boost::system::error_code& error, int signal) {
     if (error) return;
     spdlog::info("received signal {}: draining connections", signal);
-    http.stop_accepting();
-    grpc_server.shutdown(std::chrono::milliseconds{500});
+    for (auto& listener : listeners) listener->stop_accepting();
     reserver.cancel();
     drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
     drain();
   });
 
   io.run();
-  http.stop();
-  grpc_server.shutdown(std::chrono::milliseconds{0});
-  service.set_segments(nullptr);
-  segments.reset();
+  for (auto& listener : listeners) listener->stop();
+  return std::nullopt;
+}
 
+// Step 4. After the listeners stopped: closes the segment store, gives the
+// node id back (cluster mode) or writes the exact high-water mark (static).
+int shut_down(Subsystems& subsystems) {
+  IdService& service = *subsystems.service;
+  service.set_segments(nullptr);
+  subsystems.segments.reset();
   Status saved = service.node().stop();
   if (!saved.ok()) {
     spdlog::error("{}", saved.error().message);
@@ -303,6 +333,15 @@ int run(int argc, char** argv) {
                  format_time(service.generator().stats().high_water));
   }
   return 0;
+}
+
+int run(int argc, char** argv) {
+  ServerConfig config;
+  if (Exit exit = load_configuration(argc, argv, config)) return *exit;
+  Subsystems subsystems;
+  if (Exit exit = open_subsystems(config, subsystems)) return *exit;
+  if (Exit exit = serve_until_signal(config, subsystems)) return *exit;
+  return shut_down(subsystems);
 }
 
 }  // namespace

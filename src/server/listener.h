@@ -1,0 +1,49 @@
+// A protocol front end of snowidd (HTTP, gRPC, …): opened after the node and
+// its stores, stopped before them. main() builds every listener from one
+// list (make_listeners in listeners.cc), so that a new protocol is its own
+// files plus one entry there; each answers through IdService's request
+// rules (service.h).
+//
+// Thread-safety: start(), stop_accepting() and stop() from main()'s thread,
+// in that order.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "config.h"
+#include "descriptor_budget.h"
+#include "service.h"
+
+namespace snowid::server {
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+
+  // The protocol's name: /v1/info's key for the bound address, and what the
+  // coordinator publishes it as ("http", "grpc").
+  virtual std::string_view protocol() const = 0;
+  // Binds the configured address and starts serving, with as many
+  // connections as `descriptors` gives this protocol; returns the address
+  // bound (a configured port 0 becomes the one the system chose).
+  // kInvalidArgument for a bad address or TLS files; kUnavailable if the
+  // address is in use.
+  virtual Result<Endpoint> start(const DescriptorBudget& descriptors) = 0;
+  // On SIGTERM: takes no new connection or call; those under way may
+  // finish. Returns at once or after a bounded grace.
+  virtual void stop_accepting() = 0;
+  // Open connections still being drained after stop_accepting().
+  virtual std::int64_t open_connections() const = 0;
+  // Closes what is still open and joins the listener's threads.
+  virtual void stop() = 0;
+};
+
+// Every listener snowidd serves, in start order. `main_io` is the main
+// thread's io_context (signals, timers, HTTP's acceptor).
+std::vector<std::unique_ptr<Listener>> make_listeners(boost::asio::io_context& main_io,
+                                                      IdService& service);
+
+}  // namespace snowid::server
