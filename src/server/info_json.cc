@@ -37,7 +37,7 @@ nlohmann::json cluster_json(const ClusterInfo& info) {
   return out;
 }
 
-nlohmann::json segments_json(const std::optional<NodeInfo::Segments>& segments) {
+nlohmann::json segments_json(const std::optional<SegmentInfo>& segments) {
   if (!segments) return nullptr;
   return nlohmann::json{{"store", segments->store},
                         {"store_reachable", segments->readiness.store_reachable},

@@ -41,8 +41,8 @@ Answer IdService::check_count(std::uint64_t count) const {
 
 Answer IdService::admit(const IdRequest& request) const {
   if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
-  if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
-  return check_count(request.count);
+  if (Answer count = check_count(request.count); !count.ok()) return count;
+  return check_agent(request.agent);
 }
 
 Answer IdService::next_ids(const IdRequest& request, std::vector<Id>& out) {
@@ -240,7 +240,7 @@ Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& 
   out.segments.reset();
   if (segments_ != nullptr) {
     const auto tags = segments_->stats();
-    NodeInfo::Segments& segments = out.segments.emplace();
+    SegmentInfo& segments = out.segments.emplace();
     segments.store = redact_store_url(segment_store_url(config_));
     segments.readiness = segments_->readiness();
     segments.auto_create = config_.segment_auto_create;
@@ -253,8 +253,7 @@ Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& 
   }
   out.audit_log.reset();
   if (audit_log_) {
-    out.audit_log =
-        NodeInfo::Audit{audit_log_->path(), audit_log_->incarnation(), audit_log_->fsync()};
+    out.audit_log = AuditInfo{audit_log_->path(), audit_log_->incarnation(), audit_log_->fsync()};
   }
   return {};
 }

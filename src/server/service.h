@@ -48,24 +48,27 @@ struct SegmentRequest {
   std::optional<std::uint64_t> count;
 };
 
+// Segment mode's part of NodeInfo.
+struct SegmentInfo {
+  std::string store;  // the store URL, its password hidden
+  SegmentReadiness readiness;
+  bool auto_create = false;
+  double prefetch_at = 0;
+  std::int64_t max_step = 0;
+  std::size_t tags_known = 0;
+  std::vector<std::string> tags;  // at most kMaxSegmentTagsExported
+};
+
+// The audit log's part of NodeInfo.
+struct AuditInfo {
+  std::string path;
+  std::uint64_t incarnation = 0;
+  bool fsync = false;
+};
+
 // What /v1/info and gRPC Info report, as plain values; each protocol renders
 // it in its own format (info_json.h).
 struct NodeInfo {
-  struct Segments {
-    std::string store;  // the store URL, its password hidden
-    SegmentReadiness readiness;
-    bool auto_create = false;
-    double prefetch_at = 0;
-    std::int64_t max_step = 0;
-    std::size_t tags_known = 0;
-    std::vector<std::string> tags;  // at most kMaxSegmentTagsExported
-  };
-  struct Audit {
-    std::string path;
-    std::uint64_t incarnation = 0;
-    bool fsync = false;
-  };
-
   GeneratorOptions generator;
   GeneratorStats stats;
   std::chrono::milliseconds now{0};  // Unix ms when the facts were read
@@ -75,12 +78,13 @@ struct NodeInfo {
   // The listeners' bound addresses, by protocol ("http", "grpc").
   std::vector<std::pair<std::string, std::string>> listeners;
   ClusterInfo cluster;
-  std::optional<Segments> segments;  // nullopt: segment mode is off
-  std::optional<Audit> audit_log;    // nullopt: no audit log
+  std::optional<SegmentInfo> segments;  // nullopt: segment mode is off
+  std::optional<AuditInfo> audit_log;   // nullopt: no audit log
 };
 
 // The rules every protocol's requests go through: the bearer token first,
-// then the agent, then the count, then the issue. Each protocol's adapter
+// then the request's parameters (count, agent; for segments the agent, then
+// whether segment mode is on, then the count), then the issue. Each protocol's adapter
 // parses its wire format into a request, asks here, and turns the Answer
 // into its own status with one table (http_routes.cc, grpc_calls.cc).
 //
@@ -107,8 +111,8 @@ class IdService {
   // (HTTP's query) may ask it on its own too.
   Answer authorize(std::optional<std::string_view> authorization) const;
 
-  // Everything next_ids() checks before it issues: token, agent, count
-  // (1..max_batch). For a request that must be answered without issuing
+  // Everything next_ids() checks before it issues: token, count
+  // (1..max_batch), agent. For a request that must be answered without issuing
   // (HTTP HEAD).
   Answer admit(const IdRequest& request) const;
   // Appends request.count strictly increasing IDs to `out` and counts them

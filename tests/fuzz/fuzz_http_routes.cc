@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   SNOWID_FUZZ_CHECK(documented_status(response.status));
   // A HEAD on a route that issues numbers issues none and has no body.
   SNOWID_FUZZ_CHECK(!response.body.empty() || (response.head && response.length_unknown));
-  if (response.content_type == "application/json") {
+  if (response.content_type == "application/json" && !response.body.empty()) {
     SNOWID_FUZZ_CHECK(nlohmann::json::accept(response.body));
   }
   const bool token_route = response.route != Route::kOther && response.route != Route::kHealthz &&
@@ -96,8 +96,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case Route::kIds: {
       auto target = snowid::server::parse_target(request.target);
       SNOWID_FUZZ_CHECK(target.ok());
-      auto count = snowid::server::parse_count(*target, service.config().max_batch);
-      SNOWID_FUZZ_CHECK(count.ok() && count->has_value());
+      auto count = snowid::server::parse_count(*target);
+      SNOWID_FUZZ_CHECK(count.ok() && count->has_value() && **count >= 1 &&
+                        **count <= service.config().max_batch);
       SNOWID_FUZZ_CHECK(snowid::fuzz::check_numbers(response.body, issued.ids) == **count);
       break;
     }
