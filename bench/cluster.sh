@@ -12,8 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-10}
 rounds=${2:-4}
 source bench/common.sh
-dpkg-query -W -f='${Status}' wrk 2>/dev/null | grep -q "install ok installed" ||
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
+ensure_packages wrk
 build_release
 
 etcd_client=$(free_port)

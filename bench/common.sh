@@ -19,6 +19,15 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 
+# ensure_packages PACKAGE...: installs those of Debian's packages not yet installed.
+ensure_packages() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p"; }
+  done
+}
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
@@ -28,11 +37,12 @@ machine_line() {
 }
 
 # start_snowidd NAME [snowidd flags...]: sets snowidd_pid, snowidd_http_port
-# and snowidd_grpc_port. Prefix with `taskset -c N` via SNOWIDD_PREFIX to pin.
+# and snowidd_grpc_port. Prefix with `taskset -c N` via SNOWIDD_PREFIX to pin;
+# SNOWIDD_BINARY names another build's snowidd.
 start_snowidd() {
   local name=$1
   shift
-  ${SNOWIDD_PREFIX:-} build-release/src/server/snowidd --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
+  ${SNOWIDD_PREFIX:-} "${SNOWIDD_BINARY:-build-release/src/server/snowidd}" --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
     --state-dir "$bench_work/$name-state" "$@" >"$bench_work/$name.log" 2>&1 &
   snowidd_pid=$!
   bench_pids+=("$snowidd_pid")

@@ -12,10 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 source bench/common.sh
-for p in wrk nginx-light; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p"; }
-done
+ensure_packages wrk nginx-light
 build_release
 
 # start_nginx NAME WORKERS: sets nginx_port; prefix with NGINX_PREFIX to pin.

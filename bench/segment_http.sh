@@ -11,8 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 source bench/common.sh
-dpkg-query -W -f='${Status}' wrk 2>/dev/null | grep -q "install ok installed" ||
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
+ensure_packages wrk
 build_release
 
 state="$bench_work/segment-state"

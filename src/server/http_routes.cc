@@ -127,8 +127,14 @@ Status check_parameters(Route route, const Target& target) {
   return {};
 }
 
-// A HEAD on a route that issues numbers: the GET's header fields, nothing issued.
-void answer_head(IdFormat format, HttpResponse& response) {
+// A HEAD on a route that issues numbers: the request's checks, then the
+// GET's header fields; nothing is issued, so the length is not known.
+template <typename Request>
+void answer_head(const IdService& service, const Request& request, IdFormat format,
+                 HttpResponse& response) {
+  if (Answer admitted = service.admit(request); !admitted.ok()) {
+    return set_refusal(response, admitted);
+  }
   if (format != IdFormat::kJson) set_text_type(response);
   response.length_unknown = true;
 }
@@ -184,6 +190,72 @@ void issue_segment(IdService& service, const SegmentRequest& request, IdFormat f
   write_numbers(numbers, format, response);
 }
 
+// The route `path` names; `tail` is what follows a route's prefix ("/v1/decode/{id}").
+Route route_of(std::string_view path, std::string_view& tail) {
+  auto under = [&](std::string_view prefix) {
+    if (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix) {
+      tail = path.substr(prefix.size());
+      return true;
+    }
+    return false;
+  };
+  if (path == "/v1/id") return Route::kId;
+  if (path == "/v1/ids") return Route::kIds;
+  if (under("/v1/decode/")) return Route::kDecode;
+  if (path == "/v1/info") return Route::kInfo;
+  if (under("/api/snowflake/get/")) return Route::kLeafSnowflake;
+  if (path == "/healthz") return Route::kHealthz;
+  if (path == "/readyz") return Route::kReadyz;
+  if (path == "/metrics") return Route::kMetrics;
+  if (under("/v1/segment/")) return Route::kSegment;
+  if (under("/api/segment/get/")) return Route::kLeafSegment;
+  if (path == "/readyz/segment") return Route::kReadyzSegment;
+  return Route::kOther;
+}
+
+// The probes and /metrics: no token, their query ignored. False for any
+// other route.
+bool answer_probe(const IdService& service, Route route, HttpResponse& response) {
+  if (route == Route::kHealthz) {
+    set_json(response, nlohmann::json{{"status", "ok"}});
+    return true;
+  }
+  if (route == Route::kReadyz) {
+    // The node's readiness (its claim and generator) alone decides the status; segment mode's is
+    // reported beside it (and decides /readyz/segment), so one database
+    // being down does not take the whole node out of a load balancer.
+    Status ready = service.readiness();
+    nlohmann::json body =
+        ready.ok() ? nlohmann::json{{"status", "ready"}}
+                   : nlohmann::json{{"status", "not ready"}, {"error", ready.error().message}};
+    body["segment"] = segment_readiness_json(service.segment_readiness());
+    if (!ready.ok()) response.status = 503;
+    set_json(response, body);
+    return true;
+  }
+  if (route == Route::kReadyzSegment) {
+    const auto readiness = service.segment_readiness();
+    if (!readiness) {
+      set_error(response, 404, "segment mode is off");
+      return true;
+    }
+    nlohmann::json body = segment_readiness_json(readiness);
+    body["status"] = readiness->ready ? "ready" : "not ready";
+    if (!readiness->ready) {
+      body["error"] = readiness->reason;
+      response.status = 503;
+    }
+    set_json(response, body);
+    return true;
+  }
+  if (route == Route::kMetrics) {
+    response.body = service.metrics_text();
+    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void HttpResponse::reset() {
@@ -231,28 +303,8 @@ bool issues_ids(std::string_view target) {
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response) {
   response.reset();
   const std::string_view path = target_path(request.target);
-
   std::string_view tail;
-  auto under = [&](std::string_view prefix) {
-    if (path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix) {
-      tail = path.substr(prefix.size());
-      return true;
-    }
-    return false;
-  };
-  Route& route = response.route;
-  if (path == "/v1/id") route = Route::kId;
-  else if (path == "/v1/ids") route = Route::kIds;
-  else if (under("/v1/decode/")) route = Route::kDecode;
-  else if (path == "/v1/info") route = Route::kInfo;
-  else if (under("/api/snowflake/get/")) route = Route::kLeafSnowflake;
-  else if (path == "/healthz") route = Route::kHealthz;
-  else if (path == "/readyz") route = Route::kReadyz;
-  else if (path == "/metrics") route = Route::kMetrics;
-  else if (under("/v1/segment/")) route = Route::kSegment;
-  else if (under("/api/segment/get/")) route = Route::kLeafSegment;
-  else if (path == "/readyz/segment") route = Route::kReadyzSegment;
-
+  const Route route = response.route = route_of(path, tail);
   if (route == Route::kOther) {
     return set_error(response, 404, fmt::format("no route for {}", path.substr(0, 100)));
   }
@@ -262,35 +314,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     response.headers.emplace_back("Allow", "GET, HEAD");
     return;
   }
-  if (route == Route::kHealthz) return set_json(response, nlohmann::json{{"status", "ok"}});
-  if (route == Route::kReadyz) {
-    // The node's readiness (its claim and generator) alone decides the status; segment mode's is
-    // reported beside it (and decides /readyz/segment), so one database
-    // being down does not take the whole node out of a load balancer.
-    Status ready = service.readiness();
-    nlohmann::json body =
-        ready.ok() ? nlohmann::json{{"status", "ready"}}
-                   : nlohmann::json{{"status", "not ready"}, {"error", ready.error().message}};
-    body["segment"] = segment_readiness_json(service.segment_readiness());
-    if (!ready.ok()) response.status = 503;
-    return set_json(response, body);
-  }
-  if (route == Route::kReadyzSegment) {
-    const auto readiness = service.segment_readiness();
-    if (!readiness) return set_error(response, 404, "segment mode is off");
-    nlohmann::json body = segment_readiness_json(readiness);
-    body["status"] = readiness->ready ? "ready" : "not ready";
-    if (!readiness->ready) {
-      body["error"] = readiness->reason;
-      response.status = 503;
-    }
-    return set_json(response, body);
-  }
-  if (route == Route::kMetrics) {
-    response.body = service.metrics_text();
-    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    return;
-  }
+  if (answer_probe(service, route, response)) return;
 
   // The token first, then the request's parameters: every route from here
   // on takes a query, and accepts its own parameters only. (The probes and
@@ -319,11 +343,8 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       }
       const IdRequest id_request{authorization, agent, 1};
       const IdFormat id_format = leaf ? IdFormat::kLeafText : format;
-      if (!response.head) return issue_one(service, id_request, id_format, response);
-      if (Answer admitted = service.admit(id_request); !admitted.ok()) {
-        return set_refusal(response, admitted);
-      }
-      return answer_head(id_format, response);
+      if (response.head) return answer_head(service, id_request, id_format, response);
+      return issue_one(service, id_request, id_format, response);
     }
     case Route::kIds: {
       auto count = parse_count(target);
@@ -333,11 +354,8 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
                          fmt::format("count is required (1..{})", service.config().max_batch));
       }
       const IdRequest ids_request{authorization, agent, **count};
-      if (!response.head) return issue_many(service, ids_request, format, response);
-      if (Answer admitted = service.admit(ids_request); !admitted.ok()) {
-        return set_refusal(response, admitted);
-      }
-      return answer_head(format, response);
+      if (response.head) return answer_head(service, ids_request, format, response);
+      return issue_many(service, ids_request, format, response);
     }
     case Route::kSegment:
     case Route::kLeafSegment: {
@@ -348,11 +366,8 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
         segment_request.count = *count;
       }
       const IdFormat segment_format = route == Route::kLeafSegment ? IdFormat::kLeafText : format;
-      if (!response.head) return issue_segment(service, segment_request, segment_format, response);
-      if (Answer admitted = service.admit(segment_request); !admitted.ok()) {
-        return set_refusal(response, admitted);
-      }
-      return answer_head(segment_format, response);
+      if (response.head) return answer_head(service, segment_request, segment_format, response);
+      return issue_segment(service, segment_request, segment_format, response);
     }
     case Route::kDecode: {
       auto id = parse_id(tail);
