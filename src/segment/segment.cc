@@ -15,6 +15,8 @@
 // on its own. A slow store delays the fetches of every tag behind it.
 //
 // Lock order: tags_mutex_ before a tag's mutex before queue_mutex_.
+#include "snowid/segment.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,8 +29,6 @@
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
-
-#include "snowid/segment.h"
 
 namespace snowid {
 namespace {
