@@ -87,6 +87,17 @@ struct LayoutFacts {
   std::optional<std::string> warning;
 };
 
+// Where each field of an ID sits: the number of bits below it.
+struct FieldShifts {
+  int timestamp = 0;
+  int datacenter = 0;
+  int worker = 0;
+  int sequence = 0;
+};
+
+// Requires: validate(layout).ok().
+FieldShifts field_shifts(const Layout& layout);
+
 // Requires: validate(layout).ok().
 LayoutFacts layout_facts(const Layout& layout, std::chrono::milliseconds now_unix);
 

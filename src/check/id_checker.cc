@@ -15,10 +15,14 @@
 #include <tuple>
 
 #include "audit_format.h"
-#include "bit_fields.h"
 
 namespace snowid::check {
 namespace {
+
+// The lowest `bits` bits set.
+std::uint64_t low_mask(int bits) {
+  return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+}
 
 constexpr std::size_t kMaxLineBytes = 1 << 16;
 constexpr std::size_t kMaxDigits = 19;  // 2^63-1 has 19
@@ -118,14 +122,14 @@ void sort_keys(std::vector<std::uint64_t>& keys) {
 
 IdChecker::IdChecker(CheckOptions options) : options_(std::move(options)) {
   const Layout& layout = options_.layout;
-  const auto fields = internal::bit_fields(layout);
+  const FieldShifts shifts = field_shifts(layout);
   layout_text_ = describe(layout);
-  total_bits_ = fields.total_bits;
-  timestamp_shift_ = fields.timestamp_shift;
-  node_shift_ = fields.worker_shift;  // the datacenter sits right above the worker
+  total_bits_ = shifts.timestamp + layout.timestamp_bits;
+  timestamp_shift_ = shifts.timestamp;
+  node_shift_ = shifts.worker;  // the datacenter sits right above the worker
   worker_bits_ = layout.worker_bits;
   node_bits_ = layout.datacenter_bits + layout.worker_bits;
-  node_mask_ = internal::low_mask(node_bits_);
+  node_mask_ = low_mask(node_bits_);
   // now + max_drift - epoch, saturated: --now may be any time parse_time
   // reads, up to 2^63-1 ms.
   std::int64_t reach = 0;
@@ -154,7 +158,7 @@ Id IdChecker::id_of_key(std::uint64_t key) const {
     return static_cast<Id>(key);
   }
   const int rest_bits = total_bits_ - node_bits_;
-  const std::uint64_t rest = key & internal::low_mask(rest_bits);
+  const std::uint64_t rest = key & low_mask(rest_bits);
   return static_cast<Id>((rest << node_bits_) | (key >> rest_bits));
 }
 
@@ -349,7 +353,7 @@ Status IdChecker::audit_line(std::string_view text) {
     const std::uint64_t node = record->datacenter << worker_bits_ | record->worker;
     const bool fits = (static_cast<std::uint64_t>(record->last) >> total_bits_) == 0 &&
                       record->datacenter <= (node_mask_ >> worker_bits_) &&
-                      record->worker <= internal::low_mask(worker_bits_);
+                      record->worker <= low_mask(worker_bits_);
     if (!fits || node_of(record->first) != node || node_of(record->last) != node) {
       record = invalid_argument(fmt::format(
           "audit record '{}' does not decode to node {}/{} under layout {}: wrong --preset?",
@@ -385,9 +389,9 @@ CheckReport IdChecker::finish() {
     auto time_of = [&layout](std::uint64_t units) {
       return layout.epoch + layout.time_unit * static_cast<std::int64_t>(units);
     };
-    report.nodes.push_back(NodeSummary{node >> worker_bits_,
-                                       node & internal::low_mask(worker_bits_), stats.ids,
-                                       time_of(stats.min_units), time_of(stats.max_units)});
+    report.nodes.push_back(NodeSummary{node >> worker_bits_, node & low_mask(worker_bits_),
+                                       stats.ids, time_of(stats.min_units),
+                                       time_of(stats.max_units)});
   }
   std::sort(report.nodes.begin(), report.nodes.end(), [](const auto& a, const auto& b) {
     return std::tie(a.datacenter, a.worker) < std::tie(b.datacenter, b.worker);

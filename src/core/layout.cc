@@ -138,6 +138,11 @@ std::string describe(const Layout& layout) {
                      sequence_position_name(layout.sequence_position));
 }
 
+FieldShifts field_shifts(const Layout& layout) {
+  const internal::BitFields f = internal::bit_fields(layout);
+  return FieldShifts{f.timestamp_shift, f.datacenter_shift, f.worker_shift, f.sequence_shift};
+}
+
 LayoutFacts layout_facts(const Layout& layout, milliseconds now_unix) {
   const auto fields = internal::bit_fields(layout);
   LayoutFacts facts;
