@@ -13,7 +13,7 @@
 #include <string>
 
 #include "config.h"
-#include "http_routes.h"
+#include "http_request.h"
 
 namespace snowid::server {
 

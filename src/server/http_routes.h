@@ -22,18 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "http_request.h"
 #include "metrics.h"
 #include "service.h"
 
 namespace snowid::server {
-
-struct HttpRequest {
-  std::string_view method;
-  std::string_view target;
-  std::string_view accept;
-  std::string_view authorization;
-  std::string_view agent_header;  // X-Snowid-Agent
-};
 
 // A response as handle_http() leaves it. The transport reuses one per
 // connection, so that answering a request allocates nothing once the body's
