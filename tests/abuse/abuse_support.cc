@@ -40,41 +40,14 @@ int connect_to(int port, bool blocking, int receive_buffer = 0) {
   return fd;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Splits the front of `data` into whole responses (framed by Content-Length,
-// which snowidd always sends); what is left stays in `data`.
+// Splits the front of `data` into whole responses; what is left stays in `data`.
 std::vector<HttpReply> split_responses(std::string& data) {
   std::vector<HttpReply> replies;
-  for (;;) {
-    const auto end = data.find("\r\n\r\n");
-    if (end == std::string::npos) break;
-    HttpReply reply;
-    std::istringstream head(data.substr(0, end));
-    std::string line;
-    std::getline(head, line);
-    std::istringstream status_line(line);
-    std::string version;
-    status_line >> version >> reply.status;
-    while (std::getline(head, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      const auto colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string value = line.substr(colon + 1);
-      while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-      reply.headers[lower(line.substr(0, colon))] = value;
-    }
-    std::size_t length = 0;
-    if (auto it = reply.headers.find("content-length"); it != reply.headers.end()) {
-      length = std::stoul(it->second);
-    }
-    if (data.size() < end + 4 + length) break;
-    reply.body = data.substr(end + 4, length);
-    data.erase(0, end + 4 + length);
+  HttpReply reply;
+  while (const std::size_t used = parse_http_response(data, reply)) {
+    data.erase(0, used);
     replies.push_back(std::move(reply));
+    reply = HttpReply{};
   }
   return replies;
 }

@@ -400,7 +400,7 @@ TEST_P(RestartTest, KillNineThenClockBehindNeverRepeats) {
       std::chrono::seconds{10}));
   for (int i = 0; i < 20; ++i) {
     const HttpReply r = http_get(restarted.port(), "/v1/ids?count=1000");
-    ASSERT_EQ(r.status, 200) << r.body;
+    ASSERT_EQ(r.status, 200) << r.body << "\nserver log:\n" << restarted.log();
     for (Id id : ids_of(r)) {
       ASSERT_GT(id, highest);
       ASSERT_TRUE(seen.insert(id).second);

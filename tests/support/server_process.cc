@@ -26,13 +26,9 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Parses one complete response from the front of `data`; returns its length
-// or 0 if more bytes are needed.
-// Parses one response from the start of `data`; returns the bytes it used,
-// 0 if incomplete. `without_content`: the answer to a HEAD, whose header
-// fields describe a body that is not sent.
-std::size_t parse_response(const std::string& data, HttpReply& reply,
-                           bool without_content = false) {
+}  // namespace
+
+std::size_t parse_http_response(const std::string& data, HttpReply& reply, bool without_content) {
   const auto end = data.find("\r\n\r\n");
   if (end == std::string::npos) return 0;
   std::istringstream head(data.substr(0, end));
@@ -59,8 +55,6 @@ std::size_t parse_response(const std::string& data, HttpReply& reply,
   reply.body = data.substr(end + 4, length);
   return end + 4 + length;
 }
-
-}  // namespace
 
 ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string> args,
                              const std::map<std::string, std::string>& env) {
@@ -184,7 +178,7 @@ HttpReply HttpConnection::read_one(std::chrono::milliseconds timeout, bool witho
   HttpReply reply;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (const std::size_t used = parse_response(pending_, reply, without_content); used > 0) {
+    if (const std::size_t used = parse_http_response(pending_, reply, without_content); used > 0) {
       pending_.erase(0, used);
       return reply;
     }

@@ -51,6 +51,13 @@ struct HttpReply {
   std::string body;
 };
 
+// Parses one response from the start of `data` (framed by Content-Length,
+// which snowidd always sends) into `reply`; returns the bytes it used, 0 if
+// `data` does not hold a whole response yet. `without_content`: the answer
+// to a HEAD, whose header fields describe a body that is not sent.
+std::size_t parse_http_response(const std::string& data, HttpReply& reply,
+                                bool without_content = false);
+
 // Sends raw bytes on a new connection and reads one response.
 HttpReply http_raw(int port, const std::string& bytes,
                    std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
