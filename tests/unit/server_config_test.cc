@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -199,6 +200,33 @@ TEST(ConfigOptions, EveryExampleOptionInEveryModeIsUsedOrRefused) {
     }
   }
   EXPECT_GT(walked, 40 * static_cast<int>(modes.size()));
+}
+
+// snowid.example.toml is the manual: it sets every option row of the table,
+// under the row's name, and nothing else (a layout field, whose default is
+// the preset's, is shown commented out: "# timestamp_bits = 41"); the
+// config fuzz target's corpus starts from an exact copy of it.
+TEST(ConfigOptions, TheExampleConfigListsEveryOptionRowAndItsCorpusCopyMatches) {
+  auto text_of = [](const char* path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string example = text_of(SNOWID_EXAMPLE_CONFIG);
+  ASSERT_FALSE(example.empty());
+  std::set<std::string> keys;
+  for (const auto& [key, node] : toml::parse(example)) keys.insert(std::string(key.str()));
+  for (const auto& [row, default_value] : describe(ServerConfig{})) {
+    if (default_value == "(preset)") {
+      EXPECT_NE(example.find("\n# " + row + " = "), std::string::npos) << row << " is not in it";
+    } else {
+      EXPECT_EQ(keys.count(row), 1u) << row << " is not in it";
+    }
+    keys.erase(row);
+  }
+  EXPECT_TRUE(keys.empty()) << *keys.begin() << " is no option";
+  EXPECT_TRUE(example == text_of(SNOWID_FUZZ_CONFIG_EXAMPLE))
+      << SNOWID_FUZZ_CONFIG_EXAMPLE << " differs from " << SNOWID_EXAMPLE_CONFIG
+      << ": copy it again";
 }
 
 // --check-config's output loads back into the same configuration.
