@@ -203,10 +203,14 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void answer_off_thread() {
     deadline_ = std::chrono::steady_clock::now() + service_.config().max_wait +
                 service_.config().read_timeout;
-    asio::post(*worker_.waiters, [self = this->shared_from_this()] {
+    asio::post(*worker_.waiters, [self = this->shared_from_this()]() mutable {
       const SteadyTime begin = std::chrono::steady_clock::now();
       handle_http(self->service_, request_view(self->reader_.request()), self->response_);
-      asio::post(self->stream_.get_executor(), [self, begin] {
+      // The reference moves back with the answer: the waiter thread must
+      // never hold the last one, or the session would be destroyed here,
+      // off its connection thread, and leave its worker's list from here.
+      auto executor = self->stream_.get_executor();
+      asio::post(executor, [self = std::move(self), begin] {
         self->finish_answer(begin);
         if (self->closed_) return;
         self->parse_and_answer();
