@@ -59,7 +59,7 @@ int fail(int code, const std::string& message) {
 
 // Every 100 ms, the service's upkeep: raises the persisted high-water mark
 // (or, in cluster mode, the ceiling granted by the reservation) ahead of use,
-// so that requests never wait on the disk or on etcd; checks that the state
+// so that requests never wait on the disk or on the store; checks that the state
 // directory is still this node's; follows re-claims; and checks whether a
 // failing audit log has room again.
 void keep_maintaining(asio::steady_timer& timer, IdService& service) {
@@ -105,8 +105,9 @@ int run(int argc, char** argv) {
     }
   }
   if (s.ok()) s = load_token_file(config);
-  if (s.ok()) s = validate(config);
-  if (!s.ok()) return fail(kExitUsage, s.error().message);
+  Result<ResolvedConfig> resolved =
+      s.ok() ? resolve_config(config) : Result<ResolvedConfig>(s.error());
+  if (!resolved.ok()) return fail(kExitUsage, resolved.error().message);
   if (check_config) {
     std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
@@ -138,36 +139,37 @@ int run(int argc, char** argv) {
   // instead of killing the process: the audit log then answers 503.
   std::signal(SIGXFSZ, SIG_IGN);
   std::unique_ptr<AuditLog> audit_log;
-  if (!config.audit_log.empty()) {
-    auto opened = AuditLog::open(config.audit_log, config.audit_fsync);
+  if (!config.audit.log.empty()) {
+    auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
     if (!opened.ok()) return fail(kExitUsage, opened.error().message);
     audit_log = std::move(*opened);
   }
 
   std::error_code ec;
-  std::filesystem::create_directories(config.state_dir, ec);
+  const std::string& state_dir = config.generator.state_dir;
+  std::filesystem::create_directories(state_dir, ec);
   if (ec) {
-    return fail(kExitFailure, fmt::format("cannot create state directory {}: {}", config.state_dir,
-                                          ec.message()));
+    return fail(kExitFailure,
+                fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
   }
-  auto node = Node::start(config);
+  auto node = Node::start(*resolved);
   if (!node.ok()) {
     const Error& error = node.error();
     if (error.code == ErrorCode::kStateLocked) {
       return fail(kExitFailure,
-                  fmt::format("state directory {} is in use: {}", config.state_dir, error.message));
+                  fmt::format("state directory {} is in use: {}", state_dir, error.message));
     }
     return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
                 error.message);
   }
-  if (!config.peers.empty()) {
+  if (!config.coordinator.peers.empty()) {
     const GeneratorOptions& node_options = (*node)->generator().options();
     Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
     if (!peers.ok()) return fail(kExitFailure, peers.error().message);
   }
   // Segment mode: opened after the generator, destroyed after the servers stopped.
   std::unique_ptr<SegmentAllocator> segments;
-  const std::string segment_url = segment_store_url(config);
+  const std::string& segment_url = resolved->segment_url;
   if (!segment_url.empty()) {
     auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
     if (!opened.ok()) {
@@ -215,14 +217,15 @@ int run(int argc, char** argv) {
                           audit::format_incarnation(audit->incarnation()),
                           audit->fsync() ? "on" : "off")
             : "off";
+  const CoordinatorStats store = service.node().coordinator_stats();
   const std::string identity =
-      service.node().leased()
-          ? fmt::format("claimed from etcd cluster {} at {}, starting above {}", config.cluster,
-                        config.etcd_endpoints, format_time(generator.options().start_above))
-          : "static";
+      service.node().leased() ? fmt::format("claimed from {} cluster {} at {}, starting above {}",
+                                            store.store, store.cluster, store.endpoints,
+                                            format_time(generator.options().start_above))
+                              : store.store;
   const std::string mark =
       service.node().leased()
-          ? fmt::format("reservation {} in etcd", format_time(stats.external_ceiling))
+          ? fmt::format("reservation {} in {}", format_time(stats.external_ceiling), store.store)
           : fmt::format("high-water mark {} in {} ({})", format_time(stats.high_water),
                         generator.options().state_file.string(),
                         stats.mark_at_start ? "found " + format_time(*stats.mark_at_start)
@@ -230,19 +233,18 @@ int run(int argc, char** argv) {
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
       "ms, max_drift {} ms), {}, http {}, grpc {}, segment store {}, audit log {}",
-      kVersion, describe(layout), generator.options().datacenter_id,
-      generator.options().worker_id, identity, clock_policy_name(config.clock_policy),
-      config.max_wait.count(), config.max_drift.count(), mark, http_endpoint->text(),
-      grpc_endpoint->text(), segment_url.empty() ? "off" : redact_store_url(segment_url),
-      audit_text);
+      kVersion, describe(layout), generator.options().datacenter_id, generator.options().worker_id,
+      identity, clock_policy_name(config.generator.clock_policy), config.generator.max_wait.count(),
+      config.generator.max_drift.count(), mark, http_endpoint->text(), grpc_endpoint->text(),
+      segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text);
   const auto wall = SystemClock::instance().now_fresh();
-  if (config.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
+  if (config.generator.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
       stats.mark_at_start && *stats.mark_at_start >= wall) {
     spdlog::warn(
         "the clock is {} ms behind the high-water mark {} found in {}: the {} policy waits "
         "until {} before issuing; meanwhile /healthz answers 200, /readyz and ID requests 503",
         (*stats.mark_at_start - wall).count(), format_time(*stats.mark_at_start),
-        generator.options().state_file.string(), clock_policy_name(config.clock_policy),
+        generator.options().state_file.string(), clock_policy_name(config.generator.clock_policy),
         format_time(*stats.mark_at_start + layout.time_unit));
   }
   if (stats.logical_clock_lead.count() > 0) {

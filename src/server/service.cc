@@ -74,8 +74,10 @@ Result<Id> IdService::issue_one(std::string_view agent) {
 }
 
 IdService::IdService(ServerConfig config, std::unique_ptr<Node> node)
-    : config_(std::move(config)), node_(std::move(node)), http_(config_.http),
-      grpc_(config_.grpc) {}
+    : config_(std::move(config)),
+      node_(std::move(node)),
+      http_(config_.http.endpoint),
+      grpc_(config_.grpc.endpoint) {}
 
 void IdService::set_bound_endpoints(Endpoint http, Endpoint grpc) {
   http_ = std::move(http);
@@ -162,9 +164,9 @@ nlohmann::json segment_info(const ServerConfig& config, const SegmentAllocator* 
   return nlohmann::json{{"store", redact_store_url(segment_store_url(config))},
                         {"store_reachable", readiness.store_reachable},
                         {"store_state", readiness.reason},
-                        {"auto_create", config.segment_auto_create},
-                        {"prefetch_at", config.segment_prefetch_at},
-                        {"max_step", config.segment_max_step},
+                        {"auto_create", config.segment.auto_create},
+                        {"prefetch_at", config.segment.prefetch_at},
+                        {"max_step", config.segment.max_step},
                         {"tags_known", stats.size()},
                         {"tags", std::move(tags)}};
 }
