@@ -63,8 +63,14 @@ enum class ClaimState {
 
 const char* claim_state_name(ClaimState state);  // "unclaimed", "held", "reclaiming"
 
-// Counters and gauges for operators (exported by the server's /metrics).
+// Counters and gauges for operators (exported by the server's /metrics and
+// /v1/info). The server learns which store it talks to only from here: it
+// names the store's info keys and metrics after `store`.
 struct CoordinatorStats {
+  std::string store;      // the store's name in the factory's table: "static", "etcd", ...
+  bool leased = false;    // node ids leased from the store, with a ceiling; false: a fixed id
+  std::string cluster;    // leased: the snowid cluster's name in the store
+  std::string endpoints;  // leased: the store's addresses, as configured
   ClaimState state = ClaimState::kUnclaimed;
   std::optional<std::uint64_t> node_id;
   // Time left until this node fences itself (negative once passed); nullopt without a lease.

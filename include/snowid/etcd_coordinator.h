@@ -28,6 +28,9 @@ namespace snowid {
 struct EtcdOptions {
   // "host:port" of one or more members; requests fail over between them.
   std::vector<std::string> endpoints;
+  // The endpoints as the operator wrote them, for stats(); empty: `endpoints`
+  // joined by commas.
+  std::string endpoints_text;
   std::string cluster;  // the snowid cluster name: [A-Za-z0-9_.-]+
   Layout layout;        // its node bits give the range of node ids
 

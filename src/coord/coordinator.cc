@@ -59,6 +59,7 @@ class StaticCoordinator final : public Coordinator {
   }
   CoordinatorStats stats() const override {
     CoordinatorStats stats;
+    stats.store = "static";
     stats.state = claimed_ ? ClaimState::kHeld : ClaimState::kUnclaimed;
     stats.node_id = claim_.node_id;
     stats.claims = claimed_ ? 1 : 0;

@@ -129,6 +129,12 @@ class EtcdCoordinator final : public Coordinator {
 
   CoordinatorStats stats() const override {
     CoordinatorStats s;
+    s.store = "etcd";
+    s.leased = true;
+    s.cluster = options_.cluster;
+    s.endpoints = options_.endpoints_text.empty()
+                      ? fmt::format("{}", fmt::join(options_.endpoints, ","))
+                      : options_.endpoints_text;
     s.state = state_.load();
     if (auto claim = current_claim(); claim && s.state != ClaimState::kUnclaimed) {
       s.node_id = claim->node_id;

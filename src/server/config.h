@@ -5,97 +5,54 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "audit_options.h"
+#include "coordinator_options.h"
+#include "endpoint.h"
+#include "generator_config.h"
+#include "grpc_options.h"
+#include "http_options.h"
+#include "segment_config.h"
 #include "snowid/error.h"
-#include "snowid/etcd_coordinator.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
 #include "snowid/segment.h"
 
 namespace snowid::server {
 
-struct Endpoint {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 0;
-  std::string text() const;
-};
+using snowid::Endpoint;
 
+// Every option of snowidd, each subsystem's in its own struct (defaults on
+// the fields); config.cc holds the one table of rows that fills them.
 struct ServerConfig {
-  Endpoint http{"127.0.0.1", 8080};
-  Endpoint grpc{"127.0.0.1", 9090};
-  std::uint64_t datacenter_id = 0;
-  std::uint64_t worker_id = 0;
-  // Cluster mode: "static" uses datacenter_id/worker_id as given; "etcd"
-  // leases a node id from etcd, preferring datacenter_id/worker_id (or the
-  // StatefulSet ordinal of the hostname with node_id_from_hostname).
-  std::string coordinator = "static";
-  std::string etcd_endpoints = "127.0.0.1:2379";
-  std::string cluster = "snowid";
-  bool node_id_from_hostname = false;
-  // Static mode: HOST:PORT of other nodes' HTTP listeners, comma-separated,
-  // asked at start for their node id and clock (peer_check.h).
-  std::string peers;
-  // "prefer": the configured id if free, else the lowest free one.
-  // "require": only the configured id; wait (up to claim_timeout) while
-  // another node holds it, then exit naming the holder.
-  std::string node_id_policy = "prefer";
-  std::chrono::seconds lease_ttl{10};
-  std::chrono::milliseconds lease_safety_margin{1000};
-  std::chrono::milliseconds max_peer_clock_offset{10000};
-  std::chrono::milliseconds claim_timeout{30000};
-  std::string etcd_user;
-  std::string etcd_password;
-  std::string etcd_tls_ca;
-  std::string etcd_tls_cert;
-  std::string etcd_tls_key;
-  LayoutSpec layout;
-  ClockPolicy clock_policy = ClockPolicy::kMonotonic;
-  std::chrono::milliseconds max_wait{5};
-  std::chrono::milliseconds max_drift{1000};
-  std::chrono::milliseconds max_start_wait{10000};
-  // Start on a logical clock above a mark the clock is behind (generator.h).
-  bool continue_above_mark = false;
-  SequenceStart sequence_start = SequenceStart::kZero;
-  std::string state_dir = "./.snowid";
+  HttpOptions http;
+  GrpcOptions grpc;
+  GeneratorConfig generator;
+  CoordinatorOptions coordinator;
   std::uint32_t max_batch = 10000;
-  int io_threads = 2;
-  int max_connections = 10000;
-  // Open gRPC connections at most (plain text; see descriptor_budget.h).
-  int grpc_max_connections = 1000;
-  std::uint32_t max_header_bytes = 8192;
-  std::uint32_t max_body_bytes = 4096;
-  std::chrono::milliseconds read_timeout{10000};
-  std::chrono::milliseconds idle_timeout{60000};
-  std::string tls_cert;
-  std::string tls_key;
   std::string bearer_token;
   // A file holding the bearer token (its one line; a final newline is not
   // part of it): the way to give it without showing it in `ps`.
   std::string token_file;
   std::string log_level = "info";
-  // Audit log (src/server/audit_log.h): a record of every block of IDs
-  // issued, written before the response. Empty: off.
-  std::string audit_log;
-  bool audit_fsync = false;
-
-  // Segment mode (see snowid.example.toml). Empty segment_store: the SQLite
-  // file segments.db in state_dir; "off": no segment routes.
-  std::string segment_store;
-  bool segment_auto_create = false;
-  std::int64_t segment_auto_create_step = 1000;
-  double segment_prefetch_at = 0.1;
-  std::int64_t segment_max_step = 1'000'000;
-  std::chrono::milliseconds segment_request_timeout{1000};
-  std::chrono::milliseconds segment_store_timeout{3000};
-  std::chrono::milliseconds segment_retry_max{5000};
+  AuditOptions audit;
+  SegmentConfig segment;
 };
 
-// The value of segment_store that turns segment mode off.
-inline constexpr const char* kSegmentStoreOff = "off";
+// What a valid configuration means, worked out once (resolve_config()):
+// the layout resolved, the node id read (from the hostname if so
+// configured), and each subsystem's options built from them.
+struct ResolvedConfig {
+  Layout layout;
+  // The state file inside state_dir; the node id configured (a fixed one).
+  GeneratorOptions generator;
+  CoordinatorSetup coordinator;
+  // segment_store_url(): empty if segment mode is off.
+  std::string segment_url;
+};
 
 // Every option, as the flag/key/variable names use it, with its effective
 // value as text: for --check-config and /v1/info.
@@ -127,14 +84,13 @@ Status apply_toml_file(ServerConfig& config, const std::string& path,
 // bearer_token is set too.
 Status load_token_file(ServerConfig& config);
 
-// Checks the whole: the layout resolves, node ids fit, TLS has both files.
+// Checks the whole (no option set outside its scope, the layout resolves,
+// node ids fit, TLS has both files, the coordinator's own checks) and
+// builds what it means. Reads the hostname at most once.
+Result<ResolvedConfig> resolve_config(const ServerConfig& config);
+
+// resolve_config()'s checks alone.
 Status validate(const ServerConfig& config);
-
-// Generator options for this configuration (state file inside state_dir).
-Result<GeneratorOptions> generator_options(const ServerConfig& config);
-
-// etcd coordinator options for this configuration (coordinator = "etcd").
-Result<EtcdOptions> etcd_options(const ServerConfig& config);
 
 // Segment allocator options for this configuration; max_batch is the server's.
 SegmentAllocatorOptions segment_allocator_options(const ServerConfig& config);

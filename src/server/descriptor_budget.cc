@@ -46,8 +46,8 @@ DescriptorBudget plan_descriptors(const ServerConfig& config) {
     }
   }
   DescriptorBudget budget;
-  budget.http_connections = config.max_connections;
-  budget.grpc_connections = config.grpc_max_connections;
+  budget.http_connections = config.http.max_connections;
+  budget.grpc_connections = config.grpc.max_connections;
   budget.in_use = open_descriptors();
   if (files.rlim_cur == RLIM_INFINITY) {
     budget.limit = UINT64_MAX;
@@ -56,16 +56,16 @@ DescriptorBudget plan_descriptors(const ServerConfig& config) {
   budget.limit = files.rlim_cur;
   const std::uint64_t reserved = budget.in_use + kSpareDescriptors;
   const std::uint64_t room = budget.limit > reserved ? budget.limit - reserved : 2;
-  const auto wanted = static_cast<std::uint64_t>(config.max_connections) +
-                      static_cast<std::uint64_t>(config.grpc_max_connections);
+  const auto wanted = static_cast<std::uint64_t>(config.http.max_connections) +
+                      static_cast<std::uint64_t>(config.grpc.max_connections);
   if (wanted <= room) return budget;
   budget.reduced = true;
   const std::uint64_t grpc_share = std::max<std::uint64_t>(1, room / 4);
   budget.grpc_connections = static_cast<std::int64_t>(
-      std::min<std::uint64_t>(grpc_share, static_cast<std::uint64_t>(config.grpc_max_connections)));
+      std::min<std::uint64_t>(grpc_share, static_cast<std::uint64_t>(config.grpc.max_connections)));
   budget.http_connections = static_cast<std::int64_t>(std::max<std::uint64_t>(
       1, std::min<std::uint64_t>(room - static_cast<std::uint64_t>(budget.grpc_connections),
-                                 static_cast<std::uint64_t>(config.max_connections))));
+                                 static_cast<std::uint64_t>(config.http.max_connections))));
   return budget;
 }
 

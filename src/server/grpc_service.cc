@@ -213,9 +213,9 @@ Result<boost::asio::ip::tcp::acceptor> open_listener(boost::asio::io_context& io
 
 Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   const ServerConfig& config = impl_->service.config();
-  auto listener = open_listener(impl_->io, config.grpc);
+  auto listener = open_listener(impl_->io, config.grpc.endpoint);
   if (!listener.ok()) return listener.error();
-  const bool tls = !config.tls_cert.empty();
+  const bool tls = !config.http.tls_cert.empty();
   grpc::ServerBuilder builder;
   // Requests are a few bytes; anything large is a mistake or an attack.
   builder.SetMaxReceiveMessageSize(kMaxGrpcRequestBytes);
@@ -223,9 +223,9 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   // A connection with no call for idle_timeout is closed, as on HTTP, and
   // one that never completes its handshake within read_timeout.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
-                             static_cast<int>(config.idle_timeout.count()));
+                             static_cast<int>(config.http.idle_timeout.count()));
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
-                             static_cast<int>(config.read_timeout.count()));
+                             static_cast<int>(config.http.read_timeout.count()));
   builder.RegisterService(&impl_->handlers);
   int port = 0;
   if (tls) {
@@ -233,23 +233,24 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
     // takes plain text only), so grpc_max_connections is not enforced here.
     grpc::SslServerCredentialsOptions options;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    auto cert = read_text_file(config.tls_cert, "tls_cert");
+    auto cert = read_text_file(config.http.tls_cert, "tls_cert");
     if (!cert.ok()) return cert.error();
-    auto key = read_text_file(config.tls_key, "tls_key");
+    auto key = read_text_file(config.http.tls_key, "tls_key");
     if (!key.ok()) return key.error();
     pair.cert_chain = std::move(*cert);
     pair.private_key = std::move(*key);
     options.pem_key_cert_pairs.push_back(std::move(pair));
     listener->close();
-    builder.AddListeningPort(config.grpc.text(), grpc::SslServerCredentials(options), &port);
+    builder.AddListeningPort(config.grpc.endpoint.text(), grpc::SslServerCredentials(options),
+                             &port);
   }
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || (tls && port == 0)) {
     impl_->server.reset();
     return Error{ErrorCode::kUnavailable,
-                 fmt::format("grpc: cannot listen on {}", config.grpc.text())};
+                 fmt::format("grpc: cannot listen on {}", config.grpc.endpoint.text())};
   }
-  if (tls) return Endpoint{config.grpc.host, static_cast<std::uint16_t>(port)};
+  if (tls) return Endpoint{config.grpc.endpoint.host, static_cast<std::uint16_t>(port)};
   port = listener->local_endpoint().port();
   impl_->acceptor.emplace(std::move(*listener));
   impl_->max_connections =
@@ -257,7 +258,7 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   impl_->accept();
   impl_->sweep_every_period();
   impl_->thread = std::thread([this] { impl_->io.run(); });
-  return Endpoint{config.grpc.host, static_cast<std::uint16_t>(port)};
+  return Endpoint{config.grpc.endpoint.host, static_cast<std::uint16_t>(port)};
 }
 
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {

@@ -106,12 +106,13 @@ std::size_t field_count(const RequestReader::Request& request) {
 }  // namespace
 
 std::size_t max_buffered_request_bytes(const ServerConfig& config) {
-  return static_cast<std::size_t>(config.max_header_bytes) + config.max_body_bytes +
+  return static_cast<std::size_t>(config.http.max_header_bytes) + config.http.max_body_bytes +
          2 * kReadChunkBytes;
 }
 
 RequestReader::RequestReader(const ServerConfig& config)
-    : max_header_bytes_(config.max_header_bytes), max_body_bytes_(config.max_body_bytes) {}
+    : max_header_bytes_(config.http.max_header_bytes),
+      max_body_bytes_(config.http.max_body_bytes) {}
 
 void RequestReader::start() {
   parser_.emplace();

@@ -116,7 +116,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if constexpr (std::is_same_v<Stream, tcp::socket>) {
       wait_for_request();
     } else {
-      deadline_ = std::chrono::steady_clock::now() + service_.config().read_timeout;
+      deadline_ = std::chrono::steady_clock::now() + service_.config().http.read_timeout;
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
                                 if (ec) return self->close();
@@ -139,7 +139,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void wait_for_request() {
     if (worker_.draining.load(std::memory_order_relaxed)) return close();
     idle_ = true;
-    deadline_ = std::chrono::steady_clock::now() + service_.config().idle_timeout;
+    deadline_ = std::chrono::steady_clock::now() + service_.config().http.idle_timeout;
     read();
   }
 
@@ -159,7 +159,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (idle_) {
       // A request has begun: from now on the read timeout applies to it.
       idle_ = false;
-      deadline_ = std::chrono::steady_clock::now() + service_.config().read_timeout;
+      deadline_ = std::chrono::steady_clock::now() + service_.config().http.read_timeout;
     }
     parse_and_answer();
   }
@@ -201,8 +201,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   // of this connection runs meanwhile: reading stops, so the request read
   // stays valid, and the sweeper may only close the socket.
   void answer_off_thread() {
-    deadline_ = std::chrono::steady_clock::now() + service_.config().max_wait +
-                service_.config().read_timeout;
+    deadline_ = std::chrono::steady_clock::now() + service_.config().generator.max_wait +
+                service_.config().http.read_timeout;
     asio::post(*worker_.waiters, [self = this->shared_from_this()]() mutable {
       const SteadyTime begin = std::chrono::steady_clock::now();
       handle_http(self->service_, request_view(self->reader_.request()), self->response_);
@@ -263,7 +263,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   }
 
   void write() {
-    deadline_ = std::chrono::steady_clock::now() + service_.config().read_timeout;
+    deadline_ = std::chrono::steady_clock::now() + service_.config().http.read_timeout;
     asio::async_write(stream_, asio::buffer(out_),
                       [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                         self->out_.clear();
@@ -295,15 +295,15 @@ Result<std::unique_ptr<ssl::context>> load_tls(const ServerConfig& config) {
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
                        ssl::context::no_tlsv1_1);
   beast::error_code ec;
-  context->use_certificate_chain_file(config.tls_cert, ec);
+  context->use_certificate_chain_file(config.http.tls_cert, ec);
   if (ec) {
-    return invalid_argument(
-        fmt::format("tls_cert {}: cannot load certificate: {}", config.tls_cert, ec.message()));
+    return invalid_argument(fmt::format("tls_cert {}: cannot load certificate: {}",
+                                        config.http.tls_cert, ec.message()));
   }
-  context->use_private_key_file(config.tls_key, ssl::context::pem, ec);
+  context->use_private_key_file(config.http.tls_key, ssl::context::pem, ec);
   if (ec) {
     return invalid_argument(
-        fmt::format("tls_key {}: cannot load private key: {}", config.tls_key, ec.message()));
+        fmt::format("tls_key {}: cannot load private key: {}", config.http.tls_key, ec.message()));
   }
   return context;
 }
@@ -408,12 +408,12 @@ HttpServer::~HttpServer() { stop(); }
 
 Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
   const ServerConfig& config = impl_->service.config();
-  if (!config.tls_cert.empty()) {
+  if (!config.http.tls_cert.empty()) {
     auto tls = load_tls(config);
     if (!tls.ok()) return tls.error();
     impl_->tls = std::move(*tls);
   }
-  const Endpoint& wanted = config.http;
+  const Endpoint& wanted = config.http.endpoint;
   beast::error_code ec;
   const auto address = asio::ip::make_address(wanted.host, ec);
   if (ec) {
@@ -431,9 +431,9 @@ Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
         fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message()));
   }
   impl_->max_connections = descriptors.http_connections;
-  for (int i = 0; i < config.io_threads; ++i) {
+  for (int i = 0; i < config.http.io_threads; ++i) {
     auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
-    if (config.clock_policy == ClockPolicy::kWait) worker->waiters = &impl_->waiters;
+    if (config.generator.clock_policy == ClockPolicy::kWait) worker->waiters = &impl_->waiters;
     worker->sweep_every_period();
     worker->thread = std::thread([&io = worker->io] { io.run(); });
   }

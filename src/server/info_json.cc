@@ -11,14 +11,14 @@ double in_milliseconds(std::chrono::microseconds us) {
   return static_cast<double>(us.count()) / 1000.0;
 }
 
-nlohmann::json cluster_json(const ClusterInfo& info) {
-  if (!info.leased) return {{"coordinator", info.coordinator}};
-  const CoordinatorStats& s = info.stats;
-  const std::string& store = info.coordinator;
+// The store's own keys are named after it ("etcd_requests").
+nlohmann::json cluster_json(const CoordinatorStats& s) {
+  const std::string& store = s.store;
+  if (!s.leased) return {{"coordinator", store}};
   nlohmann::json out{
       {"coordinator", store},
-      {"cluster", info.cluster},
-      {store + "_endpoints", info.endpoints},
+      {"cluster", s.cluster},
+      {store + "_endpoints", s.endpoints},
       {"claim_state", claim_state_name(s.state)},
       {"reservation_ms", s.reservation.count()},
       {"reservation", format_time(s.reservation)},

@@ -75,9 +75,11 @@ void keep_maintaining(asio::steady_timer& timer, IdService& service) {
 // An exit code for main(), or nullopt to go on with the next step.
 using Exit = std::optional<int>;
 
-// Step 1. Defaults, SNOWID_ variables, --config, flags, token_file; validated.
+// Step 1. Defaults, SNOWID_ variables, --config, flags, token_file; validated
+// and resolved once (layout, node id, generator, coordinator, segment store).
 // Ends the process (Exit) for --help, --check-config and bad input.
-Exit load_configuration(int argc, char** argv, ServerConfig& config) {
+Exit load_configuration(int argc, char** argv, ServerConfig& config,
+                        std::optional<ResolvedConfig>& resolved) {
   CLI::App app{"snowidd: the snowid ID server", "snowidd"};
   std::string config_file;
   bool check_config = false;
@@ -110,8 +112,10 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config) {
     }
   }
   if (s.ok()) s = load_token_file(config);
-  if (s.ok()) s = validate(config);
   if (!s.ok()) return fail(kExitUsage, s.error().message);
+  Result<ResolvedConfig> checked = resolve_config(config);
+  if (!checked.ok()) return fail(kExitUsage, checked.error().message);
+  resolved = std::move(*checked);
   if (check_config) {
     std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
@@ -139,7 +143,7 @@ struct Subsystems {
 
 // Step 2. The descriptor budget, the audit log, the node (its node id,
 // state directory and generator), the peer check, the segment store.
-Exit open_subsystems(const ServerConfig& config, Subsystems& out) {
+Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved, Subsystems& out) {
   // Raises the soft open-file limit and shares it between the listeners.
   out.descriptors = plan_descriptors(config);
   if (out.descriptors.reduced) {
@@ -155,34 +159,35 @@ Exit open_subsystems(const ServerConfig& config, Subsystems& out) {
   // instead of killing the process: the audit log then answers 503.
   std::signal(SIGXFSZ, SIG_IGN);
   std::unique_ptr<AuditLog> audit_log;
-  if (!config.audit_log.empty()) {
-    auto opened = AuditLog::open(config.audit_log, config.audit_fsync);
+  if (!config.audit.log.empty()) {
+    auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
     if (!opened.ok()) return fail(kExitUsage, opened.error().message);
     audit_log = std::move(*opened);
   }
 
   std::error_code ec;
-  std::filesystem::create_directories(config.state_dir, ec);
+  const std::string& state_dir = config.generator.state_dir;
+  std::filesystem::create_directories(state_dir, ec);
   if (ec) {
-    return fail(kExitFailure, fmt::format("cannot create state directory {}: {}", config.state_dir,
-                                          ec.message()));
+    return fail(kExitFailure,
+                fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
   }
-  auto node = Node::start(config);
+  auto node = Node::start(resolved);
   if (!node.ok()) {
     const Error& error = node.error();
     if (error.code == ErrorCode::kStateLocked) {
       return fail(kExitFailure,
-                  fmt::format("state directory {} is in use: {}", config.state_dir, error.message));
+                  fmt::format("state directory {} is in use: {}", state_dir, error.message));
     }
     return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
                 error.message);
   }
-  if (!config.peers.empty()) {
+  if (!config.coordinator.peers.empty()) {
     const GeneratorOptions& node_options = (*node)->generator().options();
     Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
     if (!peers.ok()) return fail(kExitFailure, peers.error().message);
   }
-  const std::string segment_url = segment_store_url(config);
+  const std::string& segment_url = resolved.segment_url;
   if (!segment_url.empty()) {
     auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
     if (!opened.ok()) {
@@ -207,7 +212,7 @@ Exit open_subsystems(const ServerConfig& config, Subsystems& out) {
 
 // The one line that says what the node is, and warnings about its start.
 // `bound`: "http 127.0.0.1:8080", "grpc …", one per listener.
-void log_start(const ServerConfig& config, IdService& service,
+void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdService& service,
                const std::vector<std::string>& bound) {
   const Layout& layout = service.layout();
   const Generator& generator = service.generator();
@@ -218,34 +223,35 @@ void log_start(const ServerConfig& config, IdService& service,
                           audit::format_incarnation(audit->incarnation()),
                           audit->fsync() ? "on" : "off")
             : "off";
+  const CoordinatorStats store = service.node().coordinator_stats();
   const std::string identity =
-      service.node().leased()
-          ? fmt::format("claimed from etcd cluster {} at {}, starting above {}", config.cluster,
-                        config.etcd_endpoints, format_time(generator.options().start_above))
-          : "static";
+      service.node().leased() ? fmt::format("claimed from {} cluster {} at {}, starting above {}",
+                                            store.store, store.cluster, store.endpoints,
+                                            format_time(generator.options().start_above))
+                              : store.store;
   const std::string mark =
       service.node().leased()
-          ? fmt::format("reservation {} in etcd", format_time(stats.external_ceiling))
+          ? fmt::format("reservation {} in {}", format_time(stats.external_ceiling), store.store)
           : fmt::format("high-water mark {} in {} ({})", format_time(stats.high_water),
                         generator.options().state_file.string(),
                         stats.mark_at_start ? "found " + format_time(*stats.mark_at_start)
                                             : std::string("first start: nothing was at that path"));
-  const std::string segment_url = segment_store_url(config);
+  const std::string& segment_url = resolved.segment_url;
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
       "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}",
       kVersion, describe(layout), generator.options().datacenter_id, generator.options().worker_id,
-      identity, clock_policy_name(config.clock_policy), config.max_wait.count(),
-      config.max_drift.count(), mark, fmt::join(bound, ", "),
+      identity, clock_policy_name(config.generator.clock_policy), config.generator.max_wait.count(),
+      config.generator.max_drift.count(), mark, fmt::join(bound, ", "),
       segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text);
   const auto wall = SystemClock::instance().now_fresh();
-  if (config.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
+  if (config.generator.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
       stats.mark_at_start && *stats.mark_at_start >= wall) {
     spdlog::warn(
         "the clock is {} ms behind the high-water mark {} found in {}: the {} policy waits "
         "until {} before issuing; meanwhile /healthz answers 200, /readyz and ID requests 503",
         (*stats.mark_at_start - wall).count(), format_time(*stats.mark_at_start),
-        generator.options().state_file.string(), clock_policy_name(config.clock_policy),
+        generator.options().state_file.string(), clock_policy_name(config.generator.clock_policy),
         format_time(*stats.mark_at_start + layout.time_unit));
   }
   if (stats.logical_clock_lead.count() > 0) {
@@ -262,7 +268,8 @@ void log_start(const ServerConfig& config, IdService& service,
 // Step 3. Starts every listener, then runs the upkeep timer until SIGTERM or
 // SIGINT; then stops accepting, lets requests under way finish (at most a
 // second) and stops the listeners.
-Exit serve_until_signal(const ServerConfig& config, Subsystems& subsystems) {
+Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolved,
+                        Subsystems& subsystems) {
   IdService& service = *subsystems.service;
   // The main thread runs HTTP's acceptor, signals and timers; connections
   // and calls live on each listener's own threads.
@@ -279,7 +286,7 @@ Exit serve_until_signal(const ServerConfig& config, Subsystems& subsystems) {
     bound.push_back(fmt::format("{} {}", listener->protocol(), endpoint->text()));
   }
   service.node().advertise(bound);
-  log_start(config, service, bound);
+  log_start(config, resolved, service, bound);
 
   asio::steady_timer reserver(io);
   keep_maintaining(reserver, service);
@@ -337,10 +344,11 @@ int shut_down(Subsystems& subsystems) {
 
 int run(int argc, char** argv) {
   ServerConfig config;
-  if (Exit exit = load_configuration(argc, argv, config)) return *exit;
+  std::optional<ResolvedConfig> resolved;
+  if (Exit exit = load_configuration(argc, argv, config, resolved)) return *exit;
   Subsystems subsystems;
-  if (Exit exit = open_subsystems(config, subsystems)) return *exit;
-  if (Exit exit = serve_until_signal(config, subsystems)) return *exit;
+  if (Exit exit = open_subsystems(config, *resolved, subsystems)) return *exit;
+  if (Exit exit = serve_until_signal(config, *resolved, subsystems)) return *exit;
   return shut_down(subsystems);
 }
 

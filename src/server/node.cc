@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <thread>
 
+#include "coordinator_factory.h"
 #include "metrics.h"
 #include "snowid/decode.h"
-#include "snowid/etcd_coordinator.h"
 
 namespace snowid::server {
 namespace {
@@ -39,30 +39,22 @@ double seconds(milliseconds ms) { return static_cast<double>(ms.count()) / 1000.
 
 }  // namespace
 
-Node::Node(const ServerConfig& config, std::unique_ptr<Coordinator> coordinator, bool leased)
-    : config_(config), coordinator_(std::move(coordinator)), leased_(leased) {}
+Node::Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator)
+    : generator_options_(generator_options),
+      coordinator_(std::move(coordinator)),
+      store_(coordinator_->stats().store),
+      leased_(coordinator_->stats().leased) {}
 
 Node::~Node() = default;
 
-Result<std::unique_ptr<Node>> Node::start(const ServerConfig& config) {
-  auto layout = resolve(config.layout);
-  if (!layout.ok()) return layout.error();
-  const bool leased = config.coordinator == "etcd";
-  std::unique_ptr<Coordinator> coordinator;
-  if (leased) {
-    auto options = etcd_options(config);
-    if (!options.ok()) return options.error();
-    auto made = make_etcd_coordinator(*options);
-    if (!made.ok()) return made.error();
-    coordinator = std::move(*made);
-  } else {
-    auto made = make_static_coordinator(*layout, config.datacenter_id, config.worker_id);
-    if (!made.ok()) return made.error();
-    coordinator = std::move(*made);
-  }
-  std::unique_ptr<Node> node(new Node(config, std::move(coordinator), leased));
+Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
+  auto coordinator = make_coordinator(config.coordinator);
+  if (!coordinator.ok()) return coordinator.error();
+  std::unique_ptr<Node> node(new Node(config.generator, std::move(*coordinator)));
+  const bool leased = node->leased_;
 
-  const auto deadline = SteadyClock::now() + config.claim_timeout;
+  const auto claim_timeout = config.coordinator.options.claim_timeout;
+  const auto deadline = SteadyClock::now() + claim_timeout;
   auto claim = retry_until<Claim>(
       deadline, kFirstClaimBackoff, kMaxClaimBackoff, [&] { return node->coordinator_->claim(); },
       [&](const Error& error) {
@@ -71,8 +63,7 @@ Result<std::unique_ptr<Node>> Node::start(const ServerConfig& config) {
       });
   if (!claim.ok()) {
     return Error{claim.error().code, fmt::format("no node id claimed within {} ms: {}",
-                                                 config.claim_timeout.count(),
-                                                 claim.error().message)};
+                                                 claim_timeout.count(), claim.error().message)};
   }
   // A floor ahead of the clock (the previous holder's reservation) is waited
   // out, within the claim timeout; the lease is kept alive meanwhile.
@@ -87,16 +78,15 @@ Result<std::unique_ptr<Node>> Node::start(const ServerConfig& config) {
 }
 
 Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim) const {
-  auto options = generator_options(config_);
-  if (!options.ok()) return options.error();
+  GeneratorOptions options = generator_options_;
   if (leased_) {
-    options->state_file.clear();
-    options->datacenter_id = claim.datacenter_id;
-    options->worker_id = claim.worker_id;
-    options->start_above = claim.floor;
-    options->external_ceiling = claim.ceiling;
+    options.state_file.clear();
+    options.datacenter_id = claim.datacenter_id;
+    options.worker_id = claim.worker_id;
+    options.start_above = claim.floor;
+    options.external_ceiling = claim.ceiling;
   }
-  return Generator::create(*options);
+  return Generator::create(options);
 }
 
 void Node::install(std::unique_ptr<Generator> generator, std::uint64_t generation) {
@@ -183,17 +173,6 @@ Status Node::stop() {
                                                 : std::nullopt);
 }
 
-ClusterInfo Node::cluster_info() const {
-  ClusterInfo info;
-  info.coordinator = coordinator_name();
-  info.leased = leased_;
-  if (!leased_) return info;
-  info.cluster = config_.cluster;
-  info.endpoints = config_.etcd_endpoints;
-  info.stats = coordinator_->stats();
-  return info;
-}
-
 std::string Node::cluster_metrics() const {
   if (!leased_) return {};
   const CoordinatorStats s = coordinator_->stats();
@@ -221,13 +200,18 @@ std::string Node::cluster_metrics() const {
       std::to_string(s.fencing_events));
   add("snowid_cluster_lost_claims_total", "counter",
       "Times the claim was found gone or taken over.", std::to_string(s.lost_claims));
-  add("snowid_etcd_requests_total", "counter", "Requests to etcd.",
-      std::to_string(s.store_requests));
-  add("snowid_etcd_errors_total", "counter", "Failed requests to etcd (after failover).",
+  // The store's own metrics, named after it: snowid_etcd_requests_total, ...
+  const std::string& store = s.store;
+  add(fmt::format("snowid_{}_requests_total", store), "counter",
+      fmt::format("Requests to {}.", store), std::to_string(s.store_requests));
+  add(fmt::format("snowid_{}_errors_total", store), "counter",
+      fmt::format("Failed requests to {} (after failover).", store),
       std::to_string(s.store_errors));
-  add("snowid_etcd_request_seconds_total", "counter", "Time spent in requests to etcd.",
+  add(fmt::format("snowid_{}_request_seconds_total", store), "counter",
+      fmt::format("Time spent in requests to {}.", store),
       fmt::format("{:.6f}", static_cast<double>(s.store_latency_total.count()) / 1e6));
-  add("snowid_etcd_request_max_seconds", "gauge", "Longest request to etcd so far.",
+  add(fmt::format("snowid_{}_request_max_seconds", store), "gauge",
+      fmt::format("Longest request to {} so far.", store),
       fmt::format("{:.6f}", static_cast<double>(s.store_latency_max.count()) / 1e6));
   return out;
 }

@@ -1,13 +1,15 @@
-// What a snowidd node issues IDs as: its node id, static or leased from etcd
-// through a Coordinator, and the Generator built for that node id.
+// What a snowidd node issues IDs as: its node id, fixed or leased from a
+// store through the Coordinator the configuration names
+// (coordinator_factory.h), and the Generator built for that node id.
 //
-// Static (coordinator = "static"): one generator with the configured ids and
+// Fixed (coordinator = "static"): one generator with the configured ids and
 // the state file in state_dir; nothing changes while the node runs.
 //
-// etcd (coordinator = "etcd"): start() claims a node id (retrying until
+// Leased (a store such as etcd): start() claims a node id (retrying until
 // claim_timeout) and builds a generator that starts strictly above the
 // claim's floor and never passes its reservation (external ceiling). No
-// local state file: the reservation in etcd is the persisted high-water mark.
+// local state file: the reservation in the store is the persisted
+// high-water mark.
 // maintain(), every 100 ms, raises the ceiling as the coordinator extends
 // the reservation, and builds a new generator when the coordinator has
 // re-claimed (perhaps another node id) after losing the claim.
@@ -34,26 +36,21 @@
 
 namespace snowid::server {
 
-// The node's claim as /v1/info reports it.
-struct ClusterInfo {
-  std::string coordinator;  // the store's name, or "static"
-  bool leased = false;      // false: a static node id, nothing more to report
-  std::string cluster;
-  std::string endpoints;  // the store's, as configured
-  CoordinatorStats stats;
-};
-
 class Node {
  public:
   // Errors: kInvalidArgument for bad settings; others when the node id or
-  // the state cannot be had (state directory in use, etcd unreachable until
+  // the state cannot be had (state directory in use, store unreachable until
   // claim_timeout, every node id taken, clock far from the peers').
-  static Result<std::unique_ptr<Node>> start(const ServerConfig& config);
+  static Result<std::unique_ptr<Node>> start(const ResolvedConfig& config);
   ~Node();
 
   Generator& generator() const { return *current_.load(std::memory_order_acquire); }
+  // True if the node id is leased from a store (CoordinatorStats::leased).
   bool leased() const { return leased_; }
-  const char* coordinator_name() const { return leased_ ? "etcd" : "static"; }
+  // The store's name, as the coordinator gives it ("static", "etcd", ...).
+  const std::string& coordinator_name() const { return store_; }
+  // The coordinator's facts and counters right now.
+  CoordinatorStats coordinator_stats() const { return coordinator_->stats(); }
 
   // Ok unless the claim on the node id is not held right now (cluster mode:
   // lease deadline passed, claim lost, re-claiming): kUnavailable then.
@@ -77,17 +74,16 @@ class Node {
     coordinator_->advertise(std::move(addresses));
   }
 
-  // Cluster facts for /v1/info, and its metrics (none in static mode).
-  ClusterInfo cluster_info() const;
   std::string cluster_metrics() const;
 
  private:
-  Node(const ServerConfig& config, std::unique_ptr<Coordinator> coordinator, bool leased);
+  Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator);
   Result<std::unique_ptr<Generator>> build_generator(const Claim& claim) const;
   void install(std::unique_ptr<Generator> generator, std::uint64_t generation);
 
-  const ServerConfig config_;
+  const GeneratorOptions generator_options_;
   std::unique_ptr<Coordinator> coordinator_;
+  const std::string store_;
   const bool leased_;
   std::atomic<Generator*> current_{nullptr};
   // The claim generation current_ was built for; stored after current_.

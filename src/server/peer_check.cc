@@ -99,7 +99,7 @@ std::vector<std::string> split_peers(const std::string& list) {
 
 Status check_static_peers(const ServerConfig& config, std::uint64_t datacenter_id,
                           std::uint64_t worker_id) {
-  for (const std::string& peer : split_peers(config.peers)) {
+  for (const std::string& peer : split_peers(config.coordinator.peers)) {
     auto answer = ask(peer, config.bearer_token);
     if (!answer.ok()) {
       spdlog::warn("peer {} not checked: {}", peer, answer.error().message);
@@ -114,14 +114,15 @@ Status check_static_peers(const ServerConfig& config, std::uint64_t datacenter_i
     }
     const milliseconds offset = answer->our_mid - answer->peer_now;
     const milliseconds uncertainty = answer->round_trip / 2;
-    if (std::chrono::abs(offset) - uncertainty > config.max_peer_clock_offset) {
+    if (std::chrono::abs(offset) - uncertainty > config.coordinator.max_peer_clock_offset) {
       return Error{
           ErrorCode::kUnavailable,
-          fmt::format("this node's clock is {:.1f} s {} peer {}'s (round trip {} ms), "
-                      "more than the {:.1f} s allowed; fix its time synchronisation",
-                      static_cast<double>(std::chrono::abs(offset).count()) / 1000.0,
-                      offset.count() > 0 ? "ahead of" : "behind", peer, answer->round_trip.count(),
-                      static_cast<double>(config.max_peer_clock_offset.count()) / 1000.0)};
+          fmt::format(
+              "this node's clock is {:.1f} s {} peer {}'s (round trip {} ms), "
+              "more than the {:.1f} s allowed; fix its time synchronisation",
+              static_cast<double>(std::chrono::abs(offset).count()) / 1000.0,
+              offset.count() > 0 ? "ahead of" : "behind", peer, answer->round_trip.count(),
+              static_cast<double>(config.coordinator.max_peer_clock_offset.count()) / 1000.0)};
     }
     spdlog::info("peer {} checked: datacenter {} worker {}, clock {} ms apart (round trip {} ms)",
                  peer, answer->datacenter_id, answer->worker_id, offset.count(),

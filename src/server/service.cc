@@ -137,7 +137,8 @@ Answer IdService::decode(std::optional<std::string_view> authorization, std::uin
 IdService::IdService(ServerConfig config, std::unique_ptr<Node> node)
     : config_(std::move(config)),
       node_(std::move(node)),
-      bound_endpoints_{{"http", config_.http.text()}, {"grpc", config_.grpc.text()}} {}
+      bound_endpoints_{{"http", config_.http.endpoint.text()},
+                       {"grpc", config_.grpc.endpoint.text()}} {}
 
 void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint) {
   for (auto& [name, address] : bound_endpoints_) {
@@ -236,16 +237,16 @@ Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& 
   out.ids_issued = metrics_.ids_issued();
   out.max_batch = config_.max_batch;
   out.listeners = bound_endpoints_;
-  out.cluster = node_->cluster_info();
+  out.cluster = node_->coordinator_stats();
   out.segments.reset();
   if (segments_ != nullptr) {
     const auto tags = segments_->stats();
     SegmentInfo& segments = out.segments.emplace();
     segments.store = redact_store_url(segment_store_url(config_));
     segments.readiness = segments_->readiness();
-    segments.auto_create = config_.segment_auto_create;
-    segments.prefetch_at = config_.segment_prefetch_at;
-    segments.max_step = config_.segment_max_step;
+    segments.auto_create = config_.segment.auto_create;
+    segments.prefetch_at = config_.segment.prefetch_at;
+    segments.max_step = config_.segment.max_step;
     segments.tags_known = tags.size();
     for (std::size_t i = 0; i < tags.size() && i < kMaxSegmentTagsExported; ++i) {
       segments.tags.push_back(tags[i].tag);

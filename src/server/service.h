@@ -77,7 +77,7 @@ struct NodeInfo {
   std::uint32_t max_batch = 0;
   // The listeners' bound addresses, by protocol ("http", "grpc").
   std::vector<std::pair<std::string, std::string>> listeners;
-  ClusterInfo cluster;
+  CoordinatorStats cluster;
   std::optional<SegmentInfo> segments;  // nullopt: segment mode is off
   std::optional<AuditInfo> audit_log;   // nullopt: no audit log
 };

@@ -39,17 +39,17 @@ std::string libpq_password(const std::string& url) {
 }
 
 void use(const server::ServerConfig& config) {
-  if (!server::validate(config).ok()) return;
+  auto resolved = server::resolve_config(config);
+  if (!resolved.ok()) return;
   for (const auto& [name, value] : server::describe(config)) {
     SNOWID_FUZZ_CHECK(!name.empty());
     if (name == "etcd_password" || name == "bearer_token") {
       SNOWID_FUZZ_CHECK(value.empty() || value == "(set)");
     }
   }
-  SNOWID_FUZZ_CHECK(server::generator_options(config).ok());
   (void)server::segment_allocator_options(config);
-  if (config.coordinator == "etcd") SNOWID_FUZZ_CHECK(server::etcd_options(config).ok());
   const std::string url = server::segment_store_url(config);
+  SNOWID_FUZZ_CHECK(url == resolved->segment_url);
   const std::string redacted = server::redact_store_url(url);
   if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
     const std::string shown = libpq_password(redacted);

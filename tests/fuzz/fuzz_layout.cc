@@ -123,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)snowid::server::apply_option(config, name, value, "fuzz");
     }
   }
-  auto layout = snowid::resolve(config.layout);
+  auto layout = snowid::resolve(config.generator.layout);
   if (!layout.ok()) {
     SNOWID_FUZZ_CHECK(!layout.error().message.empty());
     return 0;

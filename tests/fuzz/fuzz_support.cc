@@ -28,22 +28,23 @@ void remove_scratch_directory() {
 server::IdService* start_service(ServiceKind kind) {
   const bool open = kind == ServiceKind::kOpen;
   server::ServerConfig config;
-  config.state_dir = (scratch_directory() / (open ? "open" : "guarded")).string();
-  config.layout.preset = open ? "twitter" : "sonyflake";
-  config.datacenter_id = open ? 1 : 0;
-  config.worker_id = open ? 3 : 7;
+  config.generator.state_dir = (scratch_directory() / (open ? "open" : "guarded")).string();
+  config.generator.layout.preset = open ? "twitter" : "sonyflake";
+  config.generator.datacenter_id = open ? 1 : 0;
+  config.generator.worker_id = open ? 3 : 7;
   config.max_batch = open ? 10000 : 100;
   config.bearer_token = open ? "" : std::string(kBearerToken);
-  config.segment_store = open ? "" : server::kSegmentStoreOff;
-  if (Status valid = server::validate(config); !valid.ok()) fail("config", valid.error());
-  std::filesystem::create_directories(config.state_dir);
+  config.segment.store = open ? "" : server::kSegmentStoreOff;
+  auto resolved = server::resolve_config(config);
+  if (!resolved.ok()) fail("config", resolved.error());
+  std::filesystem::create_directories(config.generator.state_dir);
 
   // Leaked on purpose: the services live until exit, and no destructor
   // (joining the segment allocator's thread) runs while libFuzzer exits.
-  auto node = server::Node::start(config);
+  auto node = server::Node::start(*resolved);
   if (!node.ok()) fail("node", node.error());
   auto* service = new server::IdService(config, std::move(*node));
-  const std::string url = server::segment_store_url(config);
+  const std::string& url = resolved->segment_url;
   if (!url.empty()) {
     auto store = open_segment_store(url);
     if (!store.ok()) fail("segment store", store.error());

@@ -1,0 +1,67 @@
+// snowidd's coordination options: which store gives this node its node id
+// (coordinator_factory.h), the settings every store shares, and each
+// store's own section. The rows that fill them are declared here too, so
+// that a new store adds its section and its rows in src/coord without the
+// server learning its name.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etcd_settings.h"
+#include "option_rows.h"
+#include "snowid/error.h"
+#include "snowid/layout.h"
+
+namespace snowid {
+
+struct CoordinatorOptions {
+  // A name in the factory's table. "static" uses datacenter_id/worker_id as
+  // given; a leasing store ("etcd") leases a node id, preferring them (or
+  // the StatefulSet ordinal of the hostname with node_id_from_hostname).
+  std::string kind = "static";
+  std::string cluster = "snowid";
+  bool node_id_from_hostname = false;
+  // Static mode: HOST:PORT of other nodes' HTTP listeners, comma-separated,
+  // asked at start for their node id and clock (src/server/peer_check.h).
+  std::string peers;
+  // "prefer": the configured id if free, else the lowest free one.
+  // "require": only the configured id; wait (up to claim_timeout) while
+  // another node holds it, then exit naming the holder.
+  std::string node_id_policy = "prefer";
+  std::chrono::seconds lease_ttl{10};
+  std::chrono::milliseconds lease_safety_margin{1000};
+  std::chrono::milliseconds max_peer_clock_offset{10000};
+  std::chrono::milliseconds claim_timeout{30000};
+
+  // Each store's own section.
+  EtcdSettings etcd;
+};
+
+// The coordination rows of snowidd's option table, in table order.
+OptionRows<CoordinatorOptions> coordinator_option_rows();
+
+// "" if the coordinator keeps a fixed node id (no lease, so the node keeps
+// its own state file); else where that holds (`coordinator = "static"`).
+std::string outside_fixed_node_id(const CoordinatorOptions& options);
+
+// The node id this node uses (a fixed id) or asks for (a leased one): the
+// StatefulSet ordinal of the hostname with node_id_from_hostname, else
+// datacenter_id << worker_bits | worker_id. Reads the hostname once.
+// kInvalidArgument if the hostname names no ordinal of the layout, or if a
+// fixed id would come from the hostname and datacenter_id or worker_id is set too.
+Result<std::uint64_t> configured_node_id(const CoordinatorOptions& options, const Layout& layout,
+                                         std::uint64_t datacenter_id, std::uint64_t worker_id);
+
+// Everything a coordinator is made from (make_coordinator()).
+struct CoordinatorSetup {
+  CoordinatorOptions options;
+  Layout layout;
+  std::uint64_t node_id = 0;  // configured_node_id()
+  // The addresses this node serves on, published with a leased claim.
+  std::vector<std::string> advertised_addresses;
+};
+
+}  // namespace snowid

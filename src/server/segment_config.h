@@ -1,0 +1,33 @@
+// snowidd's segment mode options (snowid/segment.h, see snowid.example.toml)
+// and their rows in the option table. The segment_store row itself is the
+// server's (config.cc): its default lives in state_dir.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "option_rows.h"
+
+namespace snowid::server {
+
+// The value of segment_store that turns segment mode off.
+inline constexpr const char* kSegmentStoreOff = "off";
+
+struct SegmentConfig {
+  // Empty: the SQLite file segments.db in state_dir; "off": no segment routes.
+  std::string store;
+  bool auto_create = false;
+  std::int64_t auto_create_step = 1000;
+  double prefetch_at = 0.1;
+  std::int64_t max_step = 1'000'000;
+  std::chrono::milliseconds request_timeout{1000};
+  std::chrono::milliseconds store_timeout{3000};
+  std::chrono::milliseconds retry_max{5000};
+};
+
+// The rows after segment_store, in table order; they apply unless segment
+// mode is off.
+OptionRows<SegmentConfig> segment_rows();
+
+}  // namespace snowid::server
