@@ -1,5 +1,6 @@
 // Decoding an ID into its fields, composing one from fields, and the parsing
-// and printing of IDs and times that every snowid front end shares.
+// of IDs and numbers that every snowid front end shares (times as text are in
+// snowid/time_text.h).
 // All functions are pure and thread-safe.
 #pragma once
 
@@ -39,12 +40,5 @@ Result<Id> parse_id(std::string_view text);
 // Parses a non-negative decimal integer no greater than `max`; `what` names it in errors.
 Result<std::uint64_t> parse_unsigned(std::string_view text, std::uint64_t max,
                                      std::string_view what);
-
-// "2017-09-20T13:43:08.849Z".
-std::string format_time(std::chrono::milliseconds unix_time);
-
-// Unix ms from ISO 8601 ("2014-09-01", "2014-09-01T00:00:00Z",
-// "2014-09-01T00:00:00.123+02:00") or from a plain integer of Unix ms.
-Result<std::chrono::milliseconds> parse_time(std::string_view text);
 
 }  // namespace snowid

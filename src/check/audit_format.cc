@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "snowid/time_text.h"
+
 namespace snowid::audit {
 namespace {
 

@@ -17,6 +17,7 @@
 #include "id_checker.h"
 #include "snowid/clock.h"
 #include "snowid/decode.h"
+#include "snowid/time_text.h"
 
 namespace snowid::cli {
 namespace {

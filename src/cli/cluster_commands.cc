@@ -7,6 +7,7 @@
 #include "exit_codes.h"
 #include "snowid/decode.h"
 #include "snowid/etcd_coordinator.h"
+#include "snowid/time_text.h"
 
 namespace snowid::cli {
 namespace {

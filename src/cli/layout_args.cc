@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "snowid/decode.h"
+#include "snowid/time_text.h"
 
 namespace snowid::cli {
 

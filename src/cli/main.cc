@@ -25,6 +25,7 @@
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
+#include "snowid/time_text.h"
 #include "state_commands.h"
 
 namespace snowid::cli {

@@ -10,6 +10,7 @@
 #include "exit_codes.h"
 #include "snowid/decode.h"
 #include "snowid/high_water_mark.h"
+#include "snowid/time_text.h"
 
 namespace snowid::cli {
 namespace {

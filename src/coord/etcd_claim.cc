@@ -46,7 +46,7 @@
 #include <random>
 #include <set>
 
-#include "snowid/decode.h"
+#include "snowid/time_text.h"
 
 namespace snowid::coord {
 

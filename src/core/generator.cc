@@ -36,6 +36,7 @@
 #include <random>
 
 #include "bit_fields.h"
+#include "snowid/time_text.h"
 #include "state_file.h"
 
 namespace snowid {

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "snowid/decode.h"
 #include "snowid/high_water_mark.h"
+#include "snowid/time_text.h"
 
 namespace snowid::internal {
 namespace {

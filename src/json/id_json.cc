@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "snowid/time_text.h"
+
 namespace snowid {
 
 nlohmann::json decoded_id_json(Id id, const IdFields& fields) {

@@ -18,6 +18,7 @@
 #include "coordinator_factory.h"
 #include "snowid/decode.h"
 #include "snowid/segment_store.h"
+#include "snowid/time_text.h"
 
 namespace snowid::server {
 namespace {

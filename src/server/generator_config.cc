@@ -1,5 +1,7 @@
 #include "generator_config.h"
 
+#include "snowid/time_text.h"
+
 namespace snowid::server {
 namespace {
 

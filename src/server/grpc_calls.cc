@@ -8,6 +8,7 @@
 
 #include "info_json.h"
 #include "snowid/decode.h"
+#include "snowid/time_text.h"
 
 namespace snowid::server {
 namespace {

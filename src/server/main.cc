@@ -30,6 +30,7 @@
 #include "listener.h"
 #include "peer_check.h"
 #include "service.h"
+#include "snowid/time_text.h"
 
 extern char** environ;
 

@@ -28,6 +28,7 @@
 #include "fuzz_support.h"
 #include "id_checker.h"
 #include "snowid/decode.h"
+#include "snowid/time_text.h"
 
 namespace {
 

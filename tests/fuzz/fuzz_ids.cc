@@ -24,6 +24,7 @@
 #include "id_json.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
+#include "snowid/time_text.h"
 
 namespace {
 

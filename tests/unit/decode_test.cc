@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "snowid/time_text.h"
+
 namespace snowid {
 namespace {
 

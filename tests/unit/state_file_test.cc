@@ -14,6 +14,7 @@
 
 #include "snowid/decode.h"
 #include "snowid/generator.h"
+#include "snowid/time_text.h"
 #include "subprocess.h"
 
 namespace snowid {
