@@ -40,10 +40,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <ctime>
-#include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 
 #include "snowid/time_text.h"
@@ -55,7 +51,8 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-constexpr int kMaxClaimAttempts = 32;  // Txns per claim() before giving up on a contended cluster
+constexpr std::size_t kMaxClaimAttempts =
+    32;  // Txns per claim() before giving up on a contended cluster
 
 etcdserverpb::RangeRequest prefix_range(const std::string& prefix) {
   etcdserverpb::RangeRequest request;
@@ -64,46 +61,20 @@ etcdserverpb::RangeRequest prefix_range(const std::string& prefix) {
   return request;
 }
 
-Result<milliseconds> parse_reservation(const std::string& key, const std::string& value) {
-  std::int64_t ms = 0;
-  const char* end = value.data() + value.size();
-  if (value.empty() || std::from_chars(value.data(), end, ms).ptr != end || ms < 0) {
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("{} holds '{}', not a Unix-ms timestamp; refusing to use that node "
-                             "id until an operator repairs it",
-                             key, value.substr(0, 40))};
-  }
-  return milliseconds{ms};
-}
-
-std::string random_instance_id() {
-  std::random_device entropy;
-  return fmt::format("{:08x}{:08x}", entropy(), entropy());
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
 etcdserverpb::RangeRequest key_range(const std::string& key) {
   etcdserverpb::RangeRequest request;
   request.set_key(key);
   return request;
 }
 
-// kAlreadyExists naming who holds `node_id` according to the claim keys `kvs`.
-Error held_elsewhere(std::string_view cluster, std::uint64_t node_id,
-                     const google::protobuf::RepeatedPtrField<mvccpb::KeyValue>& kvs) {
+// The holder of `node_id` according to the claim keys `kvs`.
+std::string holder_in(std::uint64_t node_id,
+                      const google::protobuf::RepeatedPtrField<mvccpb::KeyValue>& kvs) {
   std::string holder = "another node";
   for (const auto& kv : kvs) {
     if (node_id_of_key(kv.key()) == node_id) holder = describe_claim_value(kv.value());
   }
-  return Error{ErrorCode::kAlreadyExists,
-               fmt::format("node id {} of cluster '{}' is held by {}; node_id_policy "
-                           "\"require\" waits until it is released or its lease expires",
-                           node_id, cluster, holder)};
+  return holder;
 }
 
 }  // namespace
@@ -138,104 +109,20 @@ std::optional<std::uint64_t> node_id_of_key(std::string_view key) {
   return id;
 }
 
-std::string ClaimRecord::to_json() const {
-  nlohmann::json json = {{"host", host},
-                         {"pid", pid},
-                         {"instance", instance},
-                         {"addresses", addresses},
-                         {"started_ms", started.count()},
-                         {"wall_time_ms", wall_time.count()},
-                         {"refresh_ms", refresh_every.count()},
-                         {"datacenter_id", datacenter_id},
-                         {"worker_id", worker_id}};
-  return json.dump();
-}
-
-Result<ClaimRecord> ClaimRecord::parse(std::string_view text) {
-  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object()) return invalid_argument("a claim value is not a JSON object");
-  ClaimRecord record;
-  try {
-    record.host = json.value("host", "");
-    record.pid = json.value("pid", std::int64_t{0});
-    record.instance = json.value("instance", "");
-    record.addresses = json.value("addresses", std::vector<std::string>{});
-    record.started = milliseconds{json.value("started_ms", std::int64_t{0})};
-    record.wall_time = milliseconds{json.value("wall_time_ms", std::int64_t{0})};
-    record.refresh_every = milliseconds{json.value("refresh_ms", std::int64_t{0})};
-    record.datacenter_id = json.value("datacenter_id", std::uint64_t{0});
-    record.worker_id = json.value("worker_id", std::uint64_t{0});
-  } catch (const nlohmann::json::exception& e) {
-    return invalid_argument(fmt::format("a claim value has a field of the wrong type: {}",
-                                        e.what()));
-  }
-  return record;
-}
-
-std::string ClaimRecord::holder() const {
-  return fmt::format("{} pid={} instance={}", host, pid, instance);
-}
-
-std::string describe_claim_value(std::string_view json) {
-  auto record = ClaimRecord::parse(json);
-  if (!record.ok()) return "an unknown holder";
-  std::string text = record->holder();
-  if (!record->addresses.empty()) {
-    text += fmt::format(" serving {}", fmt::join(record->addresses, ","));
-  }
-  return text;
-}
-
-Status check_peer_clocks(const std::vector<PeerClock>& peers, milliseconds now,
-                         milliseconds max_offset) {
-  if (peers.empty() || max_offset.count() <= 0) return {};
-  // Our offset from the mean peer clock lies in [least, most]: each peer's
-  // clock reads between wall_time and wall_time + max_age now.
-  double least = 0;
-  double most = 0;
-  long long oldest = 0;
-  for (const PeerClock& peer : peers) {
-    least += static_cast<double>((now - peer.wall_time - peer.max_age).count());
-    most += static_cast<double>((now - peer.wall_time).count());
-    oldest = std::max<long long>(oldest, peer.max_age.count());
-  }
-  least /= static_cast<double>(peers.size());
-  most /= static_cast<double>(peers.size());
-  const auto bound = static_cast<double>(max_offset.count());
-  if (least <= bound && most >= -bound) return {};
-  const bool ahead = least > bound;
-  const double near = ahead ? least : -most;
-  const double far = ahead ? most : -least;
-  return Error{ErrorCode::kUnavailable,
-               fmt::format("this node's clock is {:.1f} s {} the mean of the {} live peers' "
-                           "clocks ({}their samples were up to {:.1f} s old), more than the "
-                           "{:.1f} s allowed; fix its time synchronisation before starting",
-                           near / 1000.0, ahead ? "ahead of" : "behind", peers.size(),
-                           far - near >= 50 ? fmt::format("up to {:.1f} s: ", far / 1000.0) : "",
-                           static_cast<double>(oldest) / 1000.0, bound / 1000.0)};
-}
-
-nanoseconds boot_time_now() {
-  timespec now{};
-  ::clock_gettime(CLOCK_BOOTTIME, &now);
-  return std::chrono::seconds{now.tv_sec} + nanoseconds{now.tv_nsec};
-}
-
 NodeClaim::NodeClaim(EtcdClient& client, const EtcdOptions& options)
     : client_(client),
       options_(options),
       clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
-      witness_(*clock_, std::chrono::milliseconds{100}) {
-  record_.host = host_name();
-  record_.pid = ::getpid();
-  record_.instance = random_instance_id();
-  record_.addresses = options.advertised_addresses;
-  record_.started = clock_->now_fresh();
-  // The record is written with every extension of the reservation: at least
-  // every reserve_ahead - reserve_min_left, plus the coordinator's tick.
-  record_.refresh_every =
-      options.reserve_ahead - options.reserve_min_left + std::chrono::milliseconds{200};
-}
+      witness_(*clock_, std::chrono::milliseconds{100}),
+      record_(ClaimRecord::of_this_process(options, *clock_)) {}
+
+NodeClaim::NodeClaim(std::unique_ptr<EtcdClient> client, const EtcdOptions& options)
+    : owned_client_(std::move(client)),
+      client_(*owned_client_),
+      options_(options),
+      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
+      witness_(*clock_, std::chrono::milliseconds{100}),
+      record_(ClaimRecord::of_this_process(options, *clock_)) {}
 
 void NodeClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
   deadline_ = sent + std::chrono::seconds{ttl_seconds} - options_.safety_margin;
@@ -263,28 +150,17 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
                                     options_.max_peer_clock_offset);
   if (!clocks.ok()) return clocks.error();
 
-  std::vector<std::uint64_t> candidates;
   if (options_.require_preferred_node_id) {
     if (!preferred || *preferred >= id_count) {
       return invalid_argument("a required node id must be configured and within the layout");
     }
-    if (taken.count(*preferred) != 0) return held_elsewhere(options_.cluster, *preferred, listed->kvs());
-    candidates.push_back(*preferred);
-  } else if (preferred && *preferred < id_count && taken.count(*preferred) == 0) {
-    candidates.push_back(*preferred);
+    if (taken.count(*preferred) != 0) {
+      return held_elsewhere(options_.cluster, *preferred, holder_in(*preferred, listed->kvs()));
+    }
   }
-  for (std::uint64_t id = 0; id < id_count && candidates.size() < kMaxClaimAttempts &&
-                             !options_.require_preferred_node_id;
-       ++id) {
-    if (taken.count(id) == 0 && (!preferred || id != *preferred)) candidates.push_back(id);
-  }
-  const auto all_taken = [&] {
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("all {} node ids of cluster '{}' are claimed; retry later or stop "
-                             "a node",
-                             id_count, options_.cluster)};
-  };
-  if (candidates.empty()) return all_taken();
+  const std::vector<std::uint64_t> candidates =
+      claim_candidates(options_, taken, preferred, kMaxClaimAttempts);
+  if (candidates.empty()) return all_node_ids_claimed(options_);
 
   const nanoseconds sent = boot_time_now();
   auto lease = client_.lease_grant(std::chrono::duration_cast<std::chrono::seconds>(
@@ -311,22 +187,16 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
       // Another node won the race for it: name the winner.
       auto holder = client_.range(key_range(claim_key(options_.cluster, *preferred)));
       if (!holder.ok()) return holder.error();
-      return held_elsewhere(options_.cluster, *preferred, holder->kvs());
+      return held_elsewhere(options_.cluster, *preferred, holder_in(*preferred, holder->kvs()));
     }
-    return all_taken();
+    return all_node_ids_claimed(options_);
   }
   StepResult first = extend_reservation(/*force=*/true);
   if (first.outcome != StepOutcome::kDone) {
     abandon();
     return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
   }
-  Claim claim;
-  claim.node_id = node_id_;
-  claim.worker_id = node_id_ & ((std::uint64_t{1} << options_.layout.worker_bits) - 1);
-  claim.datacenter_id = node_id_ >> options_.layout.worker_bits;
-  claim.floor = floor_;
-  claim.ceiling = reservation_;
-  return claim;
+  return claim_of(node_id_, options_.layout, floor_, reservation_);
 }
 
 // One Txn: create the claim key if absent, attached to our lease, and read the
@@ -334,8 +204,7 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
 Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
   const std::string key = claim_key(options_.cluster, node_id);
   const std::string reserved_key = reservation_key(options_.cluster, node_id);
-  record_.worker_id = node_id & ((std::uint64_t{1} << options_.layout.worker_bits) - 1);
-  record_.datacenter_id = node_id >> options_.layout.worker_bits;
+  record_.set_node_id(node_id, options_.layout);
   record_.wall_time = clock_->now_fresh();
 
   etcdserverpb::TxnRequest txn;

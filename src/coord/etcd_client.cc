@@ -196,18 +196,12 @@ Result<Response> EtcdClient::call(std::string_view what, Invoke invoke) {
       Response response;
       const auto started = steady_clock::now();
       const grpc::Status status = invoke(member, context, response);
-      const auto took = static_cast<std::uint64_t>(
-          std::chrono::duration_cast<microseconds>(steady_clock::now() - started).count());
-      counters_.requests.fetch_add(1, std::memory_order_relaxed);
-      counters_.latency_total_us.fetch_add(took, std::memory_order_relaxed);
-      std::uint64_t max = counters_.latency_max_us.load(std::memory_order_relaxed);
-      while (took > max && !counters_.latency_max_us.compare_exchange_weak(max, took)) {
-      }
+      counters_.record(std::chrono::duration_cast<microseconds>(steady_clock::now() - started),
+                       !status.ok());
       if (status.ok()) {
         preferred_.store(index, std::memory_order_relaxed);
         return response;
       }
-      counters_.errors.fetch_add(1, std::memory_order_relaxed);
       if (!options_.user.empty() && auth_round == 0 && is_token_refused(status)) {
         std::lock_guard lock(member.token_mutex);
         member.token.clear();

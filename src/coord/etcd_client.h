@@ -25,19 +25,11 @@
 #include <vector>
 
 #include "etcd/rpc.grpc.pb.h"
+#include "leased_claim.h"
 #include "snowid/error.h"
 #include "snowid/etcd_coordinator.h"
 
 namespace snowid::coord {
-
-// Request counters, read by CoordinatorStats.
-struct StoreCounters {
-  std::atomic<std::uint64_t> requests{0};
-  std::atomic<std::uint64_t> errors{0};
-  std::atomic<std::uint64_t> latency_total_us{0};
-  std::atomic<std::uint64_t> latency_max_us{0};
-  std::atomic<std::uint64_t> sign_ins{0};  // successful Authenticate calls
-};
 
 class EtcdClient {
  public:

@@ -1,0 +1,230 @@
+#include "leased_claim.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace snowid {
+
+Status check_lease_options(const LeaseOptions& options) {
+  const std::string& cluster = options.cluster;
+  const bool named = !cluster.empty() && std::all_of(cluster.begin(), cluster.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+  if (!named) {
+    return invalid_argument(
+        fmt::format("bad cluster name '{}': use letters, digits, '-', '_' and '.'", cluster));
+  }
+  Status layout = validate(options.layout);
+  if (!layout.ok()) return layout;
+  if (options.preferred_node_id && *options.preferred_node_id >= node_id_count(options.layout)) {
+    return invalid_argument(fmt::format("preferred node id {} is beyond the layout's {} node ids",
+                                        *options.preferred_node_id, node_id_count(options.layout)));
+  }
+  if (options.lease_ttl.count() < 1) return invalid_argument("the lease TTL must be at least 1 s");
+  if (options.safety_margin.count() < 0 || options.safety_margin >= options.lease_ttl) {
+    return invalid_argument("the safety margin must be at least 0 and below the lease TTL");
+  }
+  if (options.reserve_min_left.count() <= 0 || options.reserve_ahead <= options.reserve_min_left) {
+    return invalid_argument("need 0 < reserve_min_left < reserve_ahead");
+  }
+  if (options.max_peer_clock_offset.count() < 0) {
+    return invalid_argument("the peer clock offset limit must not be negative");
+  }
+  return {};
+}
+
+}  // namespace snowid
+
+namespace snowid::coord {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+void StoreCounters::record(std::chrono::microseconds latency, bool failed) {
+  const auto took = static_cast<std::uint64_t>(std::max<std::int64_t>(latency.count(), 0));
+  requests.fetch_add(1, std::memory_order_relaxed);
+  latency_total_us.fetch_add(took, std::memory_order_relaxed);
+  std::uint64_t max = latency_max_us.load(std::memory_order_relaxed);
+  while (took > max && !latency_max_us.compare_exchange_weak(max, took)) {
+  }
+  if (failed) errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+namespace {
+
+std::string random_instance_id() {
+  std::random_device entropy;
+  return fmt::format("{:08x}{:08x}", entropy(), entropy());
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+ClaimRecord ClaimRecord::of_this_process(const LeaseOptions& options, Clock& clock) {
+  ClaimRecord record;
+  record.host = host_name();
+  record.pid = ::getpid();
+  record.instance = random_instance_id();
+  record.addresses = options.advertised_addresses;
+  record.started = clock.now_fresh();
+  // The record is written with every extension of the reservation: at least
+  // every reserve_ahead - reserve_min_left, plus the coordinator's tick.
+  record.refresh_every = options.reserve_ahead - options.reserve_min_left + milliseconds{200};
+  return record;
+}
+
+void ClaimRecord::set_node_id(std::uint64_t node_id, const Layout& layout) {
+  worker_id = node_id & ((std::uint64_t{1} << layout.worker_bits) - 1);
+  datacenter_id = node_id >> layout.worker_bits;
+}
+
+std::string ClaimRecord::to_json() const {
+  nlohmann::json json = {{"host", host},
+                         {"pid", pid},
+                         {"instance", instance},
+                         {"addresses", addresses},
+                         {"started_ms", started.count()},
+                         {"wall_time_ms", wall_time.count()},
+                         {"refresh_ms", refresh_every.count()},
+                         {"datacenter_id", datacenter_id},
+                         {"worker_id", worker_id}};
+  return json.dump();
+}
+
+Result<ClaimRecord> ClaimRecord::parse(std::string_view text) {
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return invalid_argument("a claim value is not a JSON object");
+  ClaimRecord record;
+  try {
+    record.host = json.value("host", "");
+    record.pid = json.value("pid", std::int64_t{0});
+    record.instance = json.value("instance", "");
+    record.addresses = json.value("addresses", std::vector<std::string>{});
+    record.started = milliseconds{json.value("started_ms", std::int64_t{0})};
+    record.wall_time = milliseconds{json.value("wall_time_ms", std::int64_t{0})};
+    record.refresh_every = milliseconds{json.value("refresh_ms", std::int64_t{0})};
+    record.datacenter_id = json.value("datacenter_id", std::uint64_t{0});
+    record.worker_id = json.value("worker_id", std::uint64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_argument(
+        fmt::format("a claim value has a field of the wrong type: {}", e.what()));
+  }
+  return record;
+}
+
+std::string ClaimRecord::holder() const {
+  return fmt::format("{} pid={} instance={}", host, pid, instance);
+}
+
+std::string describe_claim_value(std::string_view json) {
+  auto record = ClaimRecord::parse(json);
+  if (!record.ok()) return "an unknown holder";
+  std::string text = record->holder();
+  if (!record->addresses.empty()) {
+    text += fmt::format(" serving {}", fmt::join(record->addresses, ","));
+  }
+  return text;
+}
+
+Status check_peer_clocks(const std::vector<PeerClock>& peers, milliseconds now,
+                         milliseconds max_offset) {
+  if (peers.empty() || max_offset.count() <= 0) return {};
+  // Our offset from the mean peer clock lies in [least, most]: each peer's
+  // clock reads between wall_time and wall_time + max_age now.
+  double least = 0;
+  double most = 0;
+  long long oldest = 0;
+  for (const PeerClock& peer : peers) {
+    least += static_cast<double>((now - peer.wall_time - peer.max_age).count());
+    most += static_cast<double>((now - peer.wall_time).count());
+    oldest = std::max<long long>(oldest, peer.max_age.count());
+  }
+  least /= static_cast<double>(peers.size());
+  most /= static_cast<double>(peers.size());
+  const auto bound = static_cast<double>(max_offset.count());
+  if (least <= bound && most >= -bound) return {};
+  const bool ahead = least > bound;
+  const double near = ahead ? least : -most;
+  const double far = ahead ? most : -least;
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("this node's clock is {:.1f} s {} the mean of the {} live peers' "
+                           "clocks ({}their samples were up to {:.1f} s old), more than the "
+                           "{:.1f} s allowed; fix its time synchronisation before starting",
+                           near / 1000.0, ahead ? "ahead of" : "behind", peers.size(),
+                           far - near >= 50 ? fmt::format("up to {:.1f} s: ", far / 1000.0) : "",
+                           static_cast<double>(oldest) / 1000.0, bound / 1000.0)};
+}
+
+nanoseconds boot_time_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  return std::chrono::seconds{now.tv_sec} + nanoseconds{now.tv_nsec};
+}
+
+std::vector<std::uint64_t> claim_candidates(const LeaseOptions& options,
+                                            const std::set<std::uint64_t>& taken,
+                                            std::optional<std::uint64_t> preferred,
+                                            std::size_t limit) {
+  const std::uint64_t id_count = node_id_count(options.layout);
+  std::vector<std::uint64_t> candidates;
+  if (preferred && *preferred < id_count && taken.count(*preferred) == 0) {
+    candidates.push_back(*preferred);
+  }
+  if (options.require_preferred_node_id) return candidates;
+  for (std::uint64_t id = 0; id < id_count && candidates.size() < limit; ++id) {
+    if (taken.count(id) == 0 && (!preferred || id != *preferred)) candidates.push_back(id);
+  }
+  return candidates;
+}
+
+Error held_elsewhere(std::string_view cluster, std::uint64_t node_id, std::string_view holder) {
+  return Error{ErrorCode::kAlreadyExists,
+               fmt::format("node id {} of cluster '{}' is held by {}; node_id_policy "
+                           "\"require\" waits until it is released or its lease expires",
+                           node_id, cluster, holder)};
+}
+
+Error all_node_ids_claimed(const LeaseOptions& options) {
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("all {} node ids of cluster '{}' are claimed; retry later or stop "
+                           "a node",
+                           node_id_count(options.layout), options.cluster)};
+}
+
+Claim claim_of(std::uint64_t node_id, const Layout& layout, milliseconds floor,
+               milliseconds reservation) {
+  Claim claim;
+  claim.node_id = node_id;
+  claim.worker_id = node_id & ((std::uint64_t{1} << layout.worker_bits) - 1);
+  claim.datacenter_id = node_id >> layout.worker_bits;
+  claim.floor = floor;
+  claim.ceiling = reservation;
+  return claim;
+}
+
+Result<milliseconds> parse_reservation(std::string_view where, std::string_view value) {
+  std::int64_t ms = 0;
+  const char* end = value.data() + value.size();
+  if (value.empty() || std::from_chars(value.data(), end, ms).ptr != end || ms < 0) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("{} holds '{}', not a Unix-ms timestamp; refusing to use that node "
+                             "id until an operator repairs it",
+                             where, value.substr(0, 40))};
+  }
+  return milliseconds{ms};
+}
+
+}  // namespace snowid::coord

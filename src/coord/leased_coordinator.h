@@ -1,0 +1,29 @@
+// The Coordinator of every leasing store: a LeasedClaim (leased_claim.h)
+// kept alive by one background thread, its state published in atomics so
+// that the server's request path never waits on the store or on a lock.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "leased_claim.h"
+#include "snowid/clock.h"
+#include "snowid/coordinator.h"
+
+namespace snowid::coord {
+
+// How the coordinator names the store in CoordinatorStats, and what it
+// needs of the options.
+struct LeasedStore {
+  std::string name;  // "etcd", "redis"
+  std::string cluster;
+  std::string endpoints;  // as the operator wrote them
+  std::chrono::seconds lease_ttl{10};
+  Clock* clock = nullptr;  // nullptr: SystemClock
+};
+
+std::unique_ptr<Coordinator> make_leased_coordinator(std::unique_ptr<LeasedClaim> claim,
+                                                     LeasedStore store);
+
+}  // namespace snowid::coord
