@@ -270,7 +270,7 @@ TEST_F(StateHardening, ForwardGlitchWithoutIssuanceCostsNothingAtRestart) {
       "the clock jumps 1 h ahead for 1 s while no request comes, then the node is killed",
       "libfaketime offset +1 h for 1 s, idle clients; SIGKILL; restart at once, under "
       "reject, wait and monotonic",
-      "every restart serves within 2 s (reject: the usual reserve_ahead gap, <= 0.5 s); the "
+      "every restart serves within 4 s (reject: the usual reserve_ahead gap, <= 0.5 s); the "
       "mark stays below now + 1 s; IDs after the restart lie above those before");
   test::FaketimeControl clock;
   if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
@@ -308,7 +308,9 @@ TEST_F(StateHardening, ForwardGlitchWithoutIssuanceCostsNothingAtRestart) {
     ASSERT_TRUE(again->started()) << again->log();
     const auto restart_ms =
         std::chrono::duration_cast<milliseconds>(SteadyClock::now() - restart_began).count();
-    EXPECT_LT(restart_ms, 2000);
+    // A poisoned mark would refuse for the hour of the glitch; a process start
+    // on a loaded 2-core machine takes up to about 2 s.
+    EXPECT_LT(restart_ms, 4000);
     scenario.record.recovery_ms =
         std::max<long long>(scenario.record.recovery_ms.value_or(0), restart_ms);
     node.set(again->port(), again->grpc_port());
