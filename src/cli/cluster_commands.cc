@@ -7,6 +7,7 @@
 #include "exit_codes.h"
 #include "snowid/decode.h"
 #include "snowid/etcd_coordinator.h"
+#include "snowid/redis_coordinator.h"
 #include "snowid/time_text.h"
 
 namespace snowid::cli {
@@ -22,15 +23,18 @@ std::string age(milliseconds since, milliseconds now) {
 }  // namespace
 
 ClusterCommands::ClusterCommands(CLI::App& app) {
-  cluster_ = app.add_subcommand("cluster", "Inspect and repair node-id claims in etcd");
+  cluster_ = app.add_subcommand("cluster", "Inspect and repair node-id claims in etcd or Redis");
   cluster_->require_subcommand(1);
   const auto add_common = [this](CLI::App* command) {
-    command->add_option("--etcd", endpoints_, "etcd endpoints: HOST:PORT[,HOST:PORT...]")
-        ->required();
+    auto* etcd =
+        command->add_option("--etcd", endpoints_, "etcd endpoints: HOST:PORT[,HOST:PORT...]");
+    auto* redis =
+        command->add_option("--redis", redis_endpoints_, "Redis servers: HOST:PORT[,HOST:PORT...]");
+    etcd->excludes(redis);
     command->add_option("--cluster", cluster_name_, "snowid cluster name")->required();
-    command->add_option("--user", user_, "etcd user (optional)");
-    command->add_option("--password", password_, "etcd password");
-    command->add_option("--timeout-ms", timeout_ms_, "Deadline of each etcd request")
+    command->add_option("--user", user_, "etcd or Redis ACL user (optional)");
+    command->add_option("--password", password_, "its password");
+    command->add_option("--timeout-ms", timeout_ms_, "Deadline of each request to the store")
         ->default_str("2000");
   };
   list_ = cluster_->add_subcommand("list", "Show claimed and reserved node ids");
@@ -50,29 +54,53 @@ std::optional<int> ClusterCommands::run() const {
 
 namespace {
 
-Result<EtcdOptions> etcd_options(const std::string& endpoints, const std::string& cluster,
-                                 const std::string& user, const std::string& password,
-                                 const std::string& timeout_ms) {
-  auto parsed = parse_etcd_endpoints(endpoints);
-  if (!parsed.ok()) return parsed.error();
+Result<milliseconds> request_timeout(const std::string& timeout_ms) {
   auto timeout = parse_unsigned(timeout_ms, 600'000, "--timeout-ms");
   if (!timeout.ok()) return timeout.error();
   if (*timeout == 0) return invalid_argument("--timeout-ms must be at least 1");
-  EtcdOptions options;
-  options.endpoints = std::move(*parsed);
+  return milliseconds{static_cast<long long>(*timeout)};
+}
+
+// The options of the store the flags name: (lease options, store's own).
+template <typename Options>
+Result<Options> store_options(Result<std::vector<std::string>> endpoints,
+                              const std::string& cluster, const std::string& user,
+                              const std::string& password, const std::string& timeout_ms) {
+  if (!endpoints.ok()) return endpoints.error();
+  auto timeout = request_timeout(timeout_ms);
+  if (!timeout.ok()) return timeout.error();
+  Options options;
+  options.endpoints = std::move(*endpoints);
   options.cluster = cluster;
   options.user = user;
   options.password = password;
-  options.request_timeout = milliseconds{static_cast<long long>(*timeout)};
+  options.request_timeout = *timeout;
   return options;
 }
 
 }  // namespace
 
+template <typename Act>
+auto ClusterCommands::with_store(Act act) const -> decltype(act(EtcdOptions{})) {
+  if (endpoints_.empty() == redis_endpoints_.empty()) {
+    return invalid_argument("name the store: --etcd HOST:PORT or --redis HOST:PORT");
+  }
+  if (!redis_endpoints_.empty()) {
+    auto options = store_options<RedisOptions>(parse_redis_endpoints(redis_endpoints_),
+                                               cluster_name_, user_, password_, timeout_ms_);
+    if (!options.ok()) return options.error();
+    return act(*options);
+  }
+  auto options = store_options<EtcdOptions>(parse_etcd_endpoints(endpoints_), cluster_name_, user_,
+                                            password_, timeout_ms_);
+  if (!options.ok()) return options.error();
+  return act(*options);
+}
+
 int ClusterCommands::list() const {
-  auto options = etcd_options(endpoints_, cluster_name_, user_, password_, timeout_ms_);
-  if (!options.ok()) return report_error(options.error());
-  auto nodes = list_cluster(*options);
+  auto nodes = with_store([](const auto& options) -> Result<std::vector<ClusterNode>> {
+    return list_cluster(options);
+  });
   if (!nodes.ok()) return report_error(nodes.error());
   const milliseconds now = SystemClock::instance().now_fresh();
   std::printf("%-6s %-8s %-10s %-11s %-24s %-40s %s\n", "NODE", "AGE", "LEASE_LEFT", "CLOCK_SKEW",
@@ -97,11 +125,11 @@ int ClusterCommands::list() const {
 }
 
 int ClusterCommands::release() const {
-  auto options = etcd_options(endpoints_, cluster_name_, user_, password_, timeout_ms_);
-  if (!options.ok()) return report_error(options.error());
   auto id = parse_unsigned(node_id_, (std::uint64_t{1} << 62), "node id");
   if (!id.ok()) return report_error(id.error());
-  Status released = release_node_id(*options, *id, force_);
+  Status released = with_store([this, node_id = *id](const auto& options) -> Status {
+    return release_node_id(options, node_id, force_);
+  });
   if (!released.ok()) return report_error(released.error());
   std::printf("node id %llu has no claim now; its reservation stays\n",
               static_cast<unsigned long long>(*id));

@@ -1,11 +1,15 @@
 // `snowid cluster list|release`: look at and repair the node-id claims of a
-// cluster-mode snowid deployment in etcd.
+// cluster-mode snowid deployment in etcd or Redis.
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "snowid/error.h"
+#include "snowid/etcd_coordinator.h"
+#include "snowid/leased_coordinator.h"
 
 namespace snowid::cli {
 
@@ -21,11 +25,15 @@ class ClusterCommands {
  private:
   int list() const;
   int release() const;
+  // `act` applied to the options of the store the flags name (--etcd or
+  // --redis), or the error that the flags name none or are bad.
+  template <typename Act>
+  auto with_store(Act act) const -> decltype(act(EtcdOptions{}));
 
   CLI::App* cluster_ = nullptr;
   CLI::App* list_ = nullptr;
   CLI::App* release_ = nullptr;
-  std::string endpoints_, cluster_name_, user_, password_, node_id_;
+  std::string endpoints_, redis_endpoints_, cluster_name_, user_, password_, node_id_;
   std::string timeout_ms_ = "2000";
   bool force_ = false;
 };

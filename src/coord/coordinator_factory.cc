@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "etcd_settings.h"
+#include "redis_settings.h"
 
 namespace snowid {
 namespace {
@@ -28,6 +29,7 @@ struct CoordinatorKind {
 const CoordinatorKind kCoordinators[] = {
     {"static", false, no_checks, make_fixed},
     {"etcd", true, check_etcd_setup, make_etcd_coordinator},
+    {"redis", true, check_redis_setup, make_redis_coordinator},
 };
 
 const CoordinatorKind* find(const std::string& name) {

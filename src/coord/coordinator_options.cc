@@ -134,8 +134,10 @@ OptionRows<CoordinatorOptions> coordinator_option_rows() {
   return concat<C>({
       kind_rows(),
       within(lift(&C::etcd, etcd_endpoint_rows()), store_is("etcd")),
+      within(lift(&C::redis, redis_endpoint_rows()), store_is("redis")),
       shared_rows(),
       within(lift(&C::etcd, etcd_access_rows()), store_is("etcd")),
+      within(lift(&C::redis, redis_access_rows()), store_is("redis")),
   });
 }
 
@@ -164,6 +166,33 @@ Result<std::uint64_t> configured_node_id(const CoordinatorOptions& options, cons
     return invalid_argument(fmt::format("node_id_from_hostname: {}", ordinal.error().message));
   }
   return ordinal;
+}
+
+LeaseOptions lease_options(const CoordinatorSetup& setup) {
+  const CoordinatorOptions& config = setup.options;
+  LeaseOptions o;
+  o.cluster = config.cluster;
+  o.layout = setup.layout;
+  o.preferred_node_id = setup.node_id;
+  o.require_preferred_node_id = config.node_id_policy == "require";
+  o.lease_ttl = config.lease_ttl;
+  o.safety_margin = config.lease_safety_margin;
+  o.max_peer_clock_offset = config.max_peer_clock_offset;
+  o.advertised_addresses = setup.advertised_addresses;
+  return o;
+}
+
+Status check_lease_setup(const CoordinatorSetup& setup) {
+  const CoordinatorOptions& config = setup.options;
+  if (config.lease_ttl < std::chrono::seconds{2}) {
+    return invalid_argument("lease_ttl_s must be at least 2");
+  }
+  if (config.lease_safety_margin >= config.lease_ttl) {
+    return invalid_argument(fmt::format("lease_safety_margin_ms {} must be below lease_ttl_s {}",
+                                        config.lease_safety_margin.count(),
+                                        config.lease_ttl.count()));
+  }
+  return {};
 }
 
 }  // namespace snowid

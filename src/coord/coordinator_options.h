@@ -12,8 +12,10 @@
 
 #include "etcd_settings.h"
 #include "option_rows.h"
+#include "redis_settings.h"
 #include "snowid/error.h"
 #include "snowid/layout.h"
+#include "snowid/leased_coordinator.h"
 
 namespace snowid {
 
@@ -38,6 +40,7 @@ struct CoordinatorOptions {
 
   // Each store's own section.
   EtcdSettings etcd;
+  RedisSettings redis;
 };
 
 // The coordination rows of snowidd's option table, in table order.
@@ -63,5 +66,10 @@ struct CoordinatorSetup {
   // The addresses this node serves on, published with a leased claim.
   std::vector<std::string> advertised_addresses;
 };
+
+// The options every leasing store shares, from `setup`.
+LeaseOptions lease_options(const CoordinatorSetup& setup);
+// What validate() checks for every leasing store: the lease's TTL and margin.
+Status check_lease_setup(const CoordinatorSetup& setup);
 
 }  // namespace snowid

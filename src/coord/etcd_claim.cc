@@ -266,14 +266,10 @@ StepResult NodeClaim::keep_alive() {
 StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   const milliseconds now = clock_->now_fresh();
-  milliseconds base = witness_.vouched_now();
-  if (wanted > base) {
-    witness_.trust(wanted);
-    base = wanted;
-  }
-  if (!force && !republish_ && reservation_ - base >= options_.reserve_min_left) return {};
-  const milliseconds target =
-      std::max(reservation_, std::max(base, floor_) + options_.reserve_ahead);
+  const auto due =
+      next_reservation(witness_, options_, reservation_, floor_, force || republish_, wanted);
+  if (!due) return {};
+  const milliseconds target = *due;
   record_.wall_time = now;
 
   // Applies only while the claim key is the one our claim created.

@@ -10,31 +10,7 @@
 namespace snowid {
 
 Result<std::vector<std::string>> parse_etcd_endpoints(std::string_view list) {
-  std::vector<std::string> endpoints;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t end = list.find(',', start);
-    if (end == std::string_view::npos) end = list.size();
-    std::string_view entry = list.substr(start, end - start);
-    for (std::string_view scheme : {"http://", "https://"}) {
-      if (entry.substr(0, scheme.size()) == scheme) entry.remove_prefix(scheme.size());
-    }
-    const std::size_t colon = entry.rfind(':');
-    unsigned port = 0;
-    const char* port_end = entry.data() + entry.size();
-    const bool port_ok =
-        colon != std::string_view::npos && colon + 1 < entry.size() &&
-        std::from_chars(entry.data() + colon + 1, port_end, port).ptr == port_end && port >= 1 &&
-        port <= 65535;
-    if (colon == 0 || !port_ok) {
-      return invalid_argument(
-          fmt::format("bad etcd endpoint '{}': expected host:port with a port in 1..65535",
-                      list.substr(start, end - start)));
-    }
-    endpoints.emplace_back(entry);
-    start = end + 1;
-  }
-  return endpoints;
+  return coord::parse_host_port_list(list, "etcd", {"http://", "https://"});
 }
 
 }  // namespace snowid

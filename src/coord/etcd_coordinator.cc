@@ -29,16 +29,9 @@ Result<std::unique_ptr<coord::EtcdClient>> connect_checked(const EtcdOptions& op
 Result<std::unique_ptr<Coordinator>> make_etcd_coordinator(const EtcdOptions& options) {
   auto client = connect_checked(options);
   if (!client.ok()) return client.error();
-  coord::LeasedStore store;
-  store.name = "etcd";
-  store.cluster = options.cluster;
-  store.endpoints = options.endpoints_text.empty()
-                        ? fmt::format("{}", fmt::join(options.endpoints, ","))
-                        : options.endpoints_text;
-  store.lease_ttl = options.lease_ttl;
-  store.clock = options.clock;
   return coord::make_leased_coordinator(
-      std::make_unique<coord::NodeClaim>(std::move(*client), options), std::move(store));
+      std::make_unique<coord::NodeClaim>(std::move(*client), options),
+      coord::leased_store("etcd", options, options.endpoints, options.endpoints_text));
 }
 
 Result<std::vector<ClusterNode>> list_cluster(const EtcdOptions& options) {

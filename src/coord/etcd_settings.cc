@@ -32,37 +32,21 @@ Result<EtcdOptions> etcd_options(const CoordinatorSetup& setup) {
   auto endpoints = parse_etcd_endpoints(config.etcd.endpoints);
   if (!endpoints.ok()) return endpoints.error();
   EtcdOptions o;
+  static_cast<LeaseOptions&>(o) = lease_options(setup);
   o.endpoints = *endpoints;
   o.endpoints_text = config.etcd.endpoints;
-  o.cluster = config.cluster;
-  o.layout = setup.layout;
-  o.preferred_node_id = setup.node_id;
-  o.require_preferred_node_id = config.node_id_policy == "require";
-  o.lease_ttl = config.lease_ttl;
-  o.safety_margin = config.lease_safety_margin;
-  o.max_peer_clock_offset = config.max_peer_clock_offset;
   o.user = config.etcd.user;
   o.password = config.etcd.password;
   o.tls_ca_file = config.etcd.tls_ca;
   o.tls_cert_file = config.etcd.tls_cert;
   o.tls_key_file = config.etcd.tls_key;
-  o.advertised_addresses = setup.advertised_addresses;
   return o;
 }
 
 Status check_etcd_setup(const CoordinatorSetup& setup) {
   auto etcd = etcd_options(setup);
   if (!etcd.ok()) return etcd.error();
-  const CoordinatorOptions& config = setup.options;
-  if (config.lease_ttl < std::chrono::seconds{2}) {
-    return invalid_argument("lease_ttl_s must be at least 2");
-  }
-  if (config.lease_safety_margin >= config.lease_ttl) {
-    return invalid_argument(fmt::format("lease_safety_margin_ms {} must be below lease_ttl_s {}",
-                                        config.lease_safety_margin.count(),
-                                        config.lease_ttl.count()));
-  }
-  return {};
+  return check_lease_setup(setup);
 }
 
 Result<std::unique_ptr<Coordinator>> make_etcd_coordinator(const CoordinatorSetup& setup) {

@@ -215,6 +215,47 @@ Claim claim_of(std::uint64_t node_id, const Layout& layout, milliseconds floor,
   return claim;
 }
 
+std::optional<milliseconds> next_reservation(WallClockWitness& witness, const LeaseOptions& options,
+                                             milliseconds reservation, milliseconds floor,
+                                             bool force, milliseconds wanted) {
+  milliseconds base = witness.vouched_now();
+  if (wanted > base) {
+    witness.trust(wanted);
+    base = wanted;
+  }
+  if (!force && reservation - base >= options.reserve_min_left) return std::nullopt;
+  return std::max(reservation, std::max(base, floor) + options.reserve_ahead);
+}
+
+Result<std::vector<std::string>> parse_host_port_list(std::string_view list, std::string_view store,
+                                                      std::vector<std::string_view> schemes) {
+  std::vector<std::string> endpoints;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string_view::npos) end = list.size();
+    std::string_view entry = list.substr(start, end - start);
+    for (std::string_view scheme : schemes) {
+      if (entry.substr(0, scheme.size()) == scheme) entry.remove_prefix(scheme.size());
+    }
+    const std::size_t colon = entry.rfind(':');
+    unsigned port = 0;
+    const char* port_end = entry.data() + entry.size();
+    const bool port_ok =
+        colon != std::string_view::npos && colon > 0 && colon + 1 < entry.size() &&
+        std::from_chars(entry.data() + colon + 1, port_end, port).ptr == port_end && port >= 1 &&
+        port <= 65535;
+    if (!port_ok) {
+      return invalid_argument(
+          fmt::format("bad {} endpoint '{}': expected host:port with a port in 1..65535", store,
+                      list.substr(start, end - start)));
+    }
+    endpoints.emplace_back(entry);
+    start = end + 1;
+  }
+  return endpoints;
+}
+
 Result<milliseconds> parse_reservation(std::string_view where, std::string_view value) {
   std::int64_t ms = 0;
   const char* end = value.data() + value.size();

@@ -102,6 +102,20 @@ Claim claim_of(std::uint64_t node_id, const Layout& layout, std::chrono::millise
 // stays unusable until an operator repairs `where`.
 Result<std::chrono::milliseconds> parse_reservation(std::string_view where, std::string_view value);
 
+// The reservation a claim should write now, or nullopt if none is due:
+// base is the later of what `witness` vouches for and `wanted` (which the
+// witness then trusts); due if `force`, or if less than reserve_min_left is
+// left above base. The target is base (at least `floor`) + reserve_ahead,
+// never below `reservation`.
+std::optional<std::chrono::milliseconds> next_reservation(
+    WallClockWitness& witness, const LeaseOptions& options, std::chrono::milliseconds reservation,
+    std::chrono::milliseconds floor, bool force, std::chrono::milliseconds wanted);
+
+// "host:port,host:port" into entries, each stripped of one of `schemes`
+// ("http://"); kInvalidArgument naming the bad entry and `store`.
+Result<std::vector<std::string>> parse_host_port_list(std::string_view list, std::string_view store,
+                                                      std::vector<std::string_view> schemes);
+
 // How a step that talks to the store ended.
 enum class StepOutcome {
   kDone,         // did what it should (or had nothing to do)

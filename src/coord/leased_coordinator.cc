@@ -9,6 +9,9 @@
 // preferring the same node id, with backoff from 200 ms to 5 s.
 #include "leased_coordinator.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -232,6 +235,19 @@ class LeasedCoordinator final : public Coordinator {
 };
 
 }  // namespace
+
+LeasedStore leased_store(std::string name, const LeaseOptions& options,
+                         const std::vector<std::string>& endpoints,
+                         const std::string& endpoints_text) {
+  LeasedStore store;
+  store.name = std::move(name);
+  store.cluster = options.cluster;
+  store.endpoints =
+      endpoints_text.empty() ? fmt::format("{}", fmt::join(endpoints, ",")) : endpoints_text;
+  store.lease_ttl = options.lease_ttl;
+  store.clock = options.clock;
+  return store;
+}
 
 std::unique_ptr<Coordinator> make_leased_coordinator(std::unique_ptr<LeasedClaim> claim,
                                                      LeasedStore store) {

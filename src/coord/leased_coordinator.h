@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "leased_claim.h"
 #include "snowid/clock.h"
@@ -22,6 +23,12 @@ struct LeasedStore {
   std::chrono::seconds lease_ttl{10};
   Clock* clock = nullptr;  // nullptr: SystemClock
 };
+
+// The store as `name` with `options`: endpoints shown as `endpoints_text`,
+// or `endpoints` joined by commas if that is empty.
+LeasedStore leased_store(std::string name, const LeaseOptions& options,
+                         const std::vector<std::string>& endpoints,
+                         const std::string& endpoints_text);
 
 std::unique_ptr<Coordinator> make_leased_coordinator(std::unique_ptr<LeasedClaim> claim,
                                                      LeasedStore store);

@@ -10,17 +10,21 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_set>
 
 #include "chaos.h"
 #include "etcd_process.h"
 #include "faketime.h"
+#include "redis_process.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/etcd_coordinator.h"
 #include "snowid/layout.h"
+#include "snowid/redis_coordinator.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -103,6 +107,16 @@ class Client {
   std::thread thread_;  // last: starts once the fields above exist
 };
 
+// What a scenario needs of the store that leases the node ids, so that one
+// body runs against etcd and Redis alike.
+struct StoreHooks {
+  // Starts a node of cluster "c" preferring `worker`, with extra flags.
+  std::function<std::unique_ptr<ServerProcess>(const std::string&, int, std::vector<std::string>)>
+      start;
+  // The store's rows for cluster "c".
+  std::function<std::vector<ClusterNode>()> list;
+};
+
 class ClusterChaosTest : public test::ChaosTest {
  protected:
   // A node of cluster "c" preferring `worker`, lease 2 s, margin 500 ms.
@@ -139,6 +153,77 @@ class ClusterChaosTest : public test::ChaosTest {
     }
     return {};
   }
+
+  StoreHooks etcd_hooks(test::EtcdCluster& etcd) {
+    return {[this, &etcd](const std::string& name, int worker, std::vector<std::string> extra) {
+              return start_node(etcd, name, worker, std::move(extra));
+            },
+            [&etcd] {
+              auto nodes = list_cluster(etcd_options(etcd));
+              EXPECT_TRUE(nodes.ok()) << nodes.error().message;
+              return nodes.ok() ? *nodes : std::vector<ClusterNode>{};
+            }};
+  }
+
+  // A node of cluster "c" leasing from Redis, lease 2 s, margin 500 ms.
+  std::unique_ptr<ServerProcess> start_redis_node(const test::RedisServer& redis,
+                                                  const std::string& name, int worker,
+                                                  std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"--coordinator",
+                                  "redis",
+                                  "--redis-endpoints",
+                                  redis.endpoint(),
+                                  "--cluster",
+                                  "c",
+                                  "--worker-id",
+                                  std::to_string(worker),
+                                  "--lease-ttl-s",
+                                  std::to_string(kLeaseTtlSeconds),
+                                  "--lease-safety-margin-ms",
+                                  "500",
+                                  "--state-dir",
+                                  scenario.dir.file(name)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ServerProcess>(SNOWIDD_PATH, args);
+  }
+
+  // A Redis server for cluster "c", which an operator marked as new to it
+  // (so that its first nodes need not start ahead of the clock).
+  static void mark_new_cluster(const test::RedisServer& redis) {
+    redis.cli({"SET", "snowid:{c}:created", "0"});
+  }
+
+  StoreHooks redis_hooks(const test::RedisServer& redis) {
+    return {[this, &redis](const std::string& name, int worker, std::vector<std::string> extra) {
+              return start_redis_node(redis, name, worker, std::move(extra));
+            },
+            [&redis] {
+              RedisOptions options;
+              options.endpoints = {redis.endpoint()};
+              options.cluster = "c";
+              options.layout = *preset("twitter");
+              auto nodes = list_cluster(options);
+              EXPECT_TRUE(nodes.ok()) << nodes.error().message;
+              return nodes.ok() ? *nodes : std::vector<ClusterNode>{};
+            }};
+  }
+
+  // The reservation the store holds for `node_id` (Unix ms), 0 if none.
+  static std::chrono::milliseconds reservation_in(const StoreHooks& store, std::uint64_t node_id) {
+    for (const auto& node : store.list()) {
+      if (node.node_id == node_id) return node.reservation;
+    }
+    return {};
+  }
+  static bool claimed_in(const StoreHooks& store, std::uint64_t node_id) {
+    for (const auto& node : store.list()) {
+      if (node.node_id == node_id) return node.claimed;
+    }
+    return false;
+  }
+
+  void kill9_takeover(const StoreHooks& store);
+  void frozen_node(const StoreHooks& store);
 
   static bool wait_for_status(const ServerProcess& server, int status,
                               std::chrono::milliseconds limit) {
@@ -252,15 +337,8 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
 
 // kill -9: the claim outlives the process until its lease expires, and the
 // next holder's first ID lies above the dead node's reservation.
-TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
-  scenario.describe(
-      "cluster_kill9_takeover", "a node is killed under load; another requires its id",
-      "SIGKILL, then a successor with --node-id-policy require (lease 2 s)",
-      "the id stays claimed until the lease ends; the successor starts above the dead "
-      "node's reservation, which no ID of the dead node passed");
-  test::EtcdCluster etcd(1);
-  ASSERT_TRUE(etcd.started()) << etcd.why();
-  auto victim = start_node(etcd, "victim", 0);
+void ClusterChaosTest::kill9_takeover(const StoreHooks& store) {
+  auto victim = store.start("victim", 0, {});
   ASSERT_TRUE(victim->started()) << victim->log();
   std::vector<std::unique_ptr<Client>> clients;
   clients.push_back(std::make_unique<Client>(victim->port()));
@@ -270,18 +348,15 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
   const auto killed_at = Clock::now();
   victim->wait();
   auto sources = stop_all(clients);
-  const auto reservation = reservation_of(etcd, 0);
+  const auto reservation = reservation_in(store, 0);
   ASSERT_GT(reservation.count(), 0);
   for (Id id : sources[0]) ASSERT_LE(timestamp_of(id), reservation);
 
-  auto listed = list_cluster(etcd_options(etcd));
-  ASSERT_TRUE(listed.ok());
-  ASSERT_FALSE(listed->empty());
-  EXPECT_TRUE(listed->front().claimed) << "the claim vanished with the process, not the lease";
+  EXPECT_TRUE(claimed_in(store, 0)) << "the claim vanished with the process, not the lease";
 
   // A successor requiring id 0 waits for the lease, then starts above H.
-  auto successor = start_node(etcd, "successor", 0,
-                              {"--node-id-policy", "require", "--claim-timeout-ms", "10000"});
+  auto successor =
+      store.start("successor", 0, {"--node-id-policy", "require", "--claim-timeout-ms", "10000"});
   ASSERT_TRUE(successor->started()) << successor->log();
   const auto waited = Clock::now() - killed_at;
   EXPECT_GE(waited, 1000ms) << "id 0 was free before the dead node's lease could expire";
@@ -294,21 +369,42 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
   EXPECT_EQ(node_id_of(after.front()), 0u);
   EXPECT_GT(timestamp_of(after.front()), reservation);
   check({sources[0], after});
+
+  // SIGTERM gives the id back at once: the claim is gone, the reservation stays.
+  successor->signal(SIGTERM);
+  EXPECT_EQ(successor->wait(), 0) << successor->log();
+  EXPECT_FALSE(claimed_in(store, 0)) << "a clean stop kept its claim";
+  EXPECT_GE(reservation_in(store, 0), timestamp_of(after.back()));
+}
+
+TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
+  scenario.describe(
+      "cluster_kill9_takeover", "a node is killed under load; another requires its id",
+      "SIGKILL, then a successor with --node-id-policy require (lease 2 s); SIGTERM to it",
+      "the id stays claimed until the lease ends; the successor starts above the dead "
+      "node's reservation, which no ID of the dead node passed; SIGTERM frees the id at once");
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  kill9_takeover(etcd_hooks(etcd));
+}
+
+TEST_F(ClusterChaosTest, RedisKilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
+  scenario.describe(
+      "redis_kill9_takeover", "redis: a node is killed under load; another requires its id",
+      "SIGKILL, then a successor with --node-id-policy require (lease 2 s); SIGTERM to it",
+      "the id stays claimed until the claim's TTL ends; the successor starts above the dead "
+      "node's reservation, which no ID of the dead node passed; SIGTERM frees the id at once");
+  test::RedisServer redis;
+  ASSERT_TRUE(redis.started()) << redis.why();
+  mark_new_cluster(redis);
+  kill9_takeover(redis_hooks(redis));
 }
 
 // SIGSTOP for three lease lifetimes while a newcomer takes the id over. The
 // frozen node's IDs under that id never pass its old reservation; resumed,
 // it notices the loss before serving, re-claims another id, and serves.
-TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
-  scenario.describe(
-      "cluster_frozen_node",
-      "a node is frozen for 3 lease lifetimes while a newcomer takes its id, then resumed",
-      "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
-      "no ID of the frozen node under the lost id passes its reservation; resumed, it "
-      "claims another id and serves");
-  test::EtcdCluster etcd(1);
-  ASSERT_TRUE(etcd.started()) << etcd.why();
-  auto frozen = start_node(etcd, "frozen", 0);
+void ClusterChaosTest::frozen_node(const StoreHooks& store) {
+  auto frozen = store.start("frozen", 0, {});
   ASSERT_TRUE(frozen->started()) << frozen->log();
   std::vector<std::unique_ptr<Client>> clients;
   clients.push_back(std::make_unique<Client>(frozen->port()));
@@ -316,8 +412,8 @@ TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
 
   frozen->signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::seconds{3 * kLeaseTtlSeconds});
-  const auto reservation = reservation_of(etcd, 0);
-  auto newcomer = start_node(etcd, "newcomer", 0);
+  const auto reservation = reservation_in(store, 0);
+  auto newcomer = store.start("newcomer", 0, {});
   ASSERT_TRUE(newcomer->started()) << newcomer->log();
   clients.push_back(std::make_unique<Client>(newcomer->port()));
   wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 10s);
@@ -339,6 +435,18 @@ TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
   check(sources);
   const auto info = nlohmann::json::parse(http_get(frozen->port(), "/v1/info").body);
   EXPECT_GE(info["cluster"]["reclaims"].get<int>(), 1);
+}
+
+TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
+  scenario.describe(
+      "cluster_frozen_node",
+      "a node is frozen for 3 lease lifetimes while a newcomer takes its id, then resumed",
+      "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
+      "no ID of the frozen node under the lost id passes its reservation; resumed, it "
+      "claims another id and serves");
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  frozen_node(etcd_hooks(etcd));
 }
 
 // Every etcd member stops during load: nodes stop issuing before their leases
@@ -529,6 +637,144 @@ TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) 
   ASSERT_FALSE(before.empty());
   EXPECT_GT(after.front(), before.back());
   check({before, after});
+}
+
+// The widely copied Redis ring: a Lua script hands out the next worker id and
+// wraps around, so a restart takes the next id on the ring. Nothing tells the
+// ring that an id's holder is still alive: once the ring wraps, a paused node's
+// id goes to a newcomer and both issue under it. The same steps against
+// --coordinator redis issue no ID twice (frozen_node()).
+TEST_F(ClusterChaosTest, RedisRingGivesAPausedNodesIdAwayButTheRedisCoordinatorDoesNot) {
+  scenario.describe(
+      "redis_ring_hole_vs_coordinator",
+      "a node is paused while the ring of worker ids wraps around and a newcomer gets its id; "
+      "then the same with --coordinator redis",
+      "ring: a Lua script INCRs a counter mod 4 for each start; node A (static, worker from "
+      "the ring), 3 starts that die, SIGSTOP A, newcomer B (static, worker from the ring), "
+      "SIGCONT A. Coordinator: SIGSTOP for 6 s (lease 2 s), a newcomer preferring the same id, "
+      "SIGCONT",
+      "ring: A and B issue the same IDs (duplicates counted, expected > 0); coordinator: no ID "
+      "of the frozen node under the lost id passes its reservation, 0 duplicates");
+  test::RedisServer redis;
+  ASSERT_TRUE(redis.started()) << redis.why();
+  const auto next_on_ring = [&redis] {
+    const std::string out =
+        redis.cli({"EVAL", "return (redis.call('INCR', KEYS[1]) - 1) % tonumber(ARGV[1])", "1",
+                   "ring:worker", "4"});
+    return std::stoi(out);
+  };
+  const auto start_static = [this](const std::string& name, int worker) {
+    return std::make_unique<ServerProcess>(
+        SNOWIDD_PATH, std::vector<std::string>{"--worker-id", std::to_string(worker), "--state-dir",
+                                               scenario.dir.file(name)});
+  };
+  const int a_worker = next_on_ring();
+  auto a = start_static("ring-a", a_worker);
+  ASSERT_TRUE(a->started()) << a->log();
+  for (int i = 0; i < 3; ++i) next_on_ring();  // three nodes came and went
+  std::vector<std::unique_ptr<Client>> clients;
+  clients.push_back(std::make_unique<Client>(a->port()));
+  wait_for_progress(clients, 20, 10s);
+  a->signal(SIGSTOP);  // a GC pause, a VM migration
+  const int b_worker = next_on_ring();
+  ASSERT_EQ(b_worker, a_worker) << "the ring wrapped around to the paused node's id";
+  auto b = start_static("ring-b", b_worker);
+  ASSERT_TRUE(b->started()) << b->log();
+  a->signal(SIGCONT);
+  clients.push_back(std::make_unique<Client>(b->port()));
+  wait_for_progress(clients, 200, 20s);
+  std::vector<std::vector<Id>> ring_sources;
+  for (auto& c : clients) {
+    c->stop();
+    ring_sources.push_back(c->ids());
+  }
+  std::unordered_set<Id> seen;
+  std::size_t duplicates = 0;
+  for (const auto& source : ring_sources) {
+    for (Id id : source) duplicates += seen.insert(id).second ? 0u : 1u;
+  }
+  EXPECT_GT(duplicates, 0u) << "two live nodes on one worker id issued no common ID";
+  std::cout << "ring: " << duplicates << " duplicates among " << seen.size() + duplicates
+            << " IDs from two live nodes on worker " << a_worker << "\n";
+  scenario.record.expected +=
+      " (this run: the ring gave " + std::to_string(duplicates) + " duplicates)";
+
+  a.reset();
+  b.reset();
+  clients.clear();
+  mark_new_cluster(redis);
+  frozen_node(redis_hooks(redis));
+}
+
+// Redis dies under load: nodes stop issuing before their claims could have
+// expired and answer 503; once Redis is back (its append-only file kept the
+// reservations), they claim again and serve, above what they issued.
+TEST_F(ClusterChaosTest, RedisStopsDuringLoadAndNodesFenceThenRecover) {
+  scenario.describe(
+      "redis_down", "redis: the Redis server dies under load, then starts again",
+      "SIGKILL to redis-server (appendonly yes, appendfsync always), 3 snowidd nodes "
+      "serving; redis-server restarted 1 s later",
+      "every node stops issuing within one lease of the stop and answers 503 (/readyz "
+      "503); all serve again without a restart once Redis is back (recovery: Redis restart "
+      "to the last node serving)");
+  test::RedisServer redis;
+  ASSERT_TRUE(redis.started()) << redis.why();
+  mark_new_cluster(redis);
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(start_redis_node(redis, "n" + std::to_string(i), 0));
+    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
+    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
+  }
+  std::set<std::uint64_t> ids;
+  for (const auto& node : nodes) {
+    const auto info = nlohmann::json::parse(http_get(node->port(), "/v1/info").body);
+    EXPECT_EQ(info["cluster"]["coordinator"], "redis");
+    ids.insert(info["cluster"]["node_id"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(ids.size(), 3u) << "three nodes preferring id 0 got distinct ids";
+  wait_for_progress(clients, 20, 10s);
+
+  const auto stopped_at = Clock::now();
+  redis.kill();
+  for (const auto& node : nodes) EXPECT_TRUE(wait_for_status(*node, 503, 5s)) << node->log();
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    EXPECT_LT(clients[i]->last_served() - stopped_at, std::chrono::seconds{kLeaseTtlSeconds})
+        << "node " << i << " served after its lease could have expired";
+    EXPECT_EQ(http_get(nodes[i]->port(), "/readyz").status, 503);
+  }
+  std::this_thread::sleep_for(1s);
+  ASSERT_TRUE(redis.restart()) << redis.log();
+  const auto back_at = Clock::now();
+  for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 20s)) << node->log();
+  const auto recovery = Clock::now() - back_at;
+  scenario.record.recovery_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
+  wait_for_progress(clients, 20, 15s);
+  check(stop_all(clients));
+}
+
+// A node whose Redis cannot be reached at start keeps trying for
+// claim_timeout_ms, then exits 1 saying so; it never serves.
+TEST_F(ClusterChaosTest, RedisUnreachableAtStartIsAClearExit) {
+  scenario.describe(
+      "redis_unreachable_at_start", "redis: no Redis server answers when a node starts",
+      "snowidd --coordinator redis --redis-endpoints on a closed port, claim_timeout_ms 1500",
+      "exit 1 within the claim timeout (plus one request), naming Redis and the address; "
+      "no port answers");
+  const std::string closed = "127.0.0.1:" + std::to_string(test::free_loopback_ports(1)[0]);
+  const auto began = Clock::now();
+  ServerProcess node(SNOWIDD_PATH,
+                     {"--coordinator", "redis", "--redis-endpoints", closed, "--cluster", "c",
+                      "--claim-timeout-ms", "1500", "--state-dir", scenario.dir.file("n")});
+  EXPECT_FALSE(node.started());
+  EXPECT_EQ(node.wait(), 1) << node.log();
+  EXPECT_LT(Clock::now() - began, 10s);
+  EXPECT_NE(node.log().find("no redis endpoint answered"), std::string::npos) << node.log();
+  EXPECT_NE(node.log().find(closed), std::string::npos) << node.log();
+  ++scenario.record.answers;
+  scenario.record.refused = 1;
 }
 
 }  // namespace

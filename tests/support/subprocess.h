@@ -72,4 +72,11 @@ class TempDir {
 // A TCP connection to 127.0.0.1:`port` (close-on-exec); -1 if it fails.
 int connect_loopback(int port);
 
+// `count` distinct free TCP ports on 127.0.0.1 (released before returning:
+// a server started at once binds them).
+std::vector<int> free_loopback_ports(int count);
+
+// The full path of `name` found on PATH, or "".
+std::string find_program(const std::string& name);
+
 }  // namespace snowid::test

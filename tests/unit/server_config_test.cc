@@ -88,6 +88,8 @@ struct OptionCase {
 const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
   const auto always = [](const Mode&) { return true; };
   const auto etcd = [](const Mode& m) { return m.coordinator == "etcd"; };
+  const auto redis = [](const Mode& m) { return m.coordinator == "redis"; };
+  const auto leased = [](const Mode& m) { return m.coordinator != "static"; };
   const auto segments = [](const Mode& m) { return m.segments; };
   static const std::map<std::string, OptionCase> cases = {
       {"http", {"127.0.0.1:8081", always}},
@@ -109,17 +111,21 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"etcd_endpoints", {"127.0.0.1:2380", etcd}},
       {"peers",
        {"127.0.0.1:1,127.0.0.1:2", [](const Mode& m) { return m.coordinator == "static"; }}},
-      {"cluster", {"other", etcd}},
-      {"node_id_policy", {"require", etcd}},
-      {"lease_ttl_s", {"20", etcd}},
-      {"lease_safety_margin_ms", {"2000", etcd}},
-      {"max_peer_clock_offset_ms", {"5000", etcd}},
-      {"claim_timeout_ms", {"1000", etcd}},
+      {"cluster", {"other", leased}},
+      {"node_id_policy", {"require", leased}},
+      {"lease_ttl_s", {"20", leased}},
+      {"lease_safety_margin_ms", {"2000", leased}},
+      {"max_peer_clock_offset_ms", {"5000", leased}},
+      {"claim_timeout_ms", {"1000", leased}},
       {"etcd_user", {"user", etcd}},
       {"etcd_password", {"password", etcd}},
       {"etcd_tls_ca", {file, etcd}},
       {"etcd_tls_cert", {file, etcd}},
       {"etcd_tls_key", {file, etcd}},
+      {"redis_endpoints", {"127.0.0.1:6380", redis}},
+      {"redis_user", {"user", redis}},
+      {"redis_password", {"password", redis}},
+      {"redis_database", {"3", redis}},
       {"preset", {"discord", always}},
       {"timestamp_bits", {"40", always}},
       {"datacenter_bits", {"4", always}},
@@ -161,7 +167,7 @@ TEST(ConfigOptions, EveryExampleOptionInEveryModeIsUsedOrRefused) {
   const auto table = toml::parse_file(SNOWID_EXAMPLE_CONFIG);
   const auto& cases = option_cases(file);
   std::vector<Mode> modes;
-  for (const char* coordinator : {"static", "etcd"}) {
+  for (const char* coordinator : {"static", "etcd", "redis"}) {
     for (const char* policy : {"reject", "wait", "monotonic"}) {
       for (bool segments : {false, true}) {
         for (bool audit : {false, true}) modes.push_back({coordinator, policy, segments, audit});

@@ -1,0 +1,38 @@
+// snowidd's Redis section (coordinator = "redis"): the options an operator
+// sets, their rows in the option table, and how they become RedisOptions.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "option_rows.h"
+#include "snowid/coordinator.h"
+#include "snowid/redis_coordinator.h"
+
+namespace snowid {
+
+struct CoordinatorSetup;
+
+struct RedisSettings {
+  // "host:port" of one or more servers, comma-separated.
+  std::string endpoints = "127.0.0.1:6379";
+  // Optional AUTH (see RedisOptions).
+  std::string user;
+  std::string password;
+  unsigned database = 0;
+};
+
+// Rows of the option table, in table order: redis_endpoints, then (after
+// the general coordination rows) redis_user, redis_password, redis_database.
+OptionRows<RedisSettings> redis_endpoint_rows();
+OptionRows<RedisSettings> redis_access_rows();
+
+// The Redis coordinator's options for `setup`.
+Result<RedisOptions> redis_options(const CoordinatorSetup& setup);
+
+// What validate() checks for Redis beyond each option's own syntax.
+Status check_redis_setup(const CoordinatorSetup& setup);
+
+Result<std::unique_ptr<Coordinator>> make_redis_coordinator(const CoordinatorSetup& setup);
+
+}  // namespace snowid
