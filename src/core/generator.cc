@@ -573,6 +573,10 @@ void Generator::raise_external_ceiling(milliseconds limit) {
 Status Generator::readiness() const {
   const Impl& g = *impl_;
   if (g.state_lost.load()) return Error{ErrorCode::kStateFile, g.state_lost_reason};
+  // The last unit before the clock: read the other way round, a request
+  // issuing in the next unit between the two reads would make a clock that
+  // is not behind look one unit behind (a spurious 503 under reject).
+  const std::int64_t last = g.last_tick();
   const std::int64_t now_ms = g.clock->now_fresh().count();
   const std::int64_t now = g.tick_of(milliseconds{now_ms});
   if (now < 0) {
@@ -581,7 +585,6 @@ Status Generator::readiness() const {
   if (now > g.max_tick) {
     return Error{ErrorCode::kTimestampOverflow, "the layout's timestamp field is full"};
   }
-  const std::int64_t last = g.last_tick();
   const std::int64_t behind_ms = g.ms_of(last) - now_ms;
   if (now < last) {
     const auto policy = g.options.clock_policy;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -87,6 +88,36 @@ TEST(Concurrency, ThreadsMixingSingleIdsAndBlocks) {
   options.layout.datacenter_bits = 0;
   options.sequence_start = SequenceStart::kRandom;
   run_threads(options, 3, 3'000'000, true);
+}
+
+// Under load a clock that is not behind is never reported behind: /readyz
+// reads readiness() while requests issue in every millisecond, and a unit
+// issued between its reads of the clock and of the last unit must not look
+// like a clock step back (reject allows no lead at all).
+TEST(Concurrency, ReadinessStaysOkWhileOtherThreadsIssue) {
+  GeneratorOptions options;
+  options.clock_policy = ClockPolicy::kReject;
+  auto created = Generator::create(options);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  Generator& g = **created;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> issuers;
+  for (int t = 0; t < 2; ++t) {
+    issuers.emplace_back([&g, &stop] {
+      while (!stop.load(std::memory_order_relaxed)) (void)g.next();
+    });
+  }
+  std::size_t checks = 0;
+  std::string first_refusal;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{1500};
+  while (std::chrono::steady_clock::now() < until) {
+    Status ready = g.readiness();
+    ++checks;
+    if (!ready.ok() && first_refusal.empty()) first_refusal = ready.error().message;
+  }
+  stop = true;
+  for (auto& t : issuers) t.join();
+  EXPECT_EQ(first_refusal, "") << "after " << checks << " checks";
 }
 
 }  // namespace
