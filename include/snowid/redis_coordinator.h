@@ -1,6 +1,7 @@
 // Node ids leased from Redis, with the same fenced reservation as etcd.
 //
-// Keys, all under one hash tag so that a Redis Cluster keeps them in one slot:
+// Keys, all under one hash tag, so that they would share one slot of a Redis
+// Cluster (which is not supported: the client follows no MOVED redirect):
 //   snowid:{<cluster>}:claim:<node-id>        a hash {token, record}; its TTL
 //                                             is the holder's lease
 //   snowid:{<cluster>}:reservation:<node-id>  decimal Unix ms H; no TTL

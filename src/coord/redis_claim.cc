@@ -1,7 +1,7 @@
 // The claim and the fence in Redis: how a node leases a node id from Redis
 // and why two nodes never issue the same ID under it.
 //
-// KEYS (one hash tag per cluster, so a Redis Cluster keeps them in one slot):
+// KEYS (one hash tag per cluster):
 //   snowid:{C}:claim:<id>        hash {token, record}; PEXPIRE = the lease.
 //                                token is random per claim; record is the
 //                                holder's JSON (ClaimRecord).
