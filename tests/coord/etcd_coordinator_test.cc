@@ -49,6 +49,12 @@ class EtcdTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(etcd_.started()) << etcd_.why();
     client_ = std::move(*coord::EtcdClient::connect(options()));
+    // A member's first requests can take longer than a test's deadline on a
+    // loaded machine (under ThreadSanitizer, say): wait until one answers.
+    etcdserverpb::RangeRequest probe;
+    probe.set_key("/snowid/probe");
+    ASSERT_TRUE(eventually([&] { return client_->range(probe).ok(); }, milliseconds{10000}))
+        << "etcd never answered a Range";
   }
 
   EtcdOptions options(std::optional<std::uint64_t> preferred = std::nullopt) const {
@@ -59,7 +65,7 @@ class EtcdTest : public ::testing::Test {
     o.preferred_node_id = preferred;
     o.lease_ttl = seconds{2};
     o.safety_margin = milliseconds{500};
-    o.request_timeout = milliseconds{500};
+    o.request_timeout = milliseconds{1000};
     o.advertised_addresses = {"127.0.0.1:8080"};
     return o;
   }

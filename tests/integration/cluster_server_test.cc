@@ -196,7 +196,13 @@ TEST_F(ClusterServerTest, NodeStopsIssuingWhileEtcdIsGoneAndRecovers) {
     }
   }
   ASSERT_EQ(after.size(), 500u) << "not serving again 10 s after etcd came back: " << node->log();
-  EXPECT_EQ(http_get(node->port(), "/readyz").status, 200);
+  // Ready again too (it may fence once more just after, as said above).
+  int ready = 0;
+  for (int i = 0; i < 60 && ready != 200; ++i) {
+    ready = http_get(node->port(), "/readyz").status;
+    if (ready != 200) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(ready, 200) << node->log();
   std::vector<Id> all = before;
   all.insert(all.end(), after.begin(), after.end());
   EXPECT_EQ(test::check_unique_and_increasing({all}), "");
