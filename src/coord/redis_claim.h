@@ -50,11 +50,9 @@ class RedisClaim final : public LeasedClaim {
 
   bool held() const override { return !token_.empty(); }
   std::uint64_t node_id() const override { return node_id_; }
-  std::chrono::milliseconds floor() const { return floor_; }
   std::chrono::milliseconds reservation() const override { return reservation_; }
   std::chrono::nanoseconds deadline() const override { return deadline_; }
   const StoreCounters& counters() const override { return client_->counters(); }
-  const std::string& token() const { return token_; }
 
  private:
   // One script: take `node_id` if free. True if it is ours now.
