@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev libpq-dev postgresql
   libssl-dev openssl faketime curl etcd-server etcd-client slowhttptest
   libhiredis-dev redis-server redis-tools
+  libzookeeper-mt-dev zookeeper
   # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
   # packages only recommend it) and llvm-symbolizer for readable crash reports.
   clang libclang-rt-14-dev llvm

@@ -9,6 +9,7 @@
 #include "snowid/etcd_coordinator.h"
 #include "snowid/redis_coordinator.h"
 #include "snowid/time_text.h"
+#include "snowid/zookeeper_coordinator.h"
 
 namespace snowid::cli {
 namespace {
@@ -23,16 +24,21 @@ std::string age(milliseconds since, milliseconds now) {
 }  // namespace
 
 ClusterCommands::ClusterCommands(CLI::App& app) {
-  cluster_ = app.add_subcommand("cluster", "Inspect and repair node-id claims in etcd or Redis");
+  cluster_ = app.add_subcommand("cluster",
+                                "Inspect and repair node-id claims in etcd, Redis or ZooKeeper");
   cluster_->require_subcommand(1);
   const auto add_common = [this](CLI::App* command) {
     auto* etcd =
         command->add_option("--etcd", endpoints_, "etcd endpoints: HOST:PORT[,HOST:PORT...]");
     auto* redis =
         command->add_option("--redis", redis_endpoints_, "Redis servers: HOST:PORT[,HOST:PORT...]");
-    etcd->excludes(redis);
+    auto* zookeeper = command->add_option("--zookeeper", zookeeper_endpoints_,
+                                          "ZooKeeper servers: HOST:PORT[,HOST:PORT...]");
+    etcd->excludes(redis, zookeeper);
+    redis->excludes(zookeeper);
     command->add_option("--cluster", cluster_name_, "snowid cluster name")->required();
-    command->add_option("--user", user_, "etcd or Redis ACL user (optional)");
+    command->add_option("--user", user_,
+                        "etcd or Redis ACL user, or ZooKeeper digest user (optional)");
     command->add_option("--password", password_, "its password");
     command->add_option("--timeout-ms", timeout_ms_, "Deadline of each request to the store")
         ->default_str("2000");
@@ -82,8 +88,17 @@ Result<Options> store_options(Result<std::vector<std::string>> endpoints,
 
 template <typename Act>
 auto ClusterCommands::with_store(Act act) const -> decltype(act(EtcdOptions{})) {
-  if (endpoints_.empty() == redis_endpoints_.empty()) {
-    return invalid_argument("name the store: --etcd HOST:PORT or --redis HOST:PORT");
+  const int stores =
+      !endpoints_.empty() + !redis_endpoints_.empty() + !zookeeper_endpoints_.empty();
+  if (stores != 1) {
+    return invalid_argument(
+        "name one store: --etcd HOST:PORT, --redis HOST:PORT or --zookeeper HOST:PORT");
+  }
+  if (!zookeeper_endpoints_.empty()) {
+    auto options = store_options<ZooKeeperOptions>(parse_zookeeper_endpoints(zookeeper_endpoints_),
+                                                   cluster_name_, user_, password_, timeout_ms_);
+    if (!options.ok()) return options.error();
+    return act(*options);
   }
   if (!redis_endpoints_.empty()) {
     auto options = store_options<RedisOptions>(parse_redis_endpoints(redis_endpoints_),

@@ -1,5 +1,5 @@
 // `snowid cluster list|release`: look at and repair the node-id claims of a
-// cluster-mode snowid deployment in etcd or Redis.
+// cluster-mode snowid deployment in etcd, Redis or ZooKeeper.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -26,14 +26,16 @@ class ClusterCommands {
   int list() const;
   int release() const;
   // `act` applied to the options of the store the flags name (--etcd or
-  // --redis), or the error that the flags name none or are bad.
+  // --redis or --zookeeper), or the error that the flags name none, more
+  // than one, or are bad.
   template <typename Act>
   auto with_store(Act act) const -> decltype(act(EtcdOptions{}));
 
   CLI::App* cluster_ = nullptr;
   CLI::App* list_ = nullptr;
   CLI::App* release_ = nullptr;
-  std::string endpoints_, redis_endpoints_, cluster_name_, user_, password_, node_id_;
+  std::string endpoints_, redis_endpoints_, zookeeper_endpoints_, cluster_name_, user_, password_,
+      node_id_;
   std::string timeout_ms_ = "2000";
   bool force_ = false;
 };

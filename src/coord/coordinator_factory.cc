@@ -7,6 +7,7 @@
 
 #include "etcd_settings.h"
 #include "redis_settings.h"
+#include "zookeeper_settings.h"
 
 namespace snowid {
 namespace {
@@ -30,6 +31,7 @@ const CoordinatorKind kCoordinators[] = {
     {"static", false, no_checks, make_fixed},
     {"etcd", true, check_etcd_setup, make_etcd_coordinator},
     {"redis", true, check_redis_setup, make_redis_coordinator},
+    {"zookeeper", true, check_zookeeper_setup, make_zookeeper_coordinator},
 };
 
 const CoordinatorKind* find(const std::string& name) {

@@ -135,9 +135,11 @@ OptionRows<CoordinatorOptions> coordinator_option_rows() {
       kind_rows(),
       within(lift(&C::etcd, etcd_endpoint_rows()), store_is("etcd")),
       within(lift(&C::redis, redis_endpoint_rows()), store_is("redis")),
+      within(lift(&C::zookeeper, zookeeper_endpoint_rows()), store_is("zookeeper")),
       shared_rows(),
       within(lift(&C::etcd, etcd_access_rows()), store_is("etcd")),
       within(lift(&C::redis, redis_access_rows()), store_is("redis")),
+      within(lift(&C::zookeeper, zookeeper_access_rows()), store_is("zookeeper")),
   });
 }
 

@@ -16,6 +16,7 @@
 #include "snowid/error.h"
 #include "snowid/layout.h"
 #include "snowid/leased_coordinator.h"
+#include "zookeeper_settings.h"
 
 namespace snowid {
 
@@ -41,6 +42,7 @@ struct CoordinatorOptions {
   // Each store's own section.
   EtcdSettings etcd;
   RedisSettings redis;
+  ZooKeeperSettings zookeeper;
 };
 
 // The coordination rows of snowidd's option table, in table order.

@@ -190,6 +190,30 @@ std::vector<std::uint64_t> claim_candidates(const LeaseOptions& options,
   return candidates;
 }
 
+Status claim_first_free(const LeaseOptions& options, const ClaimsSeen& seen,
+                        std::optional<std::uint64_t> preferred, std::size_t limit,
+                        const TryClaim& try_claim) {
+  if (options.require_preferred_node_id) {
+    if (!preferred || *preferred >= node_id_count(options.layout)) {
+      return invalid_argument("a required node id must be configured and within the layout");
+    }
+    if (seen.taken.count(*preferred) != 0) {
+      return held_elsewhere(options.cluster, *preferred, seen.preferred_holder);
+    }
+  }
+  for (std::uint64_t id : claim_candidates(options, seen.taken, preferred, limit)) {
+    std::string holder;
+    auto won = try_claim(id, &holder);
+    if (!won.ok()) return won.error();
+    if (*won) return {};
+    if (options.require_preferred_node_id) {
+      // Another node won the race for it: name the winner.
+      return held_elsewhere(options.cluster, id, describe_claim_value(holder));
+    }
+  }
+  return all_node_ids_claimed(options);
+}
+
 Error held_elsewhere(std::string_view cluster, std::uint64_t node_id, std::string_view holder) {
   return Error{ErrorCode::kAlreadyExists,
                fmt::format("node id {} of cluster '{}' is held by {}; node_id_policy "

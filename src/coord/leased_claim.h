@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -91,6 +92,23 @@ std::vector<std::uint64_t> claim_candidates(const LeaseOptions& options,
                                             const std::set<std::uint64_t>& taken,
                                             std::optional<std::uint64_t> preferred,
                                             std::size_t limit);
+// What claim() learned of the cluster before choosing: the ids held by
+// others, and who holds the preferred one.
+struct ClaimsSeen {
+  std::set<std::uint64_t> taken;
+  std::string preferred_holder = "another node";
+};
+// Ours if one is taken now; `won`, if it held one, was claimed by `try_claim`
+// (true: ours now; false: held by the node it writes to `holder`).
+using TryClaim = std::function<Result<bool>(std::uint64_t node_id, std::string* holder)>;
+// Takes the first id of claim_candidates() that `try_claim` wins, trying at
+// most `limit`. kAlreadyExists naming the holder if the required id is taken
+// (or another node wins it), kInvalidArgument if the required id is missing
+// or beyond the layout, kUnavailable if every id is claimed; try_claim's
+// own errors as they are.
+Status claim_first_free(const LeaseOptions& options, const ClaimsSeen& seen,
+                        std::optional<std::uint64_t> preferred, std::size_t limit,
+                        const TryClaim& try_claim);
 // kAlreadyExists: `node_id` is held by `holder` and node_id_policy requires it.
 Error held_elsewhere(std::string_view cluster, std::uint64_t node_id, std::string_view holder);
 // kUnavailable: every node id of the cluster is claimed.

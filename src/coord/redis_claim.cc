@@ -176,15 +176,13 @@ std::string RedisClaim::ttl_ms() const {
 
 Result<Claim> RedisClaim::claim(std::optional<std::uint64_t> preferred) {
   if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
-  const std::uint64_t id_count = node_id_count(options_.layout);
   if (!preferred) preferred = options_.preferred_node_id;
 
   // Who is there, and what their clocks say.
   auto keys = redis_scan(*client_, redis_prefix(options_.cluster) + "claim:*");
   if (!keys.ok()) return keys.error();
-  std::set<std::uint64_t> taken;
+  ClaimsSeen seen;
   std::vector<PeerClock> peer_clocks;
-  std::string preferred_holder = "another node";
   if (!keys->empty()) {
     auto records = client_->eval(kRecordsScript, *keys, {});
     if (!records.ok()) return records.error();
@@ -194,8 +192,8 @@ Result<Claim> RedisClaim::claim(std::optional<std::uint64_t> preferred) {
       if (!id || value.empty()) continue;
       auto record = ClaimRecord::parse(value);
       if (record.ok() && record->instance == record_.instance) continue;  // ours, left over
-      taken.insert(*id);
-      if (id == preferred) preferred_holder = describe_claim_value(value);
+      seen.taken.insert(*id);
+      if (id == preferred) seen.preferred_holder = describe_claim_value(value);
       if (record.ok() && record->wall_time.count() > 0) {
         peer_clocks.push_back({record->wall_time, record->refresh_every});
       }
@@ -205,33 +203,14 @@ Result<Claim> RedisClaim::claim(std::optional<std::uint64_t> preferred) {
       check_peer_clocks(peer_clocks, clock_->now_fresh(), options_.max_peer_clock_offset);
   if (!clocks.ok()) return clocks.error();
 
-  if (options_.require_preferred_node_id) {
-    if (!preferred || *preferred >= id_count) {
-      return invalid_argument("a required node id must be configured and within the layout");
-    }
-    if (taken.count(*preferred) != 0) {
-      return held_elsewhere(options_.cluster, *preferred, preferred_holder);
-    }
-  }
-  const std::vector<std::uint64_t> candidates =
-      claim_candidates(options_, taken, preferred, kMaxClaimAttempts);
-  if (candidates.empty()) return all_node_ids_claimed(options_);
-
   token_.clear();
-  for (std::uint64_t id : candidates) {
-    std::string holder;
-    auto won = try_claim(id, &holder);
-    if (!won.ok()) {
-      abandon();
-      return won.error();
-    }
-    if (*won) break;
-    if (options_.require_preferred_node_id) {
-      // Another node won the race for it: name the winner.
-      return held_elsewhere(options_.cluster, id, describe_claim_value(holder));
-    }
+  Status taken = claim_first_free(
+      options_, seen, preferred, kMaxClaimAttempts,
+      [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
+  if (!taken.ok()) {
+    abandon();
+    return taken.error();
   }
-  if (!held()) return all_node_ids_claimed(options_);
   StepResult first = extend_reservation(/*force=*/true);
   if (first.outcome != StepOutcome::kDone) {
     abandon();

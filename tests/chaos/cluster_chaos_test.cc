@@ -1,6 +1,7 @@
 // Cluster mode under the faults that break fleets: snowidd nodes leasing node
 // ids from a real etcd (one member, or three where the fault needs a quorum),
-// clients collecting every ID they are given, then one fault at a time.
+// Redis or ZooKeeper, clients collecting every ID they are given, then one
+// fault at a time.
 //
 // Every scenario ends with the same check: no ID twice across all nodes and
 // all incarnations, and each node's IDs strictly increasing (one kept-alive
@@ -25,7 +26,10 @@
 #include "snowid/etcd_coordinator.h"
 #include "snowid/layout.h"
 #include "snowid/redis_coordinator.h"
+#include "snowid/zookeeper_coordinator.h"
 #include "subprocess.h"
+#include "zookeeper_claim.h"
+#include "zookeeper_process.h"
 
 namespace snowid {
 namespace {
@@ -108,7 +112,7 @@ class Client {
 };
 
 // What a scenario needs of the store that leases the node ids, so that one
-// body runs against etcd and Redis alike.
+// body runs against etcd, Redis and ZooKeeper alike.
 struct StoreHooks {
   // Starts a node of cluster "c" preferring `worker`, with extra flags.
   std::function<std::unique_ptr<ServerProcess>(const std::string&, int, std::vector<std::string>)>
@@ -119,19 +123,27 @@ struct StoreHooks {
 
 class ClusterChaosTest : public test::ChaosTest {
  protected:
+  // A node of cluster "c" preferring `worker`, leasing through the store
+  // `args` name for `lease_ttl_s` with a 500 ms margin.
+  std::unique_ptr<ServerProcess> start_leased_node(
+      std::vector<std::string> args, const std::string& name, int worker, int lease_ttl_s,
+      const std::vector<std::string>& extra, const std::map<std::string, std::string>& env = {}) {
+    args.insert(args.end(),
+                {"--cluster", "c", "--worker-id", std::to_string(worker), "--lease-ttl-s",
+                 std::to_string(lease_ttl_s), "--lease-safety-margin-ms", "500", "--state-dir",
+                 scenario.dir.file(name)});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
+  }
+
   // A node of cluster "c" preferring `worker`, lease 2 s, margin 500 ms.
   std::unique_ptr<ServerProcess> start_node(test::EtcdCluster& etcd, const std::string& name,
                                             int worker, std::vector<std::string> extra = {},
                                             const std::map<std::string, std::string>& env = {}) {
     std::string endpoints;
     for (const auto& e : etcd.endpoints()) endpoints += (endpoints.empty() ? "" : ",") + e;
-    std::vector<std::string> args{"--coordinator", "etcd", "--etcd-endpoints", endpoints,
-                                  "--cluster", "c", "--worker-id", std::to_string(worker),
-                                  "--lease-ttl-s", std::to_string(kLeaseTtlSeconds),
-                                  "--lease-safety-margin-ms", "500",
-                                  "--state-dir", scenario.dir.file(name)};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
+    return start_leased_node({"--coordinator", "etcd", "--etcd-endpoints", endpoints}, name, worker,
+                             kLeaseTtlSeconds, extra, env);
   }
 
   static EtcdOptions etcd_options(const test::EtcdCluster& etcd) {
@@ -169,22 +181,8 @@ class ClusterChaosTest : public test::ChaosTest {
   std::unique_ptr<ServerProcess> start_redis_node(const test::RedisServer& redis,
                                                   const std::string& name, int worker,
                                                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"--coordinator",
-                                  "redis",
-                                  "--redis-endpoints",
-                                  redis.endpoint(),
-                                  "--cluster",
-                                  "c",
-                                  "--worker-id",
-                                  std::to_string(worker),
-                                  "--lease-ttl-s",
-                                  std::to_string(kLeaseTtlSeconds),
-                                  "--lease-safety-margin-ms",
-                                  "500",
-                                  "--state-dir",
-                                  scenario.dir.file(name)};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return std::make_unique<ServerProcess>(SNOWIDD_PATH, args);
+    return start_leased_node({"--coordinator", "redis", "--redis-endpoints", redis.endpoint()},
+                             name, worker, kLeaseTtlSeconds, extra);
   }
 
   // A Redis server for cluster "c", which an operator marked as new to it
@@ -208,6 +206,55 @@ class ClusterChaosTest : public test::ChaosTest {
             }};
   }
 
+  // ZooKeeper nodes lease for 3 s: the fence also leaves a renewal interval
+  // and half a tick before the lease ends (src/coord/zookeeper_claim.cc),
+  // which 2 s would leave too little room for.
+  static constexpr int kZooKeeperLeaseTtlSeconds = 3;
+
+  static ZooKeeperOptions zookeeper_options(const test::ZooKeeperEnsemble& zookeeper) {
+    ZooKeeperOptions options;
+    options.endpoints = zookeeper.endpoints();
+    options.cluster = "c";
+    options.layout = *preset("twitter");
+    options.tick_time = test::ZooKeeperEnsemble::kTickTime;
+    options.lease_ttl = std::chrono::seconds{kZooKeeperLeaseTtlSeconds};
+    return options;
+  }
+
+  // A node of cluster "c" leasing from ZooKeeper, lease 3 s, margin 500 ms.
+  std::unique_ptr<ServerProcess> start_zookeeper_node(const test::ZooKeeperEnsemble& zookeeper,
+                                                      const std::string& name, int worker,
+                                                      std::vector<std::string> extra = {}) {
+    return start_leased_node(
+        {"--coordinator", "zookeeper", "--zookeeper-endpoints", zookeeper.endpoints_text(),
+         "--zookeeper-tick-ms", std::to_string(test::ZooKeeperEnsemble::kTickTime.count())},
+        name, worker, kZooKeeperLeaseTtlSeconds, extra);
+  }
+
+  // An ensemble for cluster "c", which an operator marked as new to it (so
+  // that its first nodes need not start ahead of the clock).
+  static void mark_new_cluster(const test::ZooKeeperEnsemble& zookeeper) {
+    coord::StoreCounters counters;
+    auto session = coord::ZooKeeperSession::open(zookeeper_options(zookeeper), counters);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    for (const std::string& path : {std::string("/snowid"), coord::zookeeper_cluster_path("c")}) {
+      (*session)->create(path, "", false);
+    }
+    ASSERT_TRUE((*session)->create(coord::zookeeper_created_path("c"), "0", false).ok());
+  }
+
+  StoreHooks zookeeper_hooks(const test::ZooKeeperEnsemble& zookeeper) {
+    return {
+        [this, &zookeeper](const std::string& name, int worker, std::vector<std::string> extra) {
+          return start_zookeeper_node(zookeeper, name, worker, std::move(extra));
+        },
+        [&zookeeper] {
+          auto nodes = list_cluster(zookeeper_options(zookeeper));
+          EXPECT_TRUE(nodes.ok()) << nodes.error().message;
+          return nodes.ok() ? *nodes : std::vector<ClusterNode>{};
+        }};
+  }
+
   // The reservation the store holds for `node_id` (Unix ms), 0 if none.
   static std::chrono::milliseconds reservation_in(const StoreHooks& store, std::uint64_t node_id) {
     for (const auto& node : store.list()) {
@@ -224,6 +271,12 @@ class ClusterChaosTest : public test::ChaosTest {
 
   void kill9_takeover(const StoreHooks& store);
   void frozen_node(const StoreHooks& store);
+  // The store dies under load (`kill`) and comes back 1 s later (`restart`).
+  void store_down(const StoreHooks& store, std::chrono::seconds lease_ttl, const std::string& name,
+                  const std::function<void()>& kill, const std::function<bool()>& restart);
+  // snowidd started with `args` and no store answering exits 1 naming `why`.
+  void unreachable_at_start(std::vector<std::string> args, const std::string& closed,
+                            const std::string& why);
 
   static bool wait_for_status(const ServerProcess& server, int status,
                               std::chrono::milliseconds limit) {
@@ -720,32 +773,40 @@ TEST_F(ClusterChaosTest, RedisStopsDuringLoadAndNodesFenceThenRecover) {
   test::RedisServer redis;
   ASSERT_TRUE(redis.started()) << redis.why();
   mark_new_cluster(redis);
+  store_down(
+      redis_hooks(redis), std::chrono::seconds{kLeaseTtlSeconds}, "redis",
+      [&redis] { redis.kill(); }, [&redis] { return redis.restart(); });
+}
+
+void ClusterChaosTest::store_down(const StoreHooks& store, std::chrono::seconds lease_ttl,
+                                  const std::string& name, const std::function<void()>& kill,
+                                  const std::function<bool()>& restart) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 3; ++i) {
-    nodes.push_back(start_redis_node(redis, "n" + std::to_string(i), 0));
+    nodes.push_back(store.start("n" + std::to_string(i), 0, {}));
     ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
     clients.push_back(std::make_unique<Client>(nodes.back()->port()));
   }
   std::set<std::uint64_t> ids;
   for (const auto& node : nodes) {
     const auto info = nlohmann::json::parse(http_get(node->port(), "/v1/info").body);
-    EXPECT_EQ(info["cluster"]["coordinator"], "redis");
+    EXPECT_EQ(info["cluster"]["coordinator"], name);
     ids.insert(info["cluster"]["node_id"].get<std::uint64_t>());
   }
   EXPECT_EQ(ids.size(), 3u) << "three nodes preferring id 0 got distinct ids";
   wait_for_progress(clients, 20, 10s);
 
   const auto stopped_at = Clock::now();
-  redis.kill();
+  kill();
   for (const auto& node : nodes) EXPECT_TRUE(wait_for_status(*node, 503, 5s)) << node->log();
   for (std::size_t i = 0; i < clients.size(); ++i) {
-    EXPECT_LT(clients[i]->last_served() - stopped_at, std::chrono::seconds{kLeaseTtlSeconds})
+    EXPECT_LT(clients[i]->last_served() - stopped_at, lease_ttl)
         << "node " << i << " served after its lease could have expired";
     EXPECT_EQ(http_get(nodes[i]->port(), "/readyz").status, 503);
   }
   std::this_thread::sleep_for(1s);
-  ASSERT_TRUE(redis.restart()) << redis.log();
+  ASSERT_TRUE(restart()) << "the store did not come back";
   const auto back_at = Clock::now();
   for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 20s)) << node->log();
   const auto recovery = Clock::now() - back_at;
@@ -764,17 +825,80 @@ TEST_F(ClusterChaosTest, RedisUnreachableAtStartIsAClearExit) {
       "exit 1 within the claim timeout (plus one request), naming Redis and the address; "
       "no port answers");
   const std::string closed = "127.0.0.1:" + std::to_string(test::free_loopback_ports(1)[0]);
+  unreachable_at_start({"--coordinator", "redis", "--redis-endpoints", closed}, closed,
+                       "no redis endpoint answered");
+}
+
+void ClusterChaosTest::unreachable_at_start(std::vector<std::string> args,
+                                            const std::string& closed, const std::string& why) {
   const auto began = Clock::now();
-  ServerProcess node(SNOWIDD_PATH,
-                     {"--coordinator", "redis", "--redis-endpoints", closed, "--cluster", "c",
-                      "--claim-timeout-ms", "1500", "--state-dir", scenario.dir.file("n")});
+  args.insert(args.end(), {"--cluster", "c", "--claim-timeout-ms", "1500", "--state-dir",
+                           scenario.dir.file("n")});
+  ServerProcess node(SNOWIDD_PATH, args);
   EXPECT_FALSE(node.started());
   EXPECT_EQ(node.wait(), 1) << node.log();
   EXPECT_LT(Clock::now() - began, 10s);
-  EXPECT_NE(node.log().find("no redis endpoint answered"), std::string::npos) << node.log();
+  EXPECT_NE(node.log().find(why), std::string::npos) << node.log();
   EXPECT_NE(node.log().find(closed), std::string::npos) << node.log();
   ++scenario.record.answers;
   scenario.record.refused = 1;
+}
+
+TEST_F(ClusterChaosTest,
+       ZooKeeperKilledNodesIdIsFreeOnlyAfterItsSessionAndTheNextHolderStartsAbove) {
+  scenario.describe(
+      "zookeeper_kill9_takeover", "zookeeper: a node is killed under load; another requires its id",
+      "SIGKILL, then a successor with --node-id-policy require (session 3 s); SIGTERM to it",
+      "the id stays claimed until the dead node's session expires; the successor starts above "
+      "the dead node's reservation, which no ID of the dead node passed; SIGTERM frees the id "
+      "at once");
+  test::ZooKeeperEnsemble zookeeper;
+  ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
+  mark_new_cluster(zookeeper);
+  kill9_takeover(zookeeper_hooks(zookeeper));
+}
+
+TEST_F(ClusterChaosTest, ZooKeeperNodeFrozenPastItsSessionNeverPassesItsReservation) {
+  scenario.describe(
+      "zookeeper_frozen_node",
+      "zookeeper: a node is frozen past its session timeout while a newcomer takes its id, "
+      "then resumed",
+      "SIGSTOP for 6 s (session 3 s), a second snowidd preferring the same id, SIGCONT",
+      "no ID of the frozen node under the lost id passes its reservation; resumed, it sees its "
+      "session expired, claims another id and serves");
+  test::ZooKeeperEnsemble zookeeper;
+  ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
+  mark_new_cluster(zookeeper);
+  frozen_node(zookeeper_hooks(zookeeper));
+}
+
+TEST_F(ClusterChaosTest, ZooKeeperStopsDuringLoadAndNodesFenceThenRecover) {
+  scenario.describe(
+      "zookeeper_down", "zookeeper: the ZooKeeper server dies under load, then starts again",
+      "SIGKILL to the ZooKeeper server, 3 snowidd nodes serving; restarted 1 s later on its "
+      "data",
+      "every node stops issuing within one lease of the stop and answers 503 (/readyz "
+      "503); all serve again without a restart once ZooKeeper is back (recovery: ZooKeeper "
+      "restart to the last node serving)");
+  test::ZooKeeperEnsemble zookeeper;
+  ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
+  mark_new_cluster(zookeeper);
+  store_down(
+      zookeeper_hooks(zookeeper), std::chrono::seconds{kZooKeeperLeaseTtlSeconds}, "zookeeper",
+      [&zookeeper] { zookeeper.kill(0); }, [&zookeeper] { return zookeeper.restart(0); });
+}
+
+TEST_F(ClusterChaosTest, ZooKeeperUnreachableAtStartIsAClearExit) {
+  scenario.describe(
+      "zookeeper_unreachable_at_start", "zookeeper: no ZooKeeper server answers when a node starts",
+      "snowidd --coordinator zookeeper --zookeeper-endpoints on a closed port, "
+      "claim_timeout_ms 1500",
+      "exit 1 within the claim timeout (plus one request), naming ZooKeeper and the address; "
+      "no port answers");
+  const std::string closed = "127.0.0.1:" + std::to_string(test::free_loopback_ports(1)[0]);
+  unreachable_at_start(
+      {"--coordinator", "zookeeper", "--zookeeper-endpoints", closed, "--zookeeper-tick-ms", "200"},
+      closed, "no ZooKeeper server of");
 }
 
 }  // namespace

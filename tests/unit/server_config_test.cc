@@ -89,6 +89,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
   const auto always = [](const Mode&) { return true; };
   const auto etcd = [](const Mode& m) { return m.coordinator == "etcd"; };
   const auto redis = [](const Mode& m) { return m.coordinator == "redis"; };
+  const auto zookeeper = [](const Mode& m) { return m.coordinator == "zookeeper"; };
   const auto leased = [](const Mode& m) { return m.coordinator != "static"; };
   const auto segments = [](const Mode& m) { return m.segments; };
   static const std::map<std::string, OptionCase> cases = {
@@ -126,6 +127,10 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"redis_user", {"user", redis}},
       {"redis_password", {"password", redis}},
       {"redis_database", {"3", redis}},
+      {"zookeeper_endpoints", {"127.0.0.1:2182", zookeeper}},
+      {"zookeeper_user", {"user", zookeeper}},
+      {"zookeeper_password", {"password", zookeeper}},
+      {"zookeeper_tick_ms", {"1000", zookeeper}},
       {"preset", {"discord", always}},
       {"timestamp_bits", {"40", always}},
       {"datacenter_bits", {"4", always}},
@@ -167,7 +172,7 @@ TEST(ConfigOptions, EveryExampleOptionInEveryModeIsUsedOrRefused) {
   const auto table = toml::parse_file(SNOWID_EXAMPLE_CONFIG);
   const auto& cases = option_cases(file);
   std::vector<Mode> modes;
-  for (const char* coordinator : {"static", "etcd", "redis"}) {
+  for (const char* coordinator : {"static", "etcd", "redis", "zookeeper"}) {
     for (const char* policy : {"reject", "wait", "monotonic"}) {
       for (bool segments : {false, true}) {
         for (bool audit : {false, true}) modes.push_back({coordinator, policy, segments, audit});

@@ -1,0 +1,432 @@
+// The claim and the fence in ZooKeeper: how a node leases a node id from a
+// ZooKeeper ensemble and why two nodes never issue the same ID under it.
+//
+// ZNODES (cluster C):
+//   /snowid/C/claims/<id>             EPHEMERAL, the holder's ClaimRecord
+//                                     (JSON); one per id at a time.
+//   /snowid/C/holders/<id>/<session>  EPHEMERAL, empty: the holder's token,
+//                                     named by its session id (never reused).
+//   /snowid/C/reservations/<id>       PERSISTENT, decimal Unix ms H.
+//   /snowid/C/created                 PERSISTENT, Unix ms of the first claim.
+//
+// THE RESERVATION INVARIANT is etcd's (etcd_claim.cc): a node issues under
+// node id N only in time units starting at or before the H it last wrote.
+//   - A claim creates claims/N and the token in one multi: ZooKeeper keeps
+//     one claims/N, so two claimers cannot both win.
+//   - Every later write of the holder is a multi that first checks its
+//     token. The new holder's first write of H deletes every other token of
+//     N, so from then on no write of a former holder can succeed (its token
+//     is gone for good: no one creates a path named by another session), and
+//     a holder whose session expired has lost its token with it. Versions
+//     alone could not do this: a znode deleted and created again (by an
+//     operator, say) starts at version 0 again.
+//   - The new holder reads H at version v and writes H' > H naming v; if a
+//     former holder wrote in between (its token was still there), the
+//     version moved, the write fails and the new holder reads again. Once it
+//     succeeds, it starts strictly above the last H any former holder wrote.
+//
+// THE FENCE. A session expires at the leader when the leader has heard
+// nothing of it for the session timeout (at least lease_ttl: a shorter
+// granted one is refused). A write (or a check, which is a write)
+// acknowledged to us was processed by the leader, after we sent it, on a
+// live session. But the leader hears of a session through the follower we
+// talk to only when it pings that follower (every tickTime / 2); if that
+// follower is cut off right after answering us, the leader's last news of
+// us can be from our request before, up to one renewal interval
+// (lease_ttl / 3) earlier. So the deadline is
+//   (time the last acknowledged write was SENT) + lease_ttl
+//     - lease_ttl / 3 - tickTime / 2 - safety margin
+// on CLOCK_BOOTTIME. Reads (served by any member) never move it.
+//
+// A LOST ENSEMBLE (data directory wiped; its sessions are gone with it) has
+// no H for any id: as for Redis (redis_claim.cc), a missing H is read as
+// "lost at about `created`" and the floor becomes
+// created + lease_ttl + reserve_ahead.
+#include "zookeeper_claim.h"
+
+#include <fmt/format.h>
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "snowid/time_text.h"
+
+namespace snowid::coord {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+namespace {
+
+constexpr std::size_t kMaxClaimAttempts = 32;  // creates per claim() on a contended cluster
+// Reads of H before the former holder's last write stops racing ours: it
+// can write at most once more (its next write names a stale version).
+constexpr int kMaxReservationRaces = 8;
+
+bool session_gone(int code) { return code == ZSESSIONEXPIRED || code == ZINVALIDSTATE; }
+
+}  // namespace
+
+std::string zookeeper_cluster_path(std::string_view cluster) {
+  return fmt::format("/snowid/{}", cluster);
+}
+std::string zookeeper_claims_path(std::string_view cluster) {
+  return zookeeper_cluster_path(cluster) + "/claims";
+}
+std::string zookeeper_claim_path(std::string_view cluster, std::uint64_t node_id) {
+  return fmt::format("{}/{}", zookeeper_claims_path(cluster), node_id);
+}
+std::string zookeeper_reservations_path(std::string_view cluster) {
+  return zookeeper_cluster_path(cluster) + "/reservations";
+}
+std::string zookeeper_reservation_path(std::string_view cluster, std::uint64_t node_id) {
+  return fmt::format("{}/{}", zookeeper_reservations_path(cluster), node_id);
+}
+std::string zookeeper_holders_path(std::string_view cluster, std::uint64_t node_id) {
+  return fmt::format("{}/holders/{}", zookeeper_cluster_path(cluster), node_id);
+}
+std::string zookeeper_token_path(std::string_view cluster, std::uint64_t node_id,
+                                 std::int64_t session) {
+  return fmt::format("{}/{:016x}", zookeeper_holders_path(cluster, node_id),
+                     static_cast<std::uint64_t>(session));
+}
+std::string zookeeper_created_path(std::string_view cluster) {
+  return zookeeper_cluster_path(cluster) + "/created";
+}
+
+std::optional<std::uint64_t> zookeeper_node_id_of(std::string_view name) {
+  std::uint64_t id = 0;
+  const char* end = name.data() + name.size();
+  if (name.empty() || std::from_chars(name.data(), end, id).ptr != end) return std::nullopt;
+  return id;
+}
+
+ZooKeeperClaim::ZooKeeperClaim(const ZooKeeperOptions& options)
+    : options_(options),
+      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
+      witness_(*clock_, milliseconds{100}),
+      record_(ClaimRecord::of_this_process(options, *clock_)) {}
+
+nanoseconds ZooKeeperClaim::deadline_after(nanoseconds sent) const {
+  return sent + options_.lease_ttl - options_.lease_ttl / 3 - options_.tick_time / 2 -
+         options_.safety_margin;
+}
+
+Status ZooKeeperClaim::open_session() {
+  session_.reset();  // a session of ours that was left ends here, with its znodes
+  auto session = ZooKeeperSession::open(options_, counters_);
+  if (!session.ok()) return session.error();
+  session_ = std::move(*session);
+  if (session_->timeout() < options_.lease_ttl) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("ZooKeeper granted a session timeout of {} ms, below lease_ttl ({} "
+                             "s): raise the servers' maxSessionTimeout or lower lease_ttl",
+                             session_->timeout().count(), options_.lease_ttl.count())};
+  }
+  for (const auto& [path, open_to_all] :
+       {std::pair{std::string("/snowid"), true},
+        {zookeeper_cluster_path(options_.cluster), false},
+        {zookeeper_claims_path(options_.cluster), false},
+        {zookeeper_reservations_path(options_.cluster), false},
+        {zookeeper_cluster_path(options_.cluster) + "/holders", false}}) {
+    ZnodeAnswer made = session_->create(path, "", /*ephemeral=*/false, open_to_all);
+    if (!made.ok() && made.code != ZNODEEXISTS) {
+      return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(path)};
+    }
+  }
+  const std::string created_path = zookeeper_created_path(options_.cluster);
+  ZnodeAnswer made = session_->create(created_path, std::to_string(clock_->now_fresh().count()),
+                                      /*ephemeral=*/false);
+  if (!made.ok() && made.code != ZNODEEXISTS) {
+    return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(created_path)};
+  }
+  Znode created;
+  ZnodeAnswer read = session_->get(created_path, &created);
+  if (!read.ok())
+    return Error{ErrorCode::kUnavailable, "cannot read " + read.describe(created_path)};
+  auto parsed = parse_reservation(created_path, created.data);
+  if (!parsed.ok()) return parsed.error();
+  created_ = *parsed;
+  return {};
+}
+
+Status ZooKeeperClaim::read_claims(std::optional<std::uint64_t> preferred, ClaimsSeen* seen) {
+  const std::string claims = zookeeper_claims_path(options_.cluster);
+  std::vector<std::string> names;
+  ZnodeAnswer listed = session_->children(claims, &names);
+  if (!listed.ok()) return Error{ErrorCode::kUnavailable, "cannot list " + listed.describe(claims)};
+  std::vector<PeerClock> peer_clocks;
+  for (const std::string& name : names) {
+    const auto id = zookeeper_node_id_of(name);
+    if (!id) continue;
+    const std::string path = zookeeper_claim_path(options_.cluster, *id);
+    Znode node;
+    ZnodeAnswer read = session_->get(path, &node);
+    if (read.code == ZNONODE) continue;  // its session ended meanwhile
+    if (!read.ok()) return Error{ErrorCode::kUnavailable, "cannot read " + read.describe(path)};
+    auto record = ClaimRecord::parse(node.data);
+    if (record.ok() && record->instance == record_.instance) {
+      // Left by an earlier session of this process, which issues nothing
+      // under it any more: free it now rather than when that session expires.
+      ZnodeAnswer removed = session_->remove(path, node.stat.version);
+      if (removed.ok() || removed.code == ZNONODE) continue;
+    }
+    seen->taken.insert(*id);
+    if (id == preferred) seen->preferred_holder = describe_claim_value(node.data);
+    if (record.ok() && record->wall_time.count() > 0) {
+      peer_clocks.push_back({record->wall_time, record->refresh_every});
+    }
+  }
+  return check_peer_clocks(peer_clocks, clock_->now_fresh(), options_.max_peer_clock_offset);
+}
+
+Result<Claim> ZooKeeperClaim::claim(std::optional<std::uint64_t> preferred) {
+  if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
+  if (!preferred) preferred = options_.preferred_node_id;
+  Status opened = open_session();
+  if (!opened.ok()) {
+    session_.reset();
+    return opened.error();
+  }
+  ClaimsSeen seen;
+  Status read = read_claims(preferred, &seen);
+  if (!read.ok()) {
+    session_.reset();
+    return read.error();
+  }
+  Status taken = claim_first_free(
+      options_, seen, preferred, kMaxClaimAttempts,
+      [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
+  if (!taken.ok()) {
+    abandon();
+    return taken.error();
+  }
+  Status reserved = take_reservation();
+  if (!reserved.ok()) {
+    abandon();
+    return reserved.error();
+  }
+  return claim_of(node_id_, options_.layout, floor_, reservation_);
+}
+
+Result<bool> ZooKeeperClaim::try_claim(std::uint64_t node_id, std::string* holder) {
+  record_.set_node_id(node_id, options_.layout);
+  record_.wall_time = clock_->now_fresh();
+  const std::string path = zookeeper_claim_path(options_.cluster, node_id);
+  const std::string tokens = zookeeper_holders_path(options_.cluster, node_id);
+  ZnodeAnswer parent = session_->create(tokens, "", /*ephemeral=*/false);
+  if (!parent.ok() && parent.code != ZNODEEXISTS) {
+    return Error{ErrorCode::kUnavailable, "cannot create " + parent.describe(tokens)};
+  }
+  const std::string token = zookeeper_token_path(options_.cluster, node_id, session_->id());
+  const nanoseconds sent = boot_time_now();
+  std::size_t failed = 2;
+  ZnodeAnswer made = session_->multi({{ZnodeOp::Kind::kCreate, path, record_.to_json(), -1, true},
+                                      {ZnodeOp::Kind::kCreate, token, "", -1, true}},
+                                     nullptr, &failed);
+  if (made.code == ZNODEEXISTS && failed == 0) {
+    Znode node;
+    if (session_->get(path, &node).ok()) *holder = node.data;
+    return false;
+  }
+  if (!made.ok()) return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(path)};
+  held_ = true;
+  node_id_ = node_id;
+  token_ = token;
+  versions_uncertain_ = false;
+  deadline_ = deadline_after(sent);
+  return true;
+}
+
+Status ZooKeeperClaim::take_reservation() {
+  const std::string path = zookeeper_reservation_path(options_.cluster, node_id_);
+  const std::string tokens = zookeeper_holders_path(options_.cluster, node_id_);
+  for (int race = 0; race < kMaxReservationRaces; ++race) {
+    // Former holders' tokens: the first write deletes them.
+    std::vector<std::string> names;
+    ZnodeAnswer listed = session_->children(tokens, &names);
+    if (!listed.ok())
+      return Error{ErrorCode::kUnavailable, "cannot list " + listed.describe(tokens)};
+    std::vector<ZnodeOp> revoke;
+    for (const std::string& name : names) {
+      const std::string token = tokens + "/" + name;
+      if (token != token_) revoke.push_back({ZnodeOp::Kind::kDelete, token, "", -1, false});
+    }
+    Znode node;
+    ZnodeAnswer read = session_->get(path, &node);
+    if (read.ok()) {
+      auto parsed = parse_reservation(path, node.data);
+      if (!parsed.ok()) return parsed.error();
+      floor_ = *parsed;
+      reservation_version_ = node.stat.version;
+    } else if (read.code == ZNONODE) {
+      // Never used, or lost with the ensemble's data (see above).
+      floor_ = std::max(milliseconds{0},
+                        created_ + std::chrono::duration_cast<milliseconds>(options_.lease_ttl) +
+                            options_.reserve_ahead);
+      reservation_version_ = -1;
+    } else {
+      return Error{ErrorCode::kUnavailable, "cannot read " + read.describe(path)};
+    }
+    reservation_ = floor_;
+    const auto target =
+        next_reservation(witness_, options_, reservation_, floor_, true, milliseconds{0});
+    bool raced = false;
+    StepResult first = write_reservation(*target, revoke, &raced);
+    if (first.outcome == StepOutcome::kDone) return {};
+    if (raced) continue;  // a former holder wrote, or its token went, meanwhile
+    return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
+  }
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("{} kept changing while node id {} was being claimed", path, node_id_)};
+}
+
+StepResult ZooKeeperClaim::write_reservation(milliseconds target,
+                                             const std::vector<ZnodeOp>& revoke, bool* raced) {
+  const std::string claim_path = zookeeper_claim_path(options_.cluster, node_id_);
+  const std::string path = zookeeper_reservation_path(options_.cluster, node_id_);
+  record_.wall_time = clock_->now_fresh();
+  std::vector<ZnodeOp> ops{{ZnodeOp::Kind::kCheck, token_, "", -1, false}};
+  ops.insert(ops.end(), revoke.begin(), revoke.end());
+  ops.push_back({ZnodeOp::Kind::kSet, claim_path, record_.to_json(), -1, false});
+  ops.push_back({reservation_version_ < 0 ? ZnodeOp::Kind::kCreate : ZnodeOp::Kind::kSet, path,
+                 std::to_string(target.count()), reservation_version_, false});
+  std::vector<ZnodeStat> stats;
+  std::size_t failed = ops.size();
+  const nanoseconds sent = boot_time_now();
+  ZnodeAnswer answer = session_->multi(ops, &stats, &failed);
+  if (answer.ok() && stats.size() == 2) {
+    reservation_version_ = stats[1].version;
+    reservation_ = target;
+    deadline_ = deadline_after(sent);
+    republish_ = false;
+    return {};
+  }
+  if (failed == 0 || failed == ops.size() - 2) return lost_if_gone(answer);
+  if (failed == ops.size() - 1 || (failed > 0 && failed <= revoke.size())) {
+    if (raced != nullptr) {
+      *raced = true;  // take_reservation() reads again
+    } else {
+      // Only this holder writes H now, so the version it saw is stale only
+      // if a write of ours got no answer (or an operator wrote): learn it.
+      versions_uncertain_ = true;
+    }
+    return {StepOutcome::kStoreFailed, answer.describe(failed == ops.size() - 1 ? path : token_)};
+  }
+  return failure(answer, path);
+}
+
+StepResult ZooKeeperClaim::lost_if_gone(const ZnodeAnswer& answer) {
+  if (answer.code == ZNONODE) {
+    return {StepOutcome::kClaimLost,
+            fmt::format("the claim on node id {} is gone (expired, released or taken); the "
+                        "reservation stays at {}",
+                        node_id_, format_time(reservation_))};
+  }
+  return failure(answer, zookeeper_claim_path(options_.cluster, node_id_));
+}
+
+StepResult ZooKeeperClaim::failure(const ZnodeAnswer& answer, const std::string& path) {
+  if (session_gone(answer.code) || !session_->usable()) {
+    return {StepOutcome::kClaimLost,
+            fmt::format("the ZooKeeper session holding node id {} expired; the reservation "
+                        "stays at {}",
+                        node_id_, format_time(reservation_))};
+  }
+  // A write that got no answer may have been applied: learn the reservation's
+  // version before the next one.
+  versions_uncertain_ = true;
+  return {StepOutcome::kStoreFailed, answer.describe(path)};
+}
+
+StepResult ZooKeeperClaim::reconcile() {
+  // The token is checked again by every write at the leader; a stale read
+  // here costs one failed write, never a write by a former holder.
+  ZnodeStat token;
+  ZnodeAnswer found = session_->exists(token_, &token);
+  if (!found.ok()) return lost_if_gone(found);
+  const std::string path = zookeeper_reservation_path(options_.cluster, node_id_);
+  Znode reservation;
+  ZnodeAnswer read = session_->get(path, &reservation);
+  if (read.code == ZNONODE) {
+    reservation_version_ = -1;  // deleted under us: the next write creates it again
+  } else if (!read.ok()) {
+    return failure(read, path);
+  } else {
+    auto stored = parse_reservation(path, reservation.data);
+    if (!stored.ok()) return {StepOutcome::kStoreFailed, stored.error().message};
+    // While the token lives only this holder writes H: what is there is ours.
+    reservation_version_ = reservation.stat.version;
+    reservation_ = std::max(reservation_, *stored);
+  }
+  versions_uncertain_ = false;
+  return {};
+}
+
+StepResult ZooKeeperClaim::keep_alive() {
+  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
+  if (versions_uncertain_) {
+    StepResult known = reconcile();
+    if (known.outcome != StepOutcome::kDone) return known;
+  }
+  // Checks are writes: only the leader acknowledges them (see the fence above).
+  const nanoseconds sent = boot_time_now();
+  ZnodeAnswer answer = session_->multi(
+      {{ZnodeOp::Kind::kCheck, token_, "", -1, false},
+       {ZnodeOp::Kind::kCheck, zookeeper_claim_path(options_.cluster, node_id_), "", -1, false}},
+      nullptr);
+  if (answer.ok()) {
+    deadline_ = deadline_after(sent);
+    return {};
+  }
+  return lost_if_gone(answer);
+}
+
+StepResult ZooKeeperClaim::extend_reservation(bool force, milliseconds wanted) {
+  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
+  if (versions_uncertain_) {
+    StepResult known = reconcile();
+    if (known.outcome != StepOutcome::kDone) return known;
+  }
+  const auto due =
+      next_reservation(witness_, options_, reservation_, floor_, force || republish_, wanted);
+  if (!due) return {};
+  return write_reservation(*due, {}, nullptr);
+}
+
+Status ZooKeeperClaim::release(std::optional<milliseconds> last_issued) {
+  if (!held()) return {};
+  const std::string claim_path = zookeeper_claim_path(options_.cluster, node_id_);
+  // The token check makes the deletes touch only this holder's znodes.
+  // Nothing above last_issued was issued (the caller's promise), so the next
+  // holder may start right above it instead of above our reservation.
+  std::vector<ZnodeOp> ops{{ZnodeOp::Kind::kCheck, token_, "", -1, false}};
+  if (last_issued && *last_issued < reservation_ && !versions_uncertain_ &&
+      reservation_version_ >= 0) {
+    ops.push_back({ZnodeOp::Kind::kSet, zookeeper_reservation_path(options_.cluster, node_id_),
+                   std::to_string(std::max(*last_issued, floor_).count()), reservation_version_,
+                   false});
+  }
+  ops.push_back({ZnodeOp::Kind::kDelete, claim_path, "", -1, false});
+  ops.push_back({ZnodeOp::Kind::kDelete, token_, "", -1, false});
+  ZnodeAnswer answer = session_->multi(ops, nullptr);
+  held_ = false;
+  session_.reset();  // ends the session: its claim goes even if the delete did not
+  if (!answer.ok() && answer.code != ZNONODE && answer.code != ZBADVERSION &&
+      !session_gone(answer.code)) {
+    return Error{ErrorCode::kUnavailable, "cannot release " + answer.describe(claim_path)};
+  }
+  return {};
+}
+
+void ZooKeeperClaim::abandon() {
+  if (!held_ && session_ == nullptr) return;
+  // Closing the session deletes the claim znode at once if the ensemble
+  // hears it; otherwise it goes when the session expires.
+  held_ = false;
+  session_.reset();
+}
+
+}  // namespace snowid::coord

@@ -1,0 +1,106 @@
+// One node's claim on a node id in ZooKeeper (a LeasedClaim): an ephemeral
+// znode that lives as long as the session, and a reservation znode whose
+// version fences every write. Znodes and invariant in zookeeper_claim.cc.
+//
+// Thread-safety: none; one owner calls it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leased_claim.h"
+#include "snowid/clock.h"
+#include "snowid/zookeeper_coordinator.h"
+#include "zookeeper_session.h"
+
+namespace snowid::coord {
+
+// Znodes of a cluster (see include/snowid/zookeeper_coordinator.h).
+std::string zookeeper_cluster_path(std::string_view cluster);
+std::string zookeeper_claims_path(std::string_view cluster);
+std::string zookeeper_claim_path(std::string_view cluster, std::uint64_t node_id);
+std::string zookeeper_reservations_path(std::string_view cluster);
+std::string zookeeper_reservation_path(std::string_view cluster, std::uint64_t node_id);
+std::string zookeeper_created_path(std::string_view cluster);
+// Where the tokens of `node_id`'s holders live, and the token of `session`.
+std::string zookeeper_holders_path(std::string_view cluster, std::uint64_t node_id);
+std::string zookeeper_token_path(std::string_view cluster, std::uint64_t node_id,
+                                 std::int64_t session);
+
+// A child name of claims/ or reservations/ as a node id, if it is one.
+std::optional<std::uint64_t> zookeeper_node_id_of(std::string_view name);
+
+class ZooKeeperClaim final : public LeasedClaim {
+ public:
+  // Requires: check_zookeeper_options(options) passed.
+  explicit ZooKeeperClaim(const ZooKeeperOptions& options);
+
+  Result<Claim> claim(std::optional<std::uint64_t> preferred) override;
+  StepResult keep_alive() override;
+  StepResult extend_reservation(bool force = false,
+                                std::chrono::milliseconds wanted = std::chrono::milliseconds{
+                                    0}) override;
+  Status release(std::optional<std::chrono::milliseconds> last_issued) override;
+  void abandon() override;
+  void set_addresses(std::vector<std::string> addresses) override {
+    record_.addresses = std::move(addresses);
+    republish_ = true;
+  }
+
+  bool held() const override { return held_; }
+  std::uint64_t node_id() const override { return node_id_; }
+  std::chrono::milliseconds reservation() const override { return reservation_; }
+  std::chrono::nanoseconds deadline() const override { return deadline_; }
+  const StoreCounters& counters() const override { return counters_; }
+
+ private:
+  // Opens a new session and creates the cluster's znodes if missing; sets created_.
+  Status open_session();
+  // Who holds which id now (ours from an older session are deleted), and
+  // the peers' clocks.
+  Status read_claims(std::optional<std::uint64_t> preferred, ClaimsSeen* seen);
+  // Creates the ephemeral claim of `node_id` and this session's token.
+  // True if it is ours now.
+  Result<bool> try_claim(std::uint64_t node_id, std::string* holder);
+  // Reads the reservation and writes the first one above it, revoking the
+  // former holders' tokens, until no former holder's write comes in between.
+  Status take_reservation();
+  // Writes `target` and the claim record in one multi conditional on this
+  // holder's token and the reservation's version, with the `revoke` ops.
+  // `raced` (while claiming): set if the version had moved or a token to
+  // revoke was gone, so that the caller reads again.
+  StepResult write_reservation(std::chrono::milliseconds target, const std::vector<ZnodeOp>& revoke,
+                               bool* raced);
+  // After a write whose outcome is unknown or that found another version:
+  // the reservation's version as it is, or kClaimLost if the token is gone.
+  StepResult reconcile();
+  // kClaimLost if `answer` says a znode of the claim is gone; else failure().
+  StepResult lost_if_gone(const ZnodeAnswer& answer);
+  StepResult failure(const ZnodeAnswer& answer, const std::string& path);
+  // The deadline a write or check acknowledged by the leader gives, sent at `sent`.
+  std::chrono::nanoseconds deadline_after(std::chrono::nanoseconds sent) const;
+
+  ZooKeeperOptions options_;
+  Clock* clock_;
+  WallClockWitness witness_;  // used by extend_reservation() alone
+  ClaimRecord record_;
+  StoreCounters counters_;
+  std::unique_ptr<ZooKeeperSession> session_;
+  std::chrono::milliseconds created_{0};
+  bool held_ = false;
+  std::uint64_t node_id_ = 0;
+  std::string token_;             // this session's token znode while held
+  int reservation_version_ = -1;  // -1: no reservation znode yet
+  bool versions_uncertain_ = false;
+  std::chrono::milliseconds floor_{0};
+  std::chrono::milliseconds reservation_{0};
+  std::chrono::nanoseconds deadline_{0};
+  bool republish_ = false;
+};
+
+}  // namespace snowid::coord

@@ -1,0 +1,170 @@
+// What every leasing store (etcd, Redis, ZooKeeper) must do, written once:
+// each store's test program runs these bodies against its real server. A
+// body fails the calling test through GoogleTest assertions.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "leased_claim.h"
+#include "snowid/clock.h"
+#include "snowid/coordinator.h"
+#include "snowid/leased_coordinator.h"
+
+namespace snowid::test {
+
+// Four node ids (2 worker bits), so "all taken" is cheap to reach.
+Layout small_layout();
+
+inline std::chrono::milliseconds wall_now() { return SystemClock::instance().now_fresh(); }
+
+// Polls `condition` every 20 ms for at most `limit`; its last answer.
+template <typename Condition>
+bool eventually(Condition condition, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  return condition();
+}
+
+// One store as the bodies below see it: a cluster of its own per test, on
+// small_layout(), advertising 127.0.0.1:8080.
+struct LeasedStoreUnderTest {
+  std::string name;      // as CoordinatorStats names it: "redis"
+  std::string cli_flag;  // `snowid cluster`'s flag: "--redis"
+  std::string endpoint;  // HOST:PORT for that flag
+  std::string cluster;
+  // A coordinator preferring `preferred` (requiring it if `require`).
+  std::function<std::unique_ptr<Coordinator>(std::optional<std::uint64_t> preferred, bool require)>
+      make;
+  // The reservation the store holds for a node id (0 if none), and whether
+  // a claim for it exists.
+  std::function<std::chrono::milliseconds(std::uint64_t)> stored_reservation;
+  std::function<bool(std::uint64_t)> claim_exists;
+  // `snowid cluster list` of the cluster, through the library.
+  std::function<Result<std::vector<ClusterNode>>()> list;
+  // A coordinator preferring id 1 that talks to `endpoints` instead.
+  std::function<std::unique_ptr<Coordinator>(std::vector<std::string> endpoints)> make_at;
+  // What claim() says when no endpoint answers.
+  std::string unreachable_message;
+  // Another store's `snowid cluster` flag, which may not be given with this one's.
+  std::string other_cli_flag;
+};
+
+// A store whose coordinators come from `make_coordinator` with the options
+// `options(preferred)` gives: the cluster, make, make_at and list follow.
+template <typename Options>
+LeasedStoreUnderTest describe_store(
+    std::string name, std::string cli_flag, std::string endpoint,
+    std::function<Options(std::optional<std::uint64_t>)> options,
+    Result<std::unique_ptr<Coordinator>> (*make_coordinator)(const Options&),
+    std::function<std::chrono::milliseconds(std::uint64_t)> stored_reservation,
+    std::function<bool(std::uint64_t)> claim_exists, std::string unreachable_message,
+    std::string other_cli_flag) {
+  const auto made = [make_coordinator](const Options& o) {
+    auto coordinator = make_coordinator(o);
+    if (!coordinator.ok()) ADD_FAILURE() << coordinator.error().message;
+    return coordinator.ok() ? std::move(*coordinator) : nullptr;
+  };
+  return {std::move(name),
+          std::move(cli_flag),
+          std::move(endpoint),
+          options(std::nullopt).cluster,
+          [options, made](std::optional<std::uint64_t> preferred, bool require) {
+            Options o = options(preferred);
+            o.require_preferred_node_id = require;
+            return made(o);
+          },
+          std::move(stored_reservation),
+          std::move(claim_exists),
+          [options] { return list_cluster(options(std::nullopt)); },
+          [options, made](std::vector<std::string> endpoints) {
+            Options o = options(1);
+            o.endpoints = std::move(endpoints);
+            return made(o);
+          },
+          std::move(unreachable_message),
+          std::move(other_cli_flag)};
+}
+
+// The first claim in a cluster new to the store, preferring id 2: the id,
+// a floor `ahead` (lease_ttl + reserve_ahead) above the clock, the stored
+// reservation, and the stats. The coordinator, for the store's own checks.
+std::unique_ptr<Coordinator> claims_the_preferred_id_of_a_new_cluster(
+    const LeasedStoreUnderTest& store, std::chrono::milliseconds ahead);
+// Preferred id 1 taken: the next claimers get 0, then 2.
+void takes_the_lowest_free_id_when_the_preferred_is_taken(const LeasedStoreUnderTest& store);
+// Four holders, then a fifth claimer: kUnavailable naming the cluster.
+void all_ids_taken_is_a_clear_error(const LeasedStoreUnderTest& store);
+// A required id held elsewhere: kAlreadyExists naming the holder's address.
+void a_required_id_held_elsewhere_names_the_holder(const LeasedStoreUnderTest& store);
+// Held well past the lease TTL by renewals alone, without a fence.
+void a_renewed_claim_outlives_its_ttl(const LeasedStoreUnderTest& store,
+                                      std::chrono::milliseconds hold_for);
+// release() deletes the claim and keeps the reservation; the next holder
+// starts at it, and a release with the last issued unit lowers it to that.
+void graceful_release_keeps_the_reservation(const LeasedStoreUnderTest& store);
+// list_cluster() rows: a claimed id and a released one with its reservation.
+void lists_the_cluster_for_operators(const LeasedStoreUnderTest& store);
+// `snowid cluster list|release` with the store's flag: rows, a refused
+// release, a forced one the holder notices; bad flags exit 2 in one line
+// (with another store's flag too), an unreachable store exits 1.
+void cluster_list_and_release_from_the_cli(const LeasedStoreUnderTest& store);
+// A closed port first in the endpoint list: the claim goes to the store.
+void fails_over_to_the_next_endpoint(const LeasedStoreUnderTest& store);
+// Only a closed port: kUnavailable with the store's message, no issuing.
+void an_unreachable_store_is_a_clear_error(const LeasedStoreUnderTest& store);
+// One round's claimers: each claims (preferring id 3) when called, on a
+// cluster of the round's own.
+using Racers = std::vector<std::function<Result<Claim>()>>;
+// `rounds` rounds of four claimers started together: four distinct ids.
+void racing_claimers_get_distinct_ids(int rounds, const std::function<Racers(int round)>& racers);
+// `old_holder` holds id 1 of the store's cluster; `end_claim` then ends its
+// claim as an expiry would, keeping its reservation. A successor starts at
+// that reservation and issues above it; the old holder learns it lost, and
+// can neither raise nor lower the successor's reservation nor delete its claim.
+void a_take_over_starts_above_the_old_reservation(const LeasedStoreUnderTest& store,
+                                                  coord::LeasedClaim& old_holder,
+                                                  const std::function<void()>& end_claim);
+// A generator started as a take-over's claim says issues above `old_reservation`.
+void a_take_over_issues_above(const Claim& claim, std::chrono::milliseconds old_reservation);
+
+}  // namespace snowid::test
+
+// The tests above that need nothing more of a store, as tests of `Fixture`
+// (which has `test::LeasedStoreUnderTest store()`).
+#define SNOWID_LEASED_STORE_TESTS(Fixture)                                         \
+  TEST_F(Fixture, TakesTheLowestFreeIdWhenThePreferredIsTaken) {                   \
+    ::snowid::test::takes_the_lowest_free_id_when_the_preferred_is_taken(store()); \
+  }                                                                                \
+  TEST_F(Fixture, AllIdsTakenIsAClearError) {                                      \
+    ::snowid::test::all_ids_taken_is_a_clear_error(store());                       \
+  }                                                                                \
+  TEST_F(Fixture, RequiredIdHeldElsewhereNamesTheHolder) {                         \
+    ::snowid::test::a_required_id_held_elsewhere_names_the_holder(store());        \
+  }                                                                                \
+  TEST_F(Fixture, GracefulReleaseKeepsTheReservation) {                            \
+    ::snowid::test::graceful_release_keeps_the_reservation(store());               \
+  }                                                                                \
+  TEST_F(Fixture, ListsTheClusterForOperators) {                                   \
+    ::snowid::test::lists_the_cluster_for_operators(store());                      \
+  }                                                                                \
+  TEST_F(Fixture, FailsOverToTheNextEndpoint) {                                    \
+    ::snowid::test::fails_over_to_the_next_endpoint(store());                      \
+  }                                                                                \
+  TEST_F(Fixture, AnUnreachableStoreIsAClearError) {                               \
+    ::snowid::test::an_unreachable_store_is_a_clear_error(store());                \
+  }                                                                                \
+  TEST_F(Fixture, ClusterListAndReleaseFromTheCli) {                               \
+    ::snowid::test::cluster_list_and_release_from_the_cli(store());                \
+  }
