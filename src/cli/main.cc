@@ -21,6 +21,7 @@
 #include "id_json.h"
 #include "layout_args.h"
 #include "layout_drawing.h"
+#include "node_id_command.h"
 #include "segment_commands.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
@@ -121,7 +122,8 @@ class Progress {
 
 struct GenArgs {
   std::string count = "1", worker_id = "0", datacenter_id = "0", state_file, clock_policy,
-              max_wait_ms, max_drift_ms, sequence_start = "zero";
+              max_wait_ms, max_drift_ms, sequence_start = "zero", node_id_from;
+  bool node_id_given = false;  // --worker-id or --datacenter-id on the command line
 };
 
 int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
@@ -133,6 +135,21 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
                                        "--datacenter-id");
   options.worker_id =
       parse_number(args.worker_id, std::numeric_limits<std::uint32_t>::max(), "--worker-id");
+  if (!args.node_id_from.empty()) {
+    if (args.node_id_from != "mac-pid") {
+      usage_error(invalid_argument(
+          fmt::format("--node-id-from '{}': the only source is mac-pid", args.node_id_from)));
+    }
+    if (args.node_id_given) {
+      usage_error(invalid_argument(
+          "--node-id-from mac-pid derives the node id: do not also give --worker-id or "
+          "--datacenter-id"));
+    }
+    auto derived = mac_pid_node_id_for_gen(options.layout);
+    if (!derived.ok()) failure(derived.error());
+    options.datacenter_id = derived->datacenter_id;
+    options.worker_id = derived->worker_id;
+  }
   options.state_file = args.state_file;
   if (!args.clock_policy.empty()) {
     options.clock_policy = or_usage_error(parse_clock_policy(args.clock_policy));
@@ -291,6 +308,9 @@ int run(int argc, char** argv) {
   gen->add_option("--sequence-start", gen_args.sequence_start,
                   "Sequence start of each time unit: zero or random")
       ->default_str("zero");
+  gen->add_option("--node-id-from", gen_args.node_id_from,
+                  "mac-pid: derive the node id as MyBatis-Plus and Hutool do (can collide; "
+                  "one machine's embedded use only)");
   layout_args.add_to(*gen);
 
   std::vector<std::string> ids;
@@ -337,6 +357,7 @@ int run(int argc, char** argv) {
   bench_grpc->add_flag("--verify", bench_options.verify,
                        "Keep every ID and report duplicates (memory: 8 bytes per ID)");
   ClusterCommands cluster(app);
+  NodeIdCommand node_id(app, layout_args);
   SegmentCommands segment(app);
   CheckCommand check(app, layout_args);
   StateCommands state(app, layout_args);
@@ -350,7 +371,11 @@ int run(int argc, char** argv) {
   }
 
   try {
-    if (gen->parsed()) return run_gen(gen_args, layout_args);
+    if (gen->parsed()) {
+      gen_args.node_id_given = gen->count("--worker-id") + gen->count("--datacenter-id") > 0;
+      return run_gen(gen_args, layout_args);
+    }
+    if (node_id.parsed()) return node_id.run();
     if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
     if (auto code = cluster.run()) return *code;
     if (auto code = state.run()) return *code;

@@ -136,6 +136,33 @@ TEST(Cli, GenUsesNodeIdsAndPresets) {
   }
 }
 
+// The node id MyBatis-Plus and Hutool derive from MAC and pid: shown on
+// request, used by `gen` only when asked, always with a warning.
+TEST(Cli, NodeIdFromMacAndPid) {
+  const ProcessResult shown = snowid_cli({"node-id", "mac-pid", "--pid", "1234", "--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const auto json = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(json["pid"], 1234);
+  EXPECT_LE(json["datacenter_id"].get<int>(), 31);
+  EXPECT_EQ(json["node_id"].get<int>(),
+            json["datacenter_id"].get<int>() * 32 + json["worker_id"].get<int>());
+  EXPECT_NEAR(json["collision_odds_on_separate_machines"].get<double>(), 0.043, 0.001);
+
+  const ProcessResult generated = snowid_cli({"gen", "-n", "3", "--node-id-from", "mac-pid"});
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  EXPECT_EQ(split_lines(generated.out).size(), 3u);
+  EXPECT_EQ(split_lines(generated.err).size(), 1u) << generated.err;
+  EXPECT_NE(generated.err.find("can derive the same pair"), std::string::npos) << generated.err;
+
+  expect_usage_error({"gen", "--node-id-from", "mac-pid", "--worker-id", "3"},
+                     "do not also give --worker-id");
+  expect_usage_error({"gen", "--node-id-from", "hostname"}, "the only source is mac-pid");
+  expect_usage_error({"node-id", "mac-pid", "--pid", "x"}, "--pid");
+  expect_usage_error({"node-id", "mac-pid", "--interface", "no-such-interface0"},
+                     "no network interface");
+  expect_usage_error({"node-id"});
+}
+
 TEST(Cli, GenWithExpiredOrFutureLayoutIsBadInput) {
   expect_usage_error({"gen", "--preset", "baidu"}, "overflowed on 2024-11-20");
   expect_usage_error({"gen", "--epoch", "2099-01-01"}, "lies in the future");
