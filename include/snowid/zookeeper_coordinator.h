@@ -36,9 +36,10 @@ struct ZooKeeperOptions : LeaseOptions {
   // Optional digest authentication ("user:password").
   std::string user;
   std::string password;
-  // The ensemble's tickTime. A follower tells the leader which sessions it
-  // heard from only when the leader pings it (every tickTime / 2), so the
-  // fence leaves that much, and one renewal interval, before the lease ends.
+  // The ensemble's tickTime (at least). A follower tells the leader which
+  // sessions it heard from only when the leader pings it (every
+  // tickTime / 2), so the fence counts a renewal only once a later write,
+  // sent that long after its answer, was acknowledged.
   std::chrono::milliseconds tick_time{2000};
 };
 
@@ -46,8 +47,8 @@ struct ZooKeeperOptions : LeaseOptions {
 // naming the bad entry.
 Result<std::vector<std::string>> parse_zookeeper_endpoints(std::string_view list);
 
-// kInvalidArgument if the lease options do not work, or if the fence would
-// leave less than one renewal interval (lease_ttl / 3) between renewals.
+// kInvalidArgument if the lease options do not work, or if tickTime / 2 +
+// the safety margin is not below the renewal interval (lease_ttl / 3).
 Status check_zookeeper_options(const ZooKeeperOptions& options);
 
 // Checks the options; claim() opens the session.

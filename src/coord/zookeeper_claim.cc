@@ -27,16 +27,17 @@
 //
 // THE FENCE. A session expires at the leader when the leader has heard
 // nothing of it for the session timeout (at least lease_ttl: a shorter
-// granted one is refused). A write (or a check, which is a write)
-// acknowledged to us was processed by the leader, after we sent it, on a
-// live session. But the leader hears of a session through the follower we
-// talk to only when it pings that follower (every tickTime / 2); if that
-// follower is cut off right after answering us, the leader's last news of
-// us can be from our request before, up to one renewal interval
-// (lease_ttl / 3) earlier. So the deadline is
-//   (time the last acknowledged write was SENT) + lease_ttl
-//     - lease_ttl / 3 - tickTime / 2 - safety margin
-// on CLOCK_BOOTTIME. Reads (served by any member) never move it.
+// granted one is refused). The leader hears of a session through the
+// follower we talk to only when it pings that follower (every tickTime / 2),
+// and a write processed by the leader does not count as news. So a request
+// R counts once the leader surely heard of it: R's answer reached us, and a
+// later write W that we sent at least tickTime / 2 after that was
+// acknowledged (W went through the leader, so the follower still talked to
+// the leader a ping after R). The deadline is
+//   (send time of the latest such R, or of the session's creation, which
+//    the leader does itself) + lease_ttl - safety margin
+// on CLOCK_BOOTTIME. With a renewal every lease_ttl / 3, R is the renewal
+// before the last one. Reads (served by any member) never move it.
 //
 // A LOST ENSEMBLE (data directory wiped; its sessions are gone with it) has
 // no H for any id: as for Redis (redis_claim.cc), a missing H is read as
@@ -50,6 +51,7 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <tuple>
 
 #include "snowid/time_text.h"
 
@@ -109,13 +111,23 @@ ZooKeeperClaim::ZooKeeperClaim(const ZooKeeperOptions& options)
       witness_(*clock_, milliseconds{100}),
       record_(ClaimRecord::of_this_process(options, *clock_)) {}
 
-nanoseconds ZooKeeperClaim::deadline_after(nanoseconds sent) const {
-  return sent + options_.lease_ttl - options_.lease_ttl / 3 - options_.tick_time / 2 -
-         options_.safety_margin;
+nanoseconds ZooKeeperClaim::deadline_after(nanoseconds sent) {
+  const nanoseconds answered = boot_time_now();
+  // The leader surely heard of a request whose answer reached us at least
+  // tickTime / 2 before this acknowledged write was sent (see THE FENCE).
+  while (!acknowledged_.empty() && acknowledged_.front().second + options_.tick_time / 2 <= sent) {
+    anchor_ = std::max(anchor_, acknowledged_.front().first);
+    acknowledged_.pop_front();
+  }
+  acknowledged_.emplace_back(sent, answered);
+  return anchor_ + options_.lease_ttl - options_.safety_margin;
 }
 
 Status ZooKeeperClaim::open_session() {
   session_.reset();  // a session of ours that was left ends here, with its znodes
+  acknowledged_.clear();
+  // The leader starts a session's timeout when it creates it, after this.
+  anchor_ = boot_time_now();
   auto session = ZooKeeperSession::open(options_, counters_);
   if (!session.ok()) return session.error();
   session_ = std::move(*session);
@@ -220,6 +232,7 @@ Result<bool> ZooKeeperClaim::try_claim(std::uint64_t node_id, std::string* holde
   if (!parent.ok() && parent.code != ZNODEEXISTS) {
     return Error{ErrorCode::kUnavailable, "cannot create " + parent.describe(tokens)};
   }
+  used_before_ = parent.code == ZNODEEXISTS;
   const std::string token = zookeeper_token_path(options_.cluster, node_id, session_->id());
   const nanoseconds sent = boot_time_now();
   std::size_t failed = 2;
@@ -231,7 +244,10 @@ Result<bool> ZooKeeperClaim::try_claim(std::uint64_t node_id, std::string* holde
     if (session_->get(path, &node).ok()) *holder = node.data;
     return false;
   }
-  if (!made.ok()) return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(path)};
+  if (!made.ok()) {
+    return Error{ErrorCode::kUnavailable,
+                 "cannot create " + made.describe(failed == 1 ? token : path)};
+  }
   held_ = true;
   node_id_ = node_id;
   token_ = token;
@@ -254,21 +270,38 @@ Status ZooKeeperClaim::take_reservation() {
       const std::string token = tokens + "/" + name;
       if (token != token_) revoke.push_back({ZnodeOp::Kind::kDelete, token, "", -1, false});
     }
-    Znode node;
+    // H, and its copy in holders/<id>: the later of the two, so that an
+    // operator who deletes one does not lower it.
+    Znode node, copy;
     ZnodeAnswer read = session_->get(path, &node);
-    if (read.ok()) {
-      auto parsed = parse_reservation(path, node.data);
-      if (!parsed.ok()) return parsed.error();
-      floor_ = *parsed;
-      reservation_version_ = node.stat.version;
-    } else if (read.code == ZNONODE) {
-      // Never used, or lost with the ensemble's data (see above).
-      floor_ = std::max(milliseconds{0},
-                        created_ + std::chrono::duration_cast<milliseconds>(options_.lease_ttl) +
-                            options_.reserve_ahead);
-      reservation_version_ = -1;
-    } else {
+    if (!read.ok() && read.code != ZNONODE) {
       return Error{ErrorCode::kUnavailable, "cannot read " + read.describe(path)};
+    }
+    ZnodeAnswer read_copy = session_->get(tokens, &copy);
+    if (!read_copy.ok()) {
+      return Error{ErrorCode::kUnavailable, "cannot read " + read_copy.describe(tokens)};
+    }
+    std::optional<milliseconds> stored;
+    for (const auto& [where, value, present] :
+         {std::tuple{path, node.data, read.ok()}, {tokens, copy.data, !copy.data.empty()}}) {
+      if (!present) continue;
+      auto parsed = parse_reservation(where, value);
+      if (!parsed.ok()) return parsed.error();
+      stored = std::max(stored.value_or(milliseconds{0}), *parsed);
+    }
+    reservation_version_ = read.ok() ? node.stat.version : -1;
+    const auto lease = std::chrono::duration_cast<milliseconds>(options_.lease_ttl);
+    if (stored) {
+      floor_ = *stored;
+    } else {
+      // Never used, or lost with the ensemble's data (see above); if the id
+      // was used before (its holders/ znode or a former token is there), H
+      // was deleted under a holder that may still issue until its next
+      // write fails: start above anything it can have reached.
+      floor_ = std::max(milliseconds{0}, created_ + lease + options_.reserve_ahead);
+      if (used_before_ || !revoke.empty()) {
+        floor_ = std::max(floor_, clock_->now_fresh() + lease + options_.reserve_ahead);
+      }
     }
     reservation_ = floor_;
     const auto target =
@@ -276,7 +309,7 @@ Status ZooKeeperClaim::take_reservation() {
     bool raced = false;
     StepResult first = write_reservation(*target, revoke, &raced);
     if (first.outcome == StepOutcome::kDone) return {};
-    if (raced) continue;  // a former holder wrote, or its token went, meanwhile
+    if (raced) continue;  // a former holder wrote, or its token or a parent went, meanwhile
     return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
   }
   return Error{ErrorCode::kUnavailable,
@@ -287,33 +320,48 @@ StepResult ZooKeeperClaim::write_reservation(milliseconds target,
                                              const std::vector<ZnodeOp>& revoke, bool* raced) {
   const std::string claim_path = zookeeper_claim_path(options_.cluster, node_id_);
   const std::string path = zookeeper_reservation_path(options_.cluster, node_id_);
+  // A value a write of ours left without an answer is never lowered.
+  const milliseconds value = std::max(target, at_least_);
+  const std::string text = std::to_string(value.count());
   record_.wall_time = clock_->now_fresh();
   std::vector<ZnodeOp> ops{{ZnodeOp::Kind::kCheck, token_, "", -1, false}};
   ops.insert(ops.end(), revoke.begin(), revoke.end());
+  const std::size_t claim_op = ops.size(), copy_op = claim_op + 1, reservation_op = claim_op + 2;
   ops.push_back({ZnodeOp::Kind::kSet, claim_path, record_.to_json(), -1, false});
+  ops.push_back(
+      {ZnodeOp::Kind::kSet, zookeeper_holders_path(options_.cluster, node_id_), text, -1, false});
   ops.push_back({reservation_version_ < 0 ? ZnodeOp::Kind::kCreate : ZnodeOp::Kind::kSet, path,
-                 std::to_string(target.count()), reservation_version_, false});
+                 text, reservation_version_, false});
   std::vector<ZnodeStat> stats;
   std::size_t failed = ops.size();
   const nanoseconds sent = boot_time_now();
   ZnodeAnswer answer = session_->multi(ops, &stats, &failed);
-  if (answer.ok() && stats.size() == 2) {
-    reservation_version_ = stats[1].version;
-    reservation_ = target;
+  if (answer.ok() && stats.size() == 3) {
+    reservation_version_ = stats[2].version;
+    reservation_ = value;
+    at_least_ = milliseconds{0};
     deadline_ = deadline_after(sent);
     republish_ = false;
     return {};
   }
-  if (failed == 0 || failed == ops.size() - 2) return lost_if_gone(answer);
-  if (failed == ops.size() - 1 || (failed > 0 && failed <= revoke.size())) {
+  if (failed == 0 || failed == claim_op || failed == copy_op) return lost_if_gone(answer);
+  const bool version_moved =
+      failed == reservation_op && (answer.code == ZBADVERSION || answer.code == ZNODEEXISTS);
+  const bool token_gone = failed > 0 && failed < claim_op && answer.code == ZNONODE;
+  const bool parent_gone = failed == reservation_op && answer.code == ZNONODE;
+  if (parent_gone) {
+    // reservations/ itself was deleted: create it again for the next write.
+    (void)session_->create(zookeeper_reservations_path(options_.cluster), "", false);
+  }
+  if (version_moved || token_gone || parent_gone) {
     if (raced != nullptr) {
       *raced = true;  // take_reservation() reads again
     } else {
       // Only this holder writes H now, so the version it saw is stale only
-      // if a write of ours got no answer (or an operator wrote): learn it.
+      // if a write of ours got no answer, or an operator wrote: learn it.
       versions_uncertain_ = true;
     }
-    return {StepOutcome::kStoreFailed, answer.describe(failed == ops.size() - 1 ? path : token_)};
+    return {StepOutcome::kStoreFailed, answer.describe(failed == reservation_op ? path : token_)};
   }
   return failure(answer, path);
 }
@@ -331,8 +379,8 @@ StepResult ZooKeeperClaim::lost_if_gone(const ZnodeAnswer& answer) {
 StepResult ZooKeeperClaim::failure(const ZnodeAnswer& answer, const std::string& path) {
   if (session_gone(answer.code) || !session_->usable()) {
     return {StepOutcome::kClaimLost,
-            fmt::format("the ZooKeeper session holding node id {} expired; the reservation "
-                        "stays at {}",
+            fmt::format("the ZooKeeper session holding node id {} ended (expired, or its "
+                        "credentials were refused); the reservation stays at {}",
                         node_id_, format_time(reservation_))};
   }
   // A write that got no answer may have been applied: learn the reservation's
@@ -357,9 +405,12 @@ StepResult ZooKeeperClaim::reconcile() {
   } else {
     auto stored = parse_reservation(path, reservation.data);
     if (!stored.ok()) return {StepOutcome::kStoreFailed, stored.error().message};
-    // While the token lives only this holder writes H: what is there is ours.
+    // Only the version is learned, and the value carried into the next
+    // write: this read may come after a new holder's first write (our token
+    // was there when we looked), so it never raises what we issue below;
+    // the next write, checked against our token, does if it succeeds.
     reservation_version_ = reservation.stat.version;
-    reservation_ = std::max(reservation_, *stored);
+    at_least_ = std::max(at_least_, *stored);
   }
   versions_uncertain_ = false;
   return {};

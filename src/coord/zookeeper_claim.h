@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "leased_claim.h"
@@ -82,8 +84,9 @@ class ZooKeeperClaim final : public LeasedClaim {
   // kClaimLost if `answer` says a znode of the claim is gone; else failure().
   StepResult lost_if_gone(const ZnodeAnswer& answer);
   StepResult failure(const ZnodeAnswer& answer, const std::string& path);
-  // The deadline a write or check acknowledged by the leader gives, sent at `sent`.
-  std::chrono::nanoseconds deadline_after(std::chrono::nanoseconds sent) const;
+  // The deadline after a write or check that the leader acknowledged, sent
+  // at `sent`; records it for later deadlines.
+  std::chrono::nanoseconds deadline_after(std::chrono::nanoseconds sent);
 
   ZooKeeperOptions options_;
   Clock* clock_;
@@ -97,6 +100,13 @@ class ZooKeeperClaim final : public LeasedClaim {
   std::string token_;             // this session's token znode while held
   int reservation_version_ = -1;  // -1: no reservation znode yet
   bool versions_uncertain_ = false;
+  bool used_before_ = false;  // holders/<id> was there when claimed
+  // A value found by reconcile(): the next write writes at least this.
+  std::chrono::milliseconds at_least_{0};
+  // Acknowledged writes (send, answer time) not yet known to the leader, and
+  // the send time of the latest one that is (or the session's start).
+  std::deque<std::pair<std::chrono::nanoseconds, std::chrono::nanoseconds>> acknowledged_;
+  std::chrono::nanoseconds anchor_{0};
   std::chrono::milliseconds floor_{0};
   std::chrono::milliseconds reservation_{0};
   std::chrono::nanoseconds deadline_{0};

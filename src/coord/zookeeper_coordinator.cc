@@ -30,8 +30,9 @@ Status check_zookeeper_options(const ZooKeeperOptions& options) {
   const milliseconds renew_every = std::chrono::duration_cast<milliseconds>(options.lease_ttl) / 3;
   if (options.tick_time / 2 + options.safety_margin >= renew_every) {
     return invalid_argument(fmt::format(
-        "with ZooKeeper the fence leaves tickTime / 2 + lease_safety_margin_ms ({} ms) before "
-        "each renewal is due, which must stay below lease_ttl_s / 3 ({} ms): raise lease_ttl_s",
+        "with ZooKeeper a renewal counts once the next one, sent tickTime / 2 after its answer, "
+        "is acknowledged: tickTime / 2 + lease_safety_margin_ms ({} ms) must stay below "
+        "lease_ttl_s / 3 ({} ms); raise lease_ttl_s",
         (options.tick_time / 2 + options.safety_margin).count(), renew_every.count()));
   }
   return {};

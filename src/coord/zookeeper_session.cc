@@ -175,9 +175,11 @@ Result<std::unique_ptr<ZooKeeperSession>> ZooKeeperSession::open(const ZooKeeper
   if (!options.user.empty()) {
     const std::string credentials = options.user + ":" + options.password;
     auto pending = std::make_shared<Pending>();
-    const int submitted =
-        zoo_add_auth(session->handle_, "digest", credentials.c_str(),
-                     static_cast<int>(credentials.size()), void_done, new PendingRef(pending));
+    auto* ref = new PendingRef(pending);
+    const int submitted = zoo_add_auth(session->handle_, "digest", credentials.c_str(),
+                                       static_cast<int>(credentials.size()), void_done, ref);
+    // The library registers the completion only after these two checks.
+    if (submitted == ZBADARGUMENTS || submitted == ZINVALIDSTATE) delete ref;
     std::unique_lock<std::mutex> lock(pending->mutex);
     const bool answered =
         submitted == ZOK &&
