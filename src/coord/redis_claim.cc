@@ -305,9 +305,42 @@ StepResult RedisClaim::extend_reservation(bool force, milliseconds wanted) {
                         "reservation stays at {}",
                         node_id_, format_time(reservation_))};
   }
+  // Issue below the new reservation only once every replica has it: a
+  // failover to a replica that missed it would hand the id over below it.
+  Status copied = replicated(client_->connections());
+  if (!copied.ok()) return {StepOutcome::kStoreFailed, copied.error().message};
   reservation_ = target;
   deadline_ = sent + options_.lease_ttl - options_.safety_margin;
   republish_ = false;
+  return {};
+}
+
+Status RedisClaim::replicated(std::uint64_t connection) {
+  auto info = client_->command({"INFO", "replication"});
+  if (!info.ok()) return info.error();
+  // Replicas in sync ("slave0:ip=...,state=online,..."): one still loading
+  // its first copy has nothing to lose and nothing to confirm.
+  long long replicas = 0;
+  const std::string_view text = info->text;
+  for (std::size_t at = text.find("\nslave"); at != std::string_view::npos;
+       at = text.find("\nslave", at + 1)) {
+    const std::size_t end = text.find('\n', at + 1);
+    if (text.substr(at, end - at).find("state=online") != std::string_view::npos) ++replicas;
+  }
+  if (replicas == 0) return {};
+  const long long wait_ms = std::max<long long>(
+      1, std::chrono::duration_cast<milliseconds>(options_.request_timeout).count() / 2);
+  auto acknowledged = client_->command({"WAIT", std::to_string(replicas), std::to_string(wait_ms)});
+  if (!acknowledged.ok()) return acknowledged.error();
+  if (client_->connections() != connection) {
+    return Error{ErrorCode::kUnavailable,
+                 "the connection to Redis changed before its replicas confirmed the reservation"};
+  }
+  if (acknowledged->integer < replicas) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("only {} of {} Redis replicas confirmed the reservation within {} ms",
+                             acknowledged->integer, replicas, wait_ms)};
+  }
   return {};
 }
 

@@ -58,6 +58,9 @@ class RedisClaim final : public LeasedClaim {
   // One script: take `node_id` if free. True if it is ours now.
   Result<bool> try_claim(std::uint64_t node_id, std::string* holder);
   std::string ttl_ms() const;
+  // Ok once every replica the server has now confirmed (WAIT) the writes
+  // sent on connection number `connection`; at once without replicas.
+  Status replicated(std::uint64_t connection);
 
   std::unique_ptr<RedisClient> client_;
   RedisOptions options_;

@@ -123,6 +123,7 @@ std::string RedisClient::open(std::size_t index) {
   if (!greetings.empty()) counters_.sign_ins.fetch_add(1, std::memory_order_relaxed);
   context_ = context;
   current_ = index;
+  ++connections_;
   return "";
 }
 

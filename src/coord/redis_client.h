@@ -48,6 +48,9 @@ class RedisClient {
                           const std::vector<std::string>& args);
 
   const StoreCounters& counters() const { return counters_; }
+  // Connections opened so far: a WAIT covers only the writes sent on the
+  // connection it runs on.
+  std::uint64_t connections() const { return connections_; }
 
  private:
   explicit RedisClient(const RedisOptions& options);
@@ -58,6 +61,7 @@ class RedisClient {
   RedisOptions options_;
   redisContext* context_ = nullptr;
   std::size_t current_ = 0;  // endpoint of context_, or the next to try
+  std::uint64_t connections_ = 0;
   StoreCounters counters_;
 };
 

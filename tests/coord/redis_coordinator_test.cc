@@ -277,5 +277,42 @@ TEST_F(RedisFaultTest, KilledAndRestartedStoreKeepsTheReservations) {
   EXPECT_GE(claim->floor, reservation);
 }
 
+// A primary with a replica: a reservation counts only once the replica
+// confirmed it (WAIT), so a failover to the replica cannot hand the id over
+// below what the holder issues. A hung replica stops the reservation from
+// rising; the holder keeps issuing below the last confirmed one.
+TEST_F(RedisFaultTest, AReservationCountsOnlyOnceEveryReplicaHasIt) {
+  test::RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(own_.port())});
+  ASSERT_TRUE(replica.started()) << replica.why();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return cli({"INFO", "replication"}).find("state=online") != std::string::npos;
+      },
+      milliseconds{10000}))
+      << cli({"INFO", "replication"});
+  auto holder = raw_claim(0);
+  auto claimed = holder->claim(std::nullopt);
+  ASSERT_TRUE(claimed.ok()) << claimed.error().message;
+  const milliseconds confirmed = holder->reservation();
+  EXPECT_EQ(replica.cli({"GET", coord::redis_reservation_key(options().cluster, 0)}),
+            std::to_string(confirmed.count()) + "\n");
+
+  replica.pause();
+  const coord::StepResult unconfirmed = holder->extend_reservation(true, wall_now() + seconds{5});
+  EXPECT_EQ(unconfirmed.outcome, coord::StepOutcome::kStoreFailed);
+  EXPECT_NE(unconfirmed.message.find("0 of 1 Redis replicas confirmed"), std::string::npos)
+      << unconfirmed.message;
+  EXPECT_EQ(holder->reservation(), confirmed);
+
+  replica.resume();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return holder->extend_reservation(true, wall_now() + seconds{5}).outcome ==
+               coord::StepOutcome::kDone;
+      },
+      milliseconds{5000}));
+  EXPECT_GT(holder->reservation(), confirmed);
+}
+
 }  // namespace
 }  // namespace snowid
