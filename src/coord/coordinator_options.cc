@@ -124,6 +124,8 @@ OptionRows<CoordinatorOptions> shared_rows() {
        }},
       {"claim_timeout_ms", option::duration(&C::claim_timeout), option::shown(&C::claim_timeout),
        outside_leasing},
+      {"store_request_timeout_ms", option::positive_duration(&C::store_request_timeout),
+       option::shown(&C::store_request_timeout), outside_leasing},
   };
 }
 
@@ -180,6 +182,7 @@ LeaseOptions lease_options(const CoordinatorSetup& setup) {
   o.lease_ttl = config.lease_ttl;
   o.safety_margin = config.lease_safety_margin;
   o.max_peer_clock_offset = config.max_peer_clock_offset;
+  o.request_timeout = config.store_request_timeout;
   o.advertised_addresses = setup.advertised_addresses;
   return o;
 }
@@ -193,6 +196,12 @@ Status check_lease_setup(const CoordinatorSetup& setup) {
     return invalid_argument(fmt::format("lease_safety_margin_ms {} must be below lease_ttl_s {}",
                                         config.lease_safety_margin.count(),
                                         config.lease_ttl.count()));
+  }
+  if (config.store_request_timeout > config.lease_ttl) {
+    // A renewal that may take longer than the lease can never keep it.
+    return invalid_argument(
+        fmt::format("store_request_timeout_ms {} must not exceed lease_ttl_s {}",
+                    config.store_request_timeout.count(), config.lease_ttl.count()));
   }
   return {};
 }

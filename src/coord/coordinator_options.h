@@ -38,6 +38,8 @@ struct CoordinatorOptions {
   std::chrono::milliseconds lease_safety_margin{1000};
   std::chrono::milliseconds max_peer_clock_offset{10000};
   std::chrono::milliseconds claim_timeout{30000};
+  // Deadline of each request to the store (each endpoint tried gets its own).
+  std::chrono::milliseconds store_request_timeout{2000};
 
   // Each store's own section.
   EtcdSettings etcd;

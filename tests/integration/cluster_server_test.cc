@@ -259,7 +259,7 @@ TEST_F(ClusterServerTest, ANodeStartedBeforeEtcdClaimsOnceEtcdIsUp) {
 
 TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
   for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"--coordinator", "zookeeper"},
+       {std::vector<std::string>{"--coordinator", "consul"},
         std::vector<std::string>{"--coordinator", "etcd", "--etcd-endpoints", "nohostport"},
         std::vector<std::string>{"--coordinator", "etcd", "--lease-ttl-s", "1"},
         std::vector<std::string>{"--coordinator", "etcd", "--cluster", "a/b"}}) {

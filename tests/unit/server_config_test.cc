@@ -118,6 +118,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"lease_safety_margin_ms", {"2000", leased}},
       {"max_peer_clock_offset_ms", {"5000", leased}},
       {"claim_timeout_ms", {"1000", leased}},
+      {"store_request_timeout_ms", {"1500", leased}},
       {"etcd_user", {"user", etcd}},
       {"etcd_password", {"password", etcd}},
       {"etcd_tls_ca", {file, etcd}},
