@@ -12,8 +12,9 @@
 #   scripts/fuzz.sh http_parser config   only these targets
 #
 # Time: the number of targets (8) times FUZZ_SECONDS plus a few seconds each,
-# and the first build (about 3 minutes on 2 cores; none after
-# scripts/sanitize.sh, which builds the same directory).
+# divided by the number of cores (one target per core at a time), and the
+# first build (about 3 minutes on 2 cores; none after scripts/sanitize.sh,
+# which builds the same directory).
 # Reproduce a finding: build-asan/tests/fuzz/fuzz_<name> <input file>.
 # Logs: build-asan/fuzz-logs/<name>.log; findings: build-asan/fuzz-findings/.
 set -euo pipefail
@@ -27,31 +28,48 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/snowid-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p build-asan/fuzz-logs build-asan/fuzz-findings
 
+# Runs one target; its report line goes to $scratch/report-<name>, and
+# $scratch/failed-<name> exists if it found a problem.
+run_target() {
+  local name=$1 max_len=$2 dict=$3
+  local corpus=$scratch/corpus/$name log=build-asan/fuzz-logs/$name.log report=$scratch/report-$name
+  mkdir -p "$corpus" "$scratch/tmp/$name"
+  cp -R "tests/fuzz/corpus/$name/." "$corpus/"
+  local args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=25 -rss_limit_mb=2048
+              -print_final_stats=1 -artifact_prefix="build-asan/fuzz-findings/$name-")
+  [[ -n $dict ]] && args+=(-dict="tests/fuzz/$dict")
+  # TMPDIR: the targets' own scratch files (state directories, SQLite, TOML).
+  if TMPDIR=$scratch/tmp/$name build-asan/tests/fuzz/fuzz_"$name" "${args[@]}" "$corpus" \
+      </dev/null >"$log" 2>&1; then
+    local runs
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    echo "fuzz_$name: ok, ${runs:-?} inputs in ${seconds} s, $(grep -o 'cov: [0-9]*' "$log" | tail -1)" \
+      >"$report"
+  else
+    touch "$scratch/failed-$name"
+    {
+      echo "fuzz_$name: FAILED (log: $log)"
+      grep -E '^(==[0-9]+==ERROR|SUMMARY|.*expectation failed|.*runtime error)' "$log" | head -5 || true
+      grep -o 'Test unit written to .*' "$log" | sed 's/^Test unit written to /reproducer: /' || true
+    } >"$report"
+  fi
+}
+
+# One target per core at a time: each libFuzzer process uses one.
 failed=()
 ran=()
 while read -r name max_len dict; do
   [[ -z $name || $name == \#* ]] && continue
   if [[ $# -gt 0 && " $* " != *" $name "* ]]; then continue; fi
   ran+=("$name")
-  corpus=$scratch/corpus/$name
-  mkdir -p "$corpus" "$scratch/tmp/$name"
-  cp -R "tests/fuzz/corpus/$name/." "$corpus/"
-  log=build-asan/fuzz-logs/$name.log
-  args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=25 -rss_limit_mb=2048
-        -print_final_stats=1 -artifact_prefix="build-asan/fuzz-findings/$name-")
-  [[ -n $dict ]] && args+=(-dict="tests/fuzz/$dict")
-  # TMPDIR: the targets' own scratch files (state directories, SQLite, TOML).
-  if TMPDIR=$scratch/tmp/$name build-asan/tests/fuzz/fuzz_"$name" "${args[@]}" "$corpus" \
-      </dev/null >"$log" 2>&1; then
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    echo "fuzz_$name: ok, ${runs:-?} inputs in ${seconds} s, $(grep -o 'cov: [0-9]*' "$log" | tail -1)"
-  else
-    failed+=("$name")
-    echo "fuzz_$name: FAILED (log: $log)"
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|.*expectation failed|.*runtime error)' "$log" | head -5 || true
-    grep -o 'Test unit written to .*' "$log" | sed 's/^Test unit written to /reproducer: /' || true
-  fi
+  while [[ $(jobs -rp | wc -l) -ge $(nproc) ]]; do wait -n || true; done
+  run_target "$name" "$max_len" "$dict" &
 done < build-asan/tests/fuzz/fuzz_targets.txt
+wait
+for name in "${ran[@]}"; do
+  cat "$scratch/report-$name"
+  [[ -e $scratch/failed-$name ]] && failed+=("$name")
+done
 
 for name in "$@"; do
   if [[ " ${ran[*]} " != *" $name "* ]]; then
