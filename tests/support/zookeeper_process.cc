@@ -175,10 +175,6 @@ bool ZooKeeperEnsemble::restart(int server) {
   return wait_until_serving({server});
 }
 
-pid_t ZooKeeperEnsemble::pid(int server) const {
-  return servers_.at(static_cast<std::size_t>(server)).pid;
-}
-
 std::string ZooKeeperEnsemble::log_path(int server) const {
   return dir_.file("zookeeper" + std::to_string(server) + ".log");
 }

@@ -38,7 +38,6 @@ class ZooKeeperEnsemble {
   void resume(int server);  // SIGCONT
   // Starts a killed server again on its ports and data; true once it serves.
   bool restart(int server);
-  pid_t pid(int server) const;
   std::string log(int server) const;
 
  private:
