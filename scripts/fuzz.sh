@@ -11,7 +11,7 @@
 #   FUZZ_SECONDS=30 scripts/fuzz.sh      what scripts/test.sh runs
 #   scripts/fuzz.sh http_parser config   only these targets
 #
-# Time: the number of targets (8) times FUZZ_SECONDS plus a few seconds each,
+# Time: the number of targets (9) times FUZZ_SECONDS plus a few seconds each,
 # divided by the number of cores (one target per core at a time), and the
 # first build (about 3 minutes on 2 cores; none after scripts/sanitize.sh,
 # which builds the same directory).
