@@ -11,6 +11,9 @@ packages=(
   libsqlite3-dev libpq-dev postgresql
   libssl-dev openssl faketime curl etcd-server etcd-client slowhttptest
   libhiredis-dev redis-server redis-tools
+  # Twitter Snowflake's Thrift service: the C++ library and compiler; the
+  # Python client the tests generate with it, and Python's Redis client.
+  libthrift-dev thrift-compiler python3-thrift python3-redis
   libzookeeper-mt-dev zookeeper
   # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
   # packages only recommend it) and llvm-symbolizer for readable crash reports.

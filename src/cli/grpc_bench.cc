@@ -130,12 +130,6 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> credentials(const GrpcBenchOpt
   return grpc::SslCredentials(tls);
 }
 
-std::chrono::nanoseconds percentile(std::vector<std::int64_t>& sorted, double fraction) {
-  if (sorted.empty()) return std::chrono::nanoseconds{0};
-  const auto index = static_cast<std::size_t>(fraction * static_cast<double>(sorted.size() - 1));
-  return std::chrono::nanoseconds{sorted[index]};
-}
-
 }  // namespace
 
 Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
@@ -184,43 +178,17 @@ Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
     latencies.insert(latencies.end(), loop->latencies_ns.begin(), loop->latencies_ns.end());
     received.insert(received.end(), loop->received.begin(), loop->received.end());
   }
-  std::sort(latencies.begin(), latencies.end());
-  report.p50 = percentile(latencies, 0.50);
-  report.p90 = percentile(latencies, 0.90);
-  report.p99 = percentile(latencies, 0.99);
-  report.p999 = percentile(latencies, 0.999);
-  report.max = percentile(latencies, 1.0);
-  if (options.verify) {
-    std::sort(received.begin(), received.end());
-    for (std::size_t i = 1; i < received.size(); ++i) {
-      if (received[i] == received[i - 1]) ++report.duplicates;
-    }
-  }
+  set_latencies(report, latencies);
+  if (options.verify) report.duplicates = count_duplicates(received);
   return report;
 }
 
 std::string format_report(const GrpcBenchOptions& options, const GrpcBenchReport& report) {
-  const double seconds = report.elapsed.count();
-  auto ms = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; };
-  std::uint64_t failed = 0;
-  for (const auto& [code, count] : report.failures) failed += count;
-  std::string text = fmt::format(
-      "target {}: {}, {} calls in flight on {} connections, {:.1f} s\n",
-      options.target, options.batch == 0 ? "NextId" : fmt::format("NextIds({})", options.batch),
-      options.concurrency, options.channels, seconds);
-  text += fmt::format("calls     {} ok, {} failed, {:.0f} calls/s\n", report.calls_ok, failed,
-                      static_cast<double>(report.calls_ok) / seconds);
-  text += fmt::format("IDs       {} received, {:.0f} IDs/s\n", report.ids,
-                      static_cast<double>(report.ids) / seconds);
-  text += fmt::format("latency   p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms, p99.9 {:.3f} ms, "
-                      "max {:.3f} ms\n",
-                      ms(report.p50), ms(report.p90), ms(report.p99), ms(report.p999),
-                      ms(report.max));
-  for (const auto& [code, count] : report.failures) {
-    text += fmt::format("failed    {}: {}\n", code, count);
-  }
-  if (options.verify) text += fmt::format("verify    {} duplicate IDs\n", report.duplicates);
-  return text;
+  return fmt::format("target {}: {}, {} calls in flight on {} connections, {:.1f} s\n",
+                     options.target,
+                     options.batch == 0 ? "NextId" : fmt::format("NextIds({})", options.batch),
+                     options.concurrency, options.channels, report.elapsed.count()) +
+         format_load(report, options.verify);
 }
 
 }  // namespace snowid::cli

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "load_report.h"
 #include "snowid/error.h"
 
 namespace snowid::cli {
@@ -26,14 +27,7 @@ struct GrpcBenchOptions {
   bool verify = false;
 };
 
-struct GrpcBenchReport {
-  std::uint64_t calls_ok = 0;
-  std::map<std::string, std::uint64_t> failures;  // status code name -> calls
-  std::uint64_t ids = 0;
-  std::chrono::duration<double> elapsed{0};
-  std::chrono::nanoseconds p50{0}, p90{0}, p99{0}, p999{0}, max{0};
-  std::uint64_t duplicates = 0;  // only with verify
-};
+using GrpcBenchReport = LoadReport;
 
 // Runs the load. Errors: bad options (kInvalidArgument), or the server not
 // answering a first call (kUnavailable).

@@ -28,6 +28,7 @@
 #include "snowid/layout.h"
 #include "snowid/time_text.h"
 #include "state_commands.h"
+#include "thrift_bench.h"
 
 namespace snowid::cli {
 namespace {
@@ -263,12 +264,15 @@ int run_layout(bool json, const LayoutArgs& layout_args) {
   return 0;
 }
 
-int run_bench_grpc(GrpcBenchOptions options, double seconds) {
+// Runs a `snowid bench` load of `options` for `seconds` and prints its report;
+// exit 1 if a call failed or an ID came twice.
+template <typename Options>
+int run_bench(Options options, double seconds, Result<LoadReport> (*run_load)(const Options&)) {
   if (!(seconds > 0 && seconds <= 3600)) {
     usage_error(invalid_argument("--duration must be in (0, 3600] seconds"));
   }
   options.duration = std::chrono::milliseconds{static_cast<std::int64_t>(seconds * 1000)};
-  auto report = run_grpc_bench(options);
+  auto report = run_load(options);
   if (!report.ok()) {
     if (report.error().code == ErrorCode::kInvalidArgument) usage_error(report.error());
     failure(report.error());
@@ -356,6 +360,22 @@ int run(int argc, char** argv) {
                          "PEM file of the CA that signed snowidd's certificate (enables TLS)");
   bench_grpc->add_flag("--verify", bench_options.verify,
                        "Keep every ID and report duplicates (memory: 8 bytes per ID)");
+  ThriftBenchOptions thrift_options;
+  double thrift_seconds = 5;
+  auto* bench_thrift = bench->add_subcommand(
+      "thrift",
+      "Call get_id of the Thrift listener on several connections; report calls/s, latency");
+  bench_thrift->add_option("--host", thrift_options.host, "snowidd's Thrift address")
+      ->default_str("127.0.0.1");
+  bench_thrift->add_option("--port", thrift_options.port, "snowidd's Thrift port")
+      ->default_str("7609");
+  bench_thrift->add_option("--duration", thrift_seconds, "Seconds of load")->default_str("5");
+  bench_thrift
+      ->add_option("--connections", thrift_options.connections,
+                   "Connections, each with one call in flight")
+      ->default_str("16");
+  bench_thrift->add_flag("--verify", thrift_options.verify,
+                         "Keep every ID and report duplicates (memory: 8 bytes per ID)");
   ClusterCommands cluster(app);
   NodeIdCommand node_id(app, layout_args);
   SegmentCommands segment(app);
@@ -376,7 +396,8 @@ int run(int argc, char** argv) {
       return run_gen(gen_args, layout_args);
     }
     if (node_id.parsed()) return node_id.run();
-    if (bench_grpc->parsed()) return run_bench_grpc(bench_options, bench_seconds);
+    if (bench_grpc->parsed()) return run_bench(bench_options, bench_seconds, run_grpc_bench);
+    if (bench_thrift->parsed()) return run_bench(thrift_options, thrift_seconds, run_thrift_bench);
     if (auto code = cluster.run()) return *code;
     if (auto code = state.run()) return *code;
     if (segment.parsed()) return segment.run();

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "coordinator_factory.h"
+#include "listener.h"
 #include "snowid/decode.h"
 #include "snowid/segment_store.h"
 #include "snowid/time_text.h"
@@ -91,6 +92,8 @@ const Rows& options() {
       lift(&C::http, http_thread_rows()),
       lift(&C::grpc, grpc_connection_rows()),
       lift(&C::http, http_request_rows()),
+      lift(&C::thrift, thrift_rows()),
+      lift(&C::resp, resp_rows()),
       access_rows(),
       lift(&C::audit, audit_rows()),
       segment_store_rows(),
@@ -319,6 +322,7 @@ Result<ResolvedConfig> resolve_config(const ServerConfig& config) {
   if (config.grpc.max_connections < 1) {
     return invalid_argument("grpc_max_connections must be at least 1");
   }
+  if (Status listeners = check_listener_options(config); !listeners.ok()) return listeners.error();
   if (g.state_dir.empty()) return invalid_argument("state_dir must not be empty");
   if (!config.coordinator.peers.empty() && !http.tls_cert.empty()) {
     return invalid_argument("peers are asked over plain HTTP: not with tls_cert and tls_key");

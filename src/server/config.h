@@ -15,11 +15,13 @@
 #include "generator_config.h"
 #include "grpc_options.h"
 #include "http_options.h"
+#include "resp_options.h"
 #include "segment_config.h"
 #include "snowid/error.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
 #include "snowid/segment.h"
+#include "thrift_options.h"
 
 namespace snowid::server {
 
@@ -30,6 +32,8 @@ using snowid::Endpoint;
 struct ServerConfig {
   HttpOptions http;
   GrpcOptions grpc;
+  ThriftOptions thrift;  // off unless `thrift` names an address
+  RespOptions resp;      // off unless `resp` names an address
   GeneratorConfig generator;
   CoordinatorOptions coordinator;
   std::uint32_t max_batch = 10000;

@@ -29,13 +29,22 @@ std::uint64_t open_descriptors() {
 }  // namespace
 
 std::string DescriptorBudget::describe() const {
-  return fmt::format(
-      "open-file limit {}, {} in use, {} kept spare: http up to {} connections, "
-      "grpc up to {}",
-      limit, in_use, kSpareDescriptors, http_connections, grpc_connections);
+  std::string shares;
+  for (const auto& [protocol, share] : connections) {
+    shares += fmt::format(", {} up to {} connections", protocol, share);
+  }
+  return fmt::format("open-file limit {}, {} in use, {} kept spare{}", limit, in_use,
+                     kSpareDescriptors, shares);
 }
 
-DescriptorBudget plan_descriptors(const ServerConfig& config) {
+std::int64_t DescriptorBudget::connections_for(std::string_view protocol) const {
+  for (const auto& [name, share] : connections) {
+    if (name == protocol) return share;
+  }
+  return 1;
+}
+
+DescriptorBudget plan_descriptors(const std::vector<std::pair<std::string, std::int64_t>>& wanted) {
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;
@@ -46,8 +55,7 @@ DescriptorBudget plan_descriptors(const ServerConfig& config) {
     }
   }
   DescriptorBudget budget;
-  budget.http_connections = config.http.max_connections;
-  budget.grpc_connections = config.grpc.max_connections;
+  budget.connections = wanted;
   budget.in_use = open_descriptors();
   if (files.rlim_cur == RLIM_INFINITY) {
     budget.limit = UINT64_MAX;
@@ -55,17 +63,17 @@ DescriptorBudget plan_descriptors(const ServerConfig& config) {
   }
   budget.limit = files.rlim_cur;
   const std::uint64_t reserved = budget.in_use + kSpareDescriptors;
-  const std::uint64_t room = budget.limit > reserved ? budget.limit - reserved : 2;
-  const auto wanted = static_cast<std::uint64_t>(config.http.max_connections) +
-                      static_cast<std::uint64_t>(config.grpc.max_connections);
-  if (wanted <= room) return budget;
+  const std::uint64_t room = budget.limit > reserved ? budget.limit - reserved : wanted.size();
+  std::uint64_t total = 0;
+  for (const auto& share : wanted) total += static_cast<std::uint64_t>(share.second);
+  if (total <= room) return budget;
   budget.reduced = true;
-  const std::uint64_t grpc_share = std::max<std::uint64_t>(1, room / 4);
-  budget.grpc_connections = static_cast<std::int64_t>(
-      std::min<std::uint64_t>(grpc_share, static_cast<std::uint64_t>(config.grpc.max_connections)));
-  budget.http_connections = static_cast<std::int64_t>(std::max<std::uint64_t>(
-      1, std::min<std::uint64_t>(room - static_cast<std::uint64_t>(budget.grpc_connections),
-                                 static_cast<std::uint64_t>(config.http.max_connections))));
+  for (auto& share : budget.connections) {
+    // room * share / total without overflow: both factors are below 2^32.
+    const auto part = static_cast<long double>(room) * static_cast<long double>(share.second) /
+                      static_cast<long double>(total);
+    share.second = std::max<std::int64_t>(1, static_cast<std::int64_t>(part));
+  }
   return budget;
 }
 

@@ -5,12 +5,16 @@
 // At start the soft limit is raised to the hard one; then, beside the
 // descriptors open now and kSpareDescriptors kept free (state file writes,
 // the segment store, etcd, gRPC's own), each listener gets a connection
-// limit: max_connections for HTTP and grpc_max_connections for gRPC, or, if
-// both do not fit, shares of what does (HTTP three quarters), logged.
+// limit: its configured one (max_connections for HTTP, grpc_max_connections
+// for gRPC, …), or, if they do not all fit, a share of what does in
+// proportion to the configured limits (at least one each), logged.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "config.h"
 
@@ -19,13 +23,17 @@ namespace snowid::server {
 struct DescriptorBudget {
   std::uint64_t limit = 0;   // the soft open-file limit in force
   std::uint64_t in_use = 0;  // descriptors open when it was made
-  std::int64_t http_connections = 0;
-  std::int64_t grpc_connections = 0;
+  // Open connections each listener may hold, by protocol ("http", …).
+  std::vector<std::pair<std::string, std::int64_t>> connections;
   std::string describe() const;  // for the log
   bool reduced = false;          // the configured limits did not fit
+
+  // The share of `protocol`; 1 for a protocol not planned for.
+  std::int64_t connections_for(std::string_view protocol) const;
 };
 
-// Raises the soft open-file limit to the hard one and divides it.
-DescriptorBudget plan_descriptors(const ServerConfig& config);
+// Raises the soft open-file limit to the hard one and divides it between
+// the listeners, each wanting its configured connection limit (by protocol).
+DescriptorBudget plan_descriptors(const std::vector<std::pair<std::string, std::int64_t>>& wanted);
 
 }  // namespace snowid::server

@@ -254,7 +254,7 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   port = listener->local_endpoint().port();
   impl_->acceptor.emplace(std::move(*listener));
   impl_->max_connections =
-      static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.grpc_connections));
+      static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.connections_for("grpc")));
   impl_->accept();
   impl_->sweep_every_period();
   impl_->thread = std::thread([this] { impl_->io.run(); });

@@ -20,7 +20,7 @@ class GrpcServer final : public Listener {
 
   std::string_view protocol() const override { return "grpc"; }
   // Starts serving on the configured endpoint with at most
-  // descriptors.grpc_connections open connections (plain text; see
+  // descriptors.connections_for("grpc") open connections (plain text; see
   // grpc_service.cc); returns the bound one.
   Result<Endpoint> start(const DescriptorBudget& descriptors) override;
   // Stops accepting calls and waits up to half a second for running ones.

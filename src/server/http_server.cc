@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "connection_workers.h"
 #include "http_request_parser.h"
 #include "http_routes.h"
 
@@ -28,71 +29,13 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 namespace {
 
 std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
 
-// How often a connection thread looks for connections past their deadline.
-// Timeouts fire up to this much late; in exchange, moving a deadline is a
-// plain store, not a timer operation on every request.
-constexpr std::chrono::milliseconds kSweepPeriod{200};
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
-// How long the acceptor waits after a failed accept() before the next.
-constexpr std::chrono::milliseconds kAcceptRetryPeriod{100};
-// What a connection thread needs to know of a connection to time it out.
-class Connection {
- public:
-  virtual ~Connection() = default;
-  // Closes the socket now; pending operations end with an error.
-  virtual void close() = 0;
-  // The connection must make progress (a request's next bytes, or the
-  // answer's) by this time.
-  SteadyTime deadline() const { return deadline_; }
-  // True while waiting for the first byte of a request, nothing to write.
-  bool idle() const { return idle_; }
-
- protected:
-  SteadyTime deadline_{};
-  bool idle_ = false;
-};
-
-// A connection thread: an io_context of its own and the connections on it.
-// Everything here but `draining` is touched only from `thread`.
-struct Worker {
-  // Declared before `io`, so the list outlives connections destroyed with it.
-  std::list<Connection*> connections;
-  asio::io_context io{1};
-  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-  asio::steady_timer sweeper{io};
-  std::atomic<bool> draining{false};
-  std::thread thread;
-  // Where requests that may wait for the clock run, so that this thread
-  // keeps serving its other connections (the server's, shared by workers).
-  asio::thread_pool* waiters = nullptr;
-
-  void sweep_every_period() {
-    sweeper.expires_after(kSweepPeriod);
-    sweeper.async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
-      sweep();
-      sweep_every_period();
-    });
-  }
-
-  // Closes connections past their deadline and, while draining, idle ones.
-  // close() only cancels operations; connections leave the list later, from
-  // their own handlers, so iterating here is safe.
-  void sweep() {
-    const SteadyTime now = std::chrono::steady_clock::now();
-    const bool drain = draining.load(std::memory_order_relaxed);
-    for (Connection* connection : connections) {
-      if (now >= connection->deadline() || (drain && connection->idle())) connection->close();
-    }
-  }
-};
 
 // One connection over Stream (a TCP socket, or TLS over one). Reads into its
 // buffer, parses every complete request in it (pipelined requests are
@@ -311,36 +254,7 @@ Result<std::unique_ptr<ssl::context>> load_tls(const ServerConfig& config) {
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(asio::io_context& io, IdService& id_service)
-      : service(id_service), acceptor(io), accept_retry(io) {}
-
-  void accept() {
-    Worker& worker = *workers[next_worker++ % workers.size()];
-    acceptor.async_accept(worker.io, [self = shared_from_this(), &worker](
-                                         beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (ec) return self->accept_later(ec);
-      self->accept_failing = false;
-      self->admit(std::move(socket), worker);
-      self->accept();
-    });
-  }
-
-  // accept() failed, most likely for want of file descriptors (something
-  // other than HTTP connections holds them). The connection stays queued, so
-  // accepting again at once fails again at once, a loop that would keep the
-  // acceptor's thread busy; instead, try again a little later.
-  void accept_later(const beast::error_code& ec) {
-    if (!accept_failing) {
-      spdlog::warn("http: cannot accept a connection: {}; retrying every {} ms", ec.message(),
-                   kAcceptRetryPeriod.count());
-    }
-    accept_failing = true;
-    accept_retry.expires_after(kAcceptRetryPeriod);
-    accept_retry.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
-      if (!error && self->acceptor.is_open()) self->accept();
-    });
-  }
+  explicit Impl(IdService& id_service) : service(id_service) {}
 
   // Runs on the acceptor's thread; the connection then moves to `worker`.
   void admit(tcp::socket socket, Worker& worker) {
@@ -389,20 +303,23 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   IdService& service;
-  tcp::acceptor acceptor;
-  asio::steady_timer accept_retry;
-  bool accept_failing = false;  // the last accept() failed; logged once per streak
+  std::shared_ptr<TcpAcceptor> acceptor;
   std::unique_ptr<ssl::context> tls;
   std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
-  std::vector<std::unique_ptr<Worker>> workers;
   // Requests that may wait for the clock (wait policy) run here, off the
   // workers' threads; each waits at most max_wait.
   asio::thread_pool waiters{4};
-  std::size_t next_worker = 0;
+  WorkerPool workers;
 };
 
 HttpServer::HttpServer(asio::io_context& acceptor_io, IdService& service)
-    : impl_(std::make_shared<Impl>(acceptor_io, service)) {}
+    : impl_(std::make_shared<Impl>(service)) {
+  impl_->acceptor =
+      std::make_shared<TcpAcceptor>(acceptor_io, "http", impl_->workers,
+                                    [impl = impl_.get()](tcp::socket socket, Worker& worker) {
+                                      impl->admit(std::move(socket), worker);
+                                    });
+}
 
 HttpServer::~HttpServer() { stop(); }
 
@@ -413,44 +330,18 @@ Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
     if (!tls.ok()) return tls.error();
     impl_->tls = std::move(*tls);
   }
-  const Endpoint& wanted = config.http.endpoint;
-  beast::error_code ec;
-  const auto address = asio::ip::make_address(wanted.host, ec);
-  if (ec) {
-    return invalid_argument(fmt::format("http: '{}' is not an IP address", wanted.host));
-  }
-  const tcp::endpoint endpoint(address, wanted.port);
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    // The configured address cannot be used (in use, not ours): bad input, exit 2.
-    return invalid_argument(
-        fmt::format("http: cannot listen on {}: {}", wanted.text(), ec.message()));
-  }
-  impl_->max_connections = descriptors.http_connections;
-  for (int i = 0; i < config.http.io_threads; ++i) {
-    auto& worker = impl_->workers.emplace_back(std::make_unique<Worker>());
-    if (config.generator.clock_policy == ClockPolicy::kWait) worker->waiters = &impl_->waiters;
-    worker->sweep_every_period();
-    worker->thread = std::thread([&io = worker->io] { io.run(); });
-  }
-  impl_->accept();
-  return Endpoint{wanted.host, acceptor.local_endpoint().port()};
+  auto port = impl_->acceptor->listen(config.http.endpoint);
+  if (!port.ok()) return port.error();
+  impl_->max_connections = descriptors.connections_for("http");
+  const bool may_wait = config.generator.clock_policy == ClockPolicy::kWait;
+  impl_->workers.start(config.http.io_threads, may_wait ? &impl_->waiters : nullptr);
+  impl_->acceptor->start();
+  return Endpoint{config.http.endpoint.host, *port};
 }
 
 void HttpServer::stop_accepting() {
-  asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
-    beast::error_code ec;
-    impl->acceptor.close(ec);
-    impl->accept_retry.cancel();
-  });
-  for (auto& worker : impl_->workers) {
-    worker->draining = true;
-    asio::post(worker->io, [w = worker.get()] { w->sweep(); });
-  }
+  impl_->acceptor->close();
+  impl_->workers.drain();
 }
 
 std::int64_t HttpServer::open_connections() const {
@@ -458,13 +349,7 @@ std::int64_t HttpServer::open_connections() const {
 }
 
 void HttpServer::stop() {
-  for (auto& worker : impl_->workers) {
-    worker->work.reset();
-    worker->io.stop();
-  }
-  for (auto& worker : impl_->workers) {
-    if (worker->thread.joinable()) worker->thread.join();
-  }
+  impl_->workers.stop();
   impl_->waiters.join();
 }
 

@@ -26,8 +26,8 @@ class HttpServer final : public Listener {
 
   std::string_view protocol() const override { return "http"; }
   // Loads the TLS certificate if configured, listens on the configured
-  // endpoint with at most descriptors.http_connections open connections,
-  // and starts the connection threads; returns the bound endpoint.
+  // endpoint with at most descriptors.connections_for("http") open
+  // connections, and starts the connection threads; returns the bound endpoint.
   Result<Endpoint> start(const DescriptorBudget& descriptors) override;
   // Stops accepting and starts closing connections that wait for a request;
   // connections finish the request they are reading or answering.

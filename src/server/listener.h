@@ -10,7 +10,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config.h"
@@ -45,5 +47,12 @@ class Listener {
 // thread's io_context (signals, timers, HTTP's acceptor).
 std::vector<std::unique_ptr<Listener>> make_listeners(boost::asio::io_context& main_io,
                                                       IdService& service);
+
+// The connection limit each listener `config` turns on wants, by protocol,
+// for plan_descriptors().
+std::vector<std::pair<std::string, std::int64_t>> wanted_connections(const ServerConfig& config);
+
+// Each listener's own checks of its options (validate() asks them).
+Status check_listener_options(const ServerConfig& config);
 
 }  // namespace snowid::server

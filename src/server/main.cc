@@ -146,11 +146,12 @@ struct Subsystems {
 // state directory and generator), the peer check, the segment store.
 Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved, Subsystems& out) {
   // Raises the soft open-file limit and shares it between the listeners.
-  out.descriptors = plan_descriptors(config);
+  out.descriptors = plan_descriptors(wanted_connections(config));
   if (out.descriptors.reduced) {
     spdlog::warn(
-        "descriptors: {}; max_connections and grpc_max_connections do not fit: raise "
-        "the limit (ulimit -n, LimitNOFILE=) to allow them",
+        "descriptors: {}; the listeners' connection limits (max_connections, "
+        "grpc_max_connections, …) do not fit: raise the limit (ulimit -n, LimitNOFILE=) to allow "
+        "them",
         out.descriptors.describe());
   } else {
     spdlog::info("descriptors: {}", out.descriptors.describe());

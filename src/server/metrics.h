@@ -27,6 +27,14 @@ enum class Route {
 inline constexpr std::size_t kRouteCount = 12;
 std::string_view route_name(Route route);
 
+// Metrics a subsystem keeps and renders itself (a listener's own),
+// appended to /metrics; render() may be called from any thread.
+class MetricsSource {
+ public:
+  virtual ~MetricsSource() = default;
+  virtual void render(std::string& out) const = 0;
+};
+
 class Metrics {
  public:
   static constexpr std::size_t kMaxAgents = 100;

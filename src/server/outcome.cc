@@ -8,6 +8,10 @@ std::string_view protocol_name(Protocol protocol) {
       return "http";
     case Protocol::kGrpc:
       return "grpc";
+    case Protocol::kThrift:
+      return "thrift";
+    case Protocol::kResp:
+      return "resp";
   }
   return "other";
 }

@@ -15,9 +15,9 @@
 namespace snowid::server {
 
 // The protocols snowidd serves, as the `protocol` label names them.
-enum class Protocol : std::uint8_t { kHttp, kGrpc };
-inline constexpr std::size_t kProtocolCount = 2;
-std::string_view protocol_name(Protocol protocol);  // "http", "grpc"
+enum class Protocol : std::uint8_t { kHttp, kGrpc, kThrift, kResp };
+inline constexpr std::size_t kProtocolCount = 4;
+std::string_view protocol_name(Protocol protocol);  // "http", "grpc", "thrift", "resp"
 
 // What a request asked for, whatever protocol carried it.
 enum class Call : std::uint8_t { kNextId, kNextIds, kSegment, kDecode, kInfo };

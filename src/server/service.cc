@@ -141,6 +141,7 @@ IdService::IdService(ServerConfig config, std::unique_ptr<Node> node)
                        {"grpc", config_.grpc.endpoint.text()}} {}
 
 void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint) {
+  std::lock_guard lock(listeners_mutex_);
   for (auto& [name, address] : bound_endpoints_) {
     if (name == protocol) {
       address = endpoint.text();
@@ -236,7 +237,10 @@ Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& 
   out.uptime = std::chrono::steady_clock::now() - started_;
   out.ids_issued = metrics_.ids_issued();
   out.max_batch = config_.max_batch;
-  out.listeners = bound_endpoints_;
+  {
+    std::lock_guard lock(listeners_mutex_);
+    out.listeners = bound_endpoints_;
+  }
   out.cluster = node_->coordinator_stats();
   out.segments.reset();
   if (segments_ != nullptr) {
@@ -289,7 +293,16 @@ std::string IdService::metrics_text() const {
   }
   extra += node_->cluster_metrics();
   if (segments_ != nullptr) extra += segment_metrics(*segments_, kMaxSegmentTagsExported);
+  {
+    std::lock_guard lock(listeners_mutex_);
+    for (const auto& source : metrics_sources_) source->render(extra);
+  }
   return metrics_.render(extra);
+}
+
+void IdService::add_metrics_source(std::shared_ptr<const MetricsSource> source) {
+  std::lock_guard lock(listeners_mutex_);
+  metrics_sources_.push_back(std::move(source));
 }
 
 }  // namespace snowid::server

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -164,6 +165,8 @@ class IdService {
   void set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint);
 
   std::string metrics_text() const;
+  // Adds a listener's own metrics to metrics_text(), from then on.
+  void add_metrics_source(std::shared_ptr<const MetricsSource> source);
 
  private:
   Answer check_agent(std::string_view agent) const;
@@ -176,7 +179,11 @@ class IdService {
   std::unique_ptr<AuditLog> audit_log_;
   Metrics metrics_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  // Listeners start while others serve: their addresses and metrics are
+  // added under this lock.
+  mutable std::mutex listeners_mutex_;
   std::vector<std::pair<std::string, std::string>> bound_endpoints_;
+  std::vector<std::shared_ptr<const MetricsSource>> metrics_sources_;
 };
 
 }  // namespace snowid::server

@@ -1,10 +1,14 @@
 // snowidd's audit log, checked by the real `snowid check --audit`: every ID
-// sent over HTTP and gRPC is covered, across kill -9 and restarts; a log
+// sent over HTTP, gRPC, Thrift and RESP is covered, across kill -9 and restarts; a log
 // that cannot be opened stops the start; a write that fails answers 503
 // and lets no unaudited ID out.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 #include <signal.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
 
 #include <atomic>
 #include <fstream>
@@ -12,6 +16,7 @@
 #include <regex>
 #include <thread>
 
+#include "Snowflake.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -86,8 +91,8 @@ class AuditTest : public ::testing::Test {
   }
 };
 
-TEST_F(AuditTest, EveryIdSentOverHttpAndGrpcIsAudited) {
-  start();
+TEST_F(AuditTest, EveryIdSentOverEveryProtocolIsAudited) {
+  start({"--thrift", "127.0.0.1:0", "--resp", "127.0.0.1:0"});
   const int port = server->port();
   Received received;
   for (int i = 0; i < 30; ++i) received.add_json("http-id", http_get(port, "/v1/id"));
@@ -112,17 +117,44 @@ TEST_F(AuditTest, EveryIdSentOverHttpAndGrpcIsAudited) {
     ASSERT_TRUE(stub->NextIds(context().get(), request, &many).ok());
     for (auto id : many.ids()) received.ids.emplace_back("grpc-ids", static_cast<Id>(id));
   }
-  ASSERT_EQ(received.ids.size(), 30u + 25000 + 100 + 20 + 30 + 15000);
+  // Twitter's Thrift service, through the C++ client thrift-compiler generates.
+  {
+    const int thrift_port = std::stoi(test::digits_after(server->log(), "thrift 127.0.0.1:"));
+    auto socket = std::make_shared<apache::thrift::transport::TSocket>("127.0.0.1", thrift_port);
+    auto transport = std::make_shared<apache::thrift::transport::TFramedTransport>(socket);
+    thrift::SnowflakeClient client(
+        std::make_shared<apache::thrift::protocol::TBinaryProtocol>(transport));
+    transport->open();
+    for (int i = 0; i < 25; ++i) received.ids.emplace_back("thrift", client.get_id("audited"));
+  }
+  // The Redis protocol, through hiredis.
+  {
+    const int resp_port = std::stoi(test::digits_after(server->log(), "resp 127.0.0.1:"));
+    redisContext* redis = redisConnect("127.0.0.1", resp_port);
+    ASSERT_TRUE(redis != nullptr && redis->err == 0);
+    for (int i = 0; i < 12; ++i) {
+      auto* reply =
+          static_cast<redisReply*>(redisCommand(redis, i < 10 ? "SNOWID.ID" : "SNOWID.IDS 500"));
+      ASSERT_TRUE(reply != nullptr);
+      if (reply->type == REDIS_REPLY_INTEGER) received.ids.emplace_back("resp-id", reply->integer);
+      for (std::size_t e = 0; e < reply->elements; ++e) {
+        received.ids.emplace_back("resp-ids", reply->element[e]->integer);
+      }
+      freeReplyObject(reply);
+    }
+    redisFree(redis);
+  }
+  ASSERT_EQ(received.ids.size(), 30u + 25000 + 100 + 20 + 30 + 15000 + 25 + 10 + 1000);
 
   ProcessResult r = check(received);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("from 6 sources"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("from 9 sources"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 incarnation,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("missing           0"), std::string::npos) << r.out;
 
   // One record per single-ID request, at least one per block of the batches.
   const long records = metric("snowid_audit_records_total");
-  EXPECT_GE(records, 30 + 5 * 2 + 1 + 20 + 30 + 5);
+  EXPECT_GE(records, 30 + 5 * 2 + 1 + 20 + 30 + 5 + 25 + 10 + 2);
   EXPECT_EQ(metric("snowid_audit_write_errors_total"), 0);
   const auto info = nlohmann::json::parse(http_get(port, "/v1/info").body);
   EXPECT_EQ(info["audit_log"]["path"], log_path);

@@ -87,6 +87,7 @@ struct OptionCase {
 
 const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
   const auto always = [](const Mode&) { return true; };
+  const auto never = [](const Mode&) { return false; };
   const auto etcd = [](const Mode& m) { return m.coordinator == "etcd"; };
   const auto redis = [](const Mode& m) { return m.coordinator == "redis"; };
   const auto zookeeper = [](const Mode& m) { return m.coordinator == "zookeeper"; };
@@ -98,6 +99,19 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"io_threads", {"3", always}},
       {"max_connections", {"500", always}},
       {"grpc_max_connections", {"100", always}},
+      // The options of the Thrift and RESP listeners apply only while the
+      // listener is on, which no mode below turns on.
+      {"thrift", {"127.0.0.1:7610", always}},
+      {"thrift_max_connections", {"100", never}},
+      {"thrift_idle_timeout_ms", {"1000", never}},
+      {"thrift_max_frame_bytes", {"4096", never}},
+      {"thrift_insecure", {"true", never}},
+      {"resp", {"127.0.0.1:6380", always}},
+      {"resp_max_connections", {"100", never}},
+      {"resp_idle_timeout_ms", {"1000", never}},
+      {"resp_max_pending_bytes", {"65536", never}},
+      {"resp_max_bulk_bytes", {"4096", never}},
+      {"resp_max_arguments", {"64", never}},
       {"max_header_bytes", {"4096", always}},
       {"max_body_bytes", {"2048", always}},
       {"idle_timeout_ms", {"1000", always}},

@@ -1,0 +1,35 @@
+#include "resp_options.h"
+
+namespace snowid::server {
+
+OptionRows<RespOptions> resp_rows() {
+  OptionRows<RespOptions> rows =
+      lift(&RespOptions::listener, stream_listener_rows(kRespOptionNames, 1 << 30));
+  const OptionScope<RespOptions> while_on = [](const RespOptions& o) {
+    return o.listener.endpoint ? std::string() : "resp = \"ADDR:PORT\"";
+  };
+  rows.push_back({"resp_max_bulk_bytes",
+                  option::number(&RespOptions::max_bulk_bytes, std::uint32_t{512} << 20),
+                  option::shown(&RespOptions::max_bulk_bytes), while_on});
+  rows.push_back({"resp_max_arguments",
+                  option::number(&RespOptions::max_arguments, std::uint32_t{1} << 20),
+                  option::shown(&RespOptions::max_arguments), while_on});
+  return rows;
+}
+
+Status check_resp_options(const RespOptions& options) {
+  if (Status s = check_stream_listener(options.listener, kRespOptionNames); !s.ok()) return s;
+  if (!options.listener.endpoint) return {};
+  if (options.max_arguments < 8) {
+    // HELLO 3 AUTH user password SETNAME name: what clients send at connect.
+    return invalid_argument("resp_max_arguments must be at least 8");
+  }
+  if (options.max_bulk_bytes < 256)
+    return invalid_argument("resp_max_bulk_bytes must be at least 256");
+  if (options.max_bulk_bytes > options.listener.max_pending_bytes) {
+    return invalid_argument("resp_max_bulk_bytes must not exceed resp_max_pending_bytes");
+  }
+  return {};
+}
+
+}  // namespace snowid::server

@@ -1,0 +1,533 @@
+#include "resp_service.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+
+#include "info_json.h"
+#include "resp_reply.h"
+#include "resp_request_parser.h"
+#include "snowid/decode.h"
+#include "snowid/time_text.h"
+#include "stream_server.h"
+
+namespace snowid::server {
+
+namespace {
+
+// Redis's limits for a connection that has not authenticated yet.
+constexpr std::size_t kUnauthenticatedArguments = 10;
+constexpr std::size_t kUnauthenticatedBulkBytes = 16 * 1024;
+// An inline command (telnet) is one line of at most this many bytes.
+constexpr std::size_t kMaxInlineBytes = 64 * 1024;
+// The protocol level snowidd speaks, as INFO and HELLO report it to clients
+// that check a server version before using a command.
+constexpr std::string_view kRedisProtocolVersion = "7.0.0";
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// A decimal integer argument, as Redis reads one: optional '-', digits, no
+// spaces, within int64.
+std::optional<std::int64_t> integer_argument(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// The commands, counted by name in snowid_resp_commands_total; kOther last.
+enum Command : std::size_t {
+  kIncr,
+  kIncrBy,
+  kSnowidId,
+  kSnowidIds,
+  kSnowidDecode,
+  kSnowidInfo,
+  kPing,
+  kEcho,
+  kHello,
+  kAuth,
+  kClient,
+  kSelect,
+  kQuit,
+  kCommandCommand,
+  kInfo,
+  kOther,
+};
+const std::vector<std::string>& command_names() {
+  static const std::vector<std::string> names{
+      "incr", "incrby",  "snowid.id", "snowid.ids", "snowid.decode", "snowid.info",
+      "ping", "echo",    "hello",     "auth",       "client",        "select",
+      "quit", "command", "info",      "other"};
+  return names;
+}
+
+// COMMAND's description of each command: name, arity (negative: at least),
+// flags, first key, last key, key step.
+struct CommandDoc {
+  Command command;
+  std::int64_t arity;
+  std::string_view flags;
+  std::int64_t first_key;
+};
+constexpr std::array<CommandDoc, 15> kCommandDocs{{
+    {kIncr, 2, "write fast", 1},
+    {kIncrBy, 3, "write fast", 1},
+    {kSnowidId, 1, "fast", 0},
+    {kSnowidIds, 2, "fast", 0},
+    {kSnowidDecode, 2, "fast", 0},
+    {kSnowidInfo, 1, "fast", 0},
+    {kPing, -1, "fast", 0},
+    {kEcho, 2, "fast", 0},
+    {kHello, -1, "noauth fast", 0},
+    {kAuth, -2, "noauth fast", 0},
+    {kClient, -2, "", 0},
+    {kSelect, 2, "fast", 0},
+    {kQuit, -1, "noauth fast", 0},
+    {kCommandCommand, -1, "", 0},
+    {kInfo, -1, "", 0},
+}};
+
+Command command_of(std::string_view name) {
+  const auto& names = command_names();
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    if (same_name(name, names[i])) return static_cast<Command>(i);
+  }
+  return kOther;
+}
+
+// What every connection of the listener shares.
+struct RespShared {
+  explicit RespShared(IdService& id_service) : service(id_service) {}
+  IdService& service;
+  std::atomic<std::int64_t> next_client_id{1};  // CLIENT ID's numbers
+};
+
+// One connection: its protocol version, authentication, agent, and the
+// parser's state.
+class RespConnection final : public StreamHandler {
+ public:
+  RespConnection(std::shared_ptr<RespShared> shared, std::shared_ptr<StreamMetrics> metrics)
+      : shared_(std::move(shared)),
+        metrics_(std::move(metrics)),
+        service_(shared_->service),
+        options_(service_.config().resp),
+        token_required_(!service_.config().bearer_token.empty()),
+        client_id_(shared_->next_client_id.fetch_add(1)) {}
+
+  Step consume(std::string_view input, std::string& output) override {
+    Step step;
+    RespReply reply(output);
+    reply.set_resp3(resp3_);
+    while (output.size() <= kMaxGatheredAnswerBytes && step.consumed < input.size()) {
+      const auto outcome = parser_.parse(input.substr(step.consumed), limits());
+      if (outcome == RespRequestParser::Outcome::kNeedMore) break;
+      if (outcome == RespRequestParser::Outcome::kError) {
+        // The stream can no longer be framed: answer, then close, as Redis does.
+        reply.error("ERR " + parser_.error());
+        step.close = true;
+        return step;
+      }
+      step.consumed += parser_.consumed();
+      const auto& arguments = parser_.arguments();
+      if (arguments.empty()) continue;  // an empty command is ignored
+      if (!run(arguments, reply)) {
+        step.close = true;
+        return step;
+      }
+      reply.set_resp3(resp3_);
+    }
+    return step;
+  }
+
+ private:
+  RespLimits limits() const {
+    RespLimits l;
+    l.max_bulk_bytes = options_.max_bulk_bytes;
+    l.max_arguments = options_.max_arguments;
+    l.max_inline_bytes =
+        std::min<std::size_t>(kMaxInlineBytes, options_.listener.max_pending_bytes);
+    if (token_required_ && !authenticated_) {
+      l.max_bulk_bytes = std::min(l.max_bulk_bytes, kUnauthenticatedBulkBytes);
+      l.max_arguments = std::min(l.max_arguments, kUnauthenticatedArguments);
+    }
+    return l;
+  }
+
+  using Arguments = std::vector<std::string_view>;
+
+  // Answers one command; false to close the connection after the answer.
+  bool run(const Arguments& args, RespReply& reply) {
+    const Command command = command_of(args[0]);
+    metrics_->count_command(command);
+    if (token_required_ && !authenticated_ && command != kAuth && command != kHello &&
+        command != kQuit) {
+      reply.error("NOAUTH Authentication required.");
+      return true;
+    }
+    switch (command) {
+      case kIncr:
+        return arity(args, 2, 2, reply) && (incr(args[1], 1, reply), true);
+      case kIncrBy:
+        return arity(args, 3, 3, reply) && (incrby(args, reply), true);
+      case kSnowidId:
+        return arity(args, 1, 1, reply) && (next_ids(1, false, reply), true);
+      case kSnowidIds:
+        return arity(args, 2, 2, reply) && (snowid_ids(args[1], reply), true);
+      case kSnowidDecode:
+        return arity(args, 2, 2, reply) && (decode(args[1], reply), true);
+      case kSnowidInfo:
+        return arity(args, 1, 1, reply) && (info(reply), true);
+      case kPing:
+        if (!arity(args, 1, 2, reply)) return true;
+        args.size() == 2 ? reply.bulk(args[1]) : reply.status("PONG");
+        return true;
+      case kEcho:
+        if (arity(args, 2, 2, reply)) reply.bulk(args[1]);
+        return true;
+      case kHello:
+        hello(args, reply);
+        return true;
+      case kAuth:
+        if (!arity(args, 2, 3, reply)) return true;
+        args.size() == 2 ? auth("default", args[1], reply) : auth(args[1], args[2], reply);
+        return true;
+      case kClient:
+        if (arity(args, 2, 64, reply)) client(args, reply);
+        return true;
+      case kSelect:
+        if (!arity(args, 2, 2, reply)) return true;
+        args[1] == "0" ? reply.status("OK") : reply.error("ERR DB index is out of range");
+        return true;
+      case kQuit:
+        reply.status("OK");
+        return false;
+      case kCommandCommand:
+        command_docs(args, reply);
+        return true;
+      case kInfo:
+        server_info(reply);
+        return true;
+      case kOther:
+        break;
+    }
+    reply.error(fmt::format("ERR unknown command '{}', with args beginning with: {}",
+                            printable(args[0]), args.size() > 1 ? printable(args[1]) : ""));
+    return true;
+  }
+
+  // Redis's error for a wrong number of arguments unless min <= size <= max.
+  static bool arity(const Arguments& args, std::size_t min, std::size_t max, RespReply& reply) {
+    if (args.size() >= min && args.size() <= max) return true;
+    reply.error(fmt::format("ERR wrong number of arguments for '{}' command", printable(args[0])));
+    return false;
+  }
+
+  // At most 64 printable bytes of client text, for an error message.
+  static std::string printable(std::string_view text) {
+    std::string out;
+    for (char c : text.substr(0, 64)) out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+    return out;
+  }
+
+  std::optional<std::string_view> authorization() const {
+    if (!token_required_) return std::nullopt;
+    return authorization_;
+  }
+
+  // The Answer's refusal as a RESP error: the outcome's word, then the reason.
+  static void refuse(const Answer& answer, RespReply& reply) {
+    std::string_view code = "ERR";
+    if (answer.outcome == Outcome::kUnauthenticated) code = "NOAUTH";
+    if (answer.outcome == Outcome::kUnavailable) code = "UNAVAILABLE";
+    reply.error(fmt::format("{} {}", code, answer.message));
+  }
+
+  // Runs `issue` (returning an Answer) and counts it as a call of the service.
+  template <typename Issue>
+  Answer counted(Call call, Issue&& issue) {
+    const auto begin = std::chrono::steady_clock::now();
+    Answer answer = issue();
+    service_.count(Protocol::kResp, call, answer.outcome, std::chrono::steady_clock::now() - begin);
+    return answer;
+  }
+
+  // `count` consecutive numbers of the tag; their last as an integer.
+  void incr(std::string_view tag, std::int64_t count, RespReply& reply) {
+    numbers_.clear();
+    SegmentRequest request{authorization(), agent_, tag, std::nullopt};
+    if (count > 1) request.count = static_cast<std::uint64_t>(count);
+    Answer answer = counted(Call::kSegment, [&] {
+      // Numbers from one request may span two ranges; INCRBY's caller takes
+      // the n numbers up to the one returned as its own, so they must be
+      // consecutive. A batch that is not is given up (its numbers are
+      // skipped, never reissued) and taken again, from the new range.
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        numbers_.clear();
+        Answer a = service_.next_segment_ids(request, numbers_);
+        if (!a.ok() || numbers_.back() - numbers_.front() == count - 1) return a;
+      }
+      return Answer{Outcome::kInvalidArgument,
+                    fmt::format("cannot reserve {} consecutive numbers of tag {}: ask for fewer "
+                                "than the tag's step",
+                                count, printable(tag))};
+    });
+    if (!answer.ok()) return refuse(answer, reply);
+    reply.integer(numbers_.back());
+  }
+
+  void incrby(const Arguments& args, RespReply& reply) {
+    const auto count = integer_argument(args[2]);
+    if (!count) return reply.error("ERR value is not an integer or out of range");
+    if (*count < 1)
+      return reply.error("ERR increment must be at least 1: numbers are only handed out");
+    if (static_cast<std::uint64_t>(*count) > service_.config().max_batch) {
+      return reply.error(fmt::format("ERR increment {} exceeds max_batch {}", *count,
+                                     service_.config().max_batch));
+    }
+    incr(args[1], *count, reply);
+  }
+
+  void snowid_ids(std::string_view count_text, RespReply& reply) {
+    const auto count = integer_argument(count_text);
+    if (!count || *count < 1) return reply.error("ERR count must be a positive integer");
+    next_ids(static_cast<std::uint64_t>(*count), true, reply);
+  }
+
+  void next_ids(std::uint64_t count, bool as_array, RespReply& reply) {
+    IdRequest request{authorization(), agent_, count};
+    if (!as_array) {
+      Id id = 0;
+      const Answer answer = counted(Call::kNextId, [&] { return service_.next_id(request, id); });
+      if (!answer.ok()) return refuse(answer, reply);
+      return reply.integer(id);
+    }
+    ids_.clear();
+    const Answer answer = counted(Call::kNextIds, [&] { return service_.next_ids(request, ids_); });
+    if (!answer.ok()) return refuse(answer, reply);
+    reply.array(ids_.size());
+    for (Id id : ids_) reply.integer(id);
+  }
+
+  void decode(std::string_view text, RespReply& reply) {
+    IdFields fields;
+    const Answer answer = counted(Call::kDecode, [&] {
+      auto id = parse_id(text);
+      if (!id.ok()) return Answer{Outcome::kInvalidArgument, id.error().message};
+      return service_.decode(authorization(), static_cast<std::uint64_t>(*id), fields);
+    });
+    if (!answer.ok()) return refuse(answer, reply);
+    reply.map(5);
+    reply.bulk("timestamp_ms");
+    reply.integer(fields.timestamp.count());
+    reply.bulk("time");
+    reply.bulk(format_time(fields.timestamp));
+    reply.bulk("datacenter_id");
+    reply.integer(static_cast<std::int64_t>(fields.datacenter));
+    reply.bulk("worker_id");
+    reply.integer(static_cast<std::int64_t>(fields.worker));
+    reply.bulk("sequence");
+    reply.integer(static_cast<std::int64_t>(fields.sequence));
+  }
+
+  void info(RespReply& reply) {
+    NodeInfo node;
+    const Answer answer =
+        counted(Call::kInfo, [&] { return service_.info(authorization(), node); });
+    if (!answer.ok()) return refuse(answer, reply);
+    reply.bulk(info_json(node).dump());
+  }
+
+  // AUTH [user] password: the user, if given, must be "default".
+  void auth(std::string_view user, std::string_view password, RespReply& reply) {
+    if (!token_required_) {
+      return reply.error(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+    }
+    if (!check_password(user, password)) {
+      return reply.error("WRONGPASS invalid username-password pair or user is disabled.");
+    }
+    reply.status("OK");
+  }
+
+  // Whether user and password are the default user's and the bearer token;
+  // if so, the connection is authenticated from now on.
+  bool check_password(std::string_view user, std::string_view password) {
+    const std::string candidate = fmt::format("Bearer {}", password);
+    const bool ok = user == "default" && service_.authorize(candidate).ok();
+    if (ok) {
+      authenticated_ = true;
+      authorization_ = candidate;
+    }
+    return ok;
+  }
+
+  // HELLO [protover [AUTH user password] [SETNAME name]].
+  void hello(const Arguments& args, RespReply& reply) {
+    std::optional<std::int64_t> version;
+    if (args.size() >= 2) {
+      version = integer_argument(args[1]);
+      if (!version) return reply.error("ERR Protocol version is not an integer or out of range");
+      if (*version != 2 && *version != 3)
+        return reply.error("NOPROTO unsupported protocol version");
+    }
+    std::optional<std::string_view> name;
+    for (std::size_t i = 2; i < args.size(); ++i) {
+      if (same_name(args[i], "AUTH") && i + 2 < args.size()) {
+        // Without a token any password is the default user's, as in Redis.
+        if (token_required_ && !check_password(args[i + 1], args[i + 2])) {
+          return reply.error("WRONGPASS invalid username-password pair or user is disabled.");
+        }
+        i += 2;
+      } else if (same_name(args[i], "SETNAME") && i + 1 < args.size()) {
+        name = args[++i];
+      } else {
+        return reply.error(
+            fmt::format("ERR Syntax error in HELLO option '{}'", printable(args[i])));
+      }
+    }
+    if (token_required_ && !authenticated_) {
+      return reply.error(
+          "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+          "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+          "select the RESP protocol version at the same time");
+    }
+    if (name && !set_name(*name, reply)) return;
+    if (version) resp3_ = *version == 3;
+    reply.set_resp3(resp3_);
+    reply.map(7);
+    reply.bulk("server");
+    reply.bulk("snowid");
+    reply.bulk("version");
+    reply.bulk(kRedisProtocolVersion);
+    reply.bulk("proto");
+    reply.integer(resp3_ ? 3 : 2);
+    reply.bulk("id");
+    reply.integer(client_id_);
+    reply.bulk("mode");
+    reply.bulk("standalone");
+    reply.bulk("role");
+    reply.bulk("master");
+    reply.bulk("modules");
+    reply.array(0);
+  }
+
+  // The connection's agent, by HTTP's rule (an empty name clears it).
+  bool set_name(std::string_view name, RespReply& reply) {
+    if (!name.empty() && !valid_agent(name)) {
+      reply.error("ERR client name must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
+      return false;
+    }
+    agent_ = std::string(name);
+    return true;
+  }
+
+  void client(const Arguments& args, RespReply& reply) {
+    const std::string_view sub = args[1];
+    if (same_name(sub, "SETNAME") && args.size() == 3) {
+      if (set_name(args[2], reply)) reply.status("OK");
+    } else if (same_name(sub, "GETNAME") && args.size() == 2) {
+      agent_.empty() ? reply.null() : reply.bulk(agent_);
+    } else if (same_name(sub, "ID") && args.size() == 2) {
+      reply.integer(client_id_);
+    } else if (same_name(sub, "SETINFO") && args.size() == 4) {
+      reply.status("OK");  // lib-name / lib-ver: accepted, not kept
+    } else if ((same_name(sub, "NO-EVICT") || same_name(sub, "NO-TOUCH")) && args.size() == 3) {
+      reply.status("OK");  // nothing here is evicted or touched
+    } else if (same_name(sub, "INFO") && args.size() == 2) {
+      reply.bulk(fmt::format("id={} name={} resp={}\n", client_id_, agent_, resp3_ ? 3 : 2));
+    } else {
+      reply.error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'",
+                              printable(sub)));
+    }
+  }
+
+  // COMMAND, COMMAND COUNT, COMMAND INFO name…, COMMAND DOCS [name…].
+  void command_docs(const Arguments& args, RespReply& reply) {
+    const auto& names = command_names();
+    auto describe = [&](const CommandDoc& doc) {
+      reply.array(6);
+      reply.bulk(names[doc.command]);
+      reply.integer(doc.arity);
+      std::vector<std::string_view> flags;
+      for (std::string_view rest = doc.flags; !rest.empty();) {
+        const auto space = rest.find(' ');
+        flags.push_back(rest.substr(0, space));
+        rest = space == std::string_view::npos ? "" : rest.substr(space + 1);
+      }
+      reply.array(flags.size());
+      for (auto flag : flags) reply.status(flag);
+      reply.integer(doc.first_key);
+      reply.integer(doc.first_key);
+      reply.integer(doc.first_key == 0 ? 0 : 1);
+    };
+    if (args.size() == 1) {
+      reply.array(kCommandDocs.size());
+      for (const CommandDoc& doc : kCommandDocs) describe(doc);
+    } else if (same_name(args[1], "COUNT") && args.size() == 2) {
+      reply.integer(static_cast<std::int64_t>(kCommandDocs.size()));
+    } else if (same_name(args[1], "INFO")) {
+      reply.array(args.size() - 2);
+      for (std::size_t i = 2; i < args.size(); ++i) {
+        const Command c = command_of(args[i]);
+        const auto doc = std::find_if(kCommandDocs.begin(), kCommandDocs.end(),
+                                      [c](const CommandDoc& d) { return d.command == c; });
+        doc == kCommandDocs.end() ? reply.null() : describe(*doc);
+      }
+    } else if (same_name(args[1], "DOCS")) {
+      reply.map(0);  // no documentation served: clients fall back to their own
+    } else {
+      reply.error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'",
+                              printable(args[1])));
+    }
+  }
+
+  // INFO [section]: the server section, whatever was asked.
+  void server_info(RespReply& reply) {
+    NodeInfo node;
+    const bool known = service_.info(authorization(), node).ok();
+    reply.bulk(fmt::format(
+        "# Server\r\nredis_version:{}\r\nsnowid_version:{}\r\nredis_mode:standalone\r\n"
+        "process_id:{}\r\nuptime_in_seconds:{}\r\nids_issued:{}\r\n",
+        kRedisProtocolVersion, kVersion, ::getpid(),
+        known ? static_cast<std::int64_t>(node.uptime.count()) : 0, known ? node.ids_issued : 0));
+  }
+
+  std::shared_ptr<RespShared> shared_;
+  std::shared_ptr<StreamMetrics> metrics_;
+  IdService& service_;
+  const RespOptions& options_;
+  const bool token_required_;
+  const std::int64_t client_id_;
+  RespRequestParser parser_;
+  bool resp3_ = false;
+  bool authenticated_ = false;
+  std::string authorization_;  // "Bearer <token>" once authenticated
+  std::string agent_;          // CLIENT SETNAME's name; empty: none
+  std::vector<Id> ids_;
+  std::vector<std::int64_t> numbers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Listener> make_resp_listener(boost::asio::io_context& acceptor_io,
+                                             IdService& service) {
+  auto metrics = std::make_shared<StreamMetrics>("resp", command_names());
+  auto shared = std::make_shared<RespShared>(service);
+  return std::make_unique<StreamServer>(
+      acceptor_io, service, "resp", service.config().resp.listener, metrics,
+      [shared, metrics] { return std::make_unique<RespConnection>(shared, metrics); });
+}
+
+}  // namespace snowid::server

@@ -1,0 +1,50 @@
+#include "stream_listener_options.h"
+
+#include <boost/asio/ip/address.hpp>
+
+namespace snowid::server {
+
+namespace {
+
+using Options = StreamListenerOptions;
+
+}  // namespace
+
+OptionRows<Options> stream_listener_rows(const StreamListenerOptionNames& names,
+                                         std::uint32_t max_pending_bytes_bound) {
+  // "" while the listener is on, else where its options would apply.
+  const std::string endpoint_name = names.endpoint;
+  OptionScope<Options> while_on = [endpoint_name](const Options& o) {
+    return o.endpoint ? std::string() : endpoint_name + " = \"ADDR:PORT\"";
+  };
+  return {
+      optional_endpoint_row(names.endpoint, &Options::endpoint),
+      {names.max_connections, option::number(&Options::max_connections, 1'000'000),
+       option::shown(&Options::max_connections), while_on},
+      {names.idle_timeout, option::duration(&Options::idle_timeout),
+       option::shown(&Options::idle_timeout), while_on},
+      {names.max_pending_bytes,
+       option::number(&Options::max_pending_bytes, max_pending_bytes_bound),
+       option::shown(&Options::max_pending_bytes), while_on},
+  };
+}
+
+bool is_loopback(const std::string& host) {
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
+Status check_stream_listener(const StreamListenerOptions& options,
+                             const StreamListenerOptionNames& names) {
+  if (!options.endpoint) return {};
+  if (options.max_connections < 1) {
+    return invalid_argument(fmt::format("{} must be at least 1", names.max_connections));
+  }
+  if (options.max_pending_bytes < 64) {
+    return invalid_argument(fmt::format("{} must be at least 64", names.max_pending_bytes));
+  }
+  return {};
+}
+
+}  // namespace snowid::server

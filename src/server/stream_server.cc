@@ -1,0 +1,259 @@
+#include "stream_server.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+
+#include "connection_workers.h"
+
+namespace snowid::server {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr std::size_t kReadChunkBytes = 16 * 1024;
+
+}  // namespace
+
+StreamMetrics::StreamMetrics(std::string protocol, std::vector<std::string> commands)
+    : protocol_(std::move(protocol)),
+      names_(std::move(commands)),
+      commands_(new std::atomic<std::uint64_t>[names_.size()]) {
+  for (std::size_t i = 0; i < names_.size(); ++i) commands_[i] = 0;
+}
+
+void StreamMetrics::render(std::string& out) const {
+  const std::string& p = protocol_;
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP snowid_{0}_open_connections Open {0} connections.\n"
+                 "# TYPE snowid_{0}_open_connections gauge\n"
+                 "snowid_{0}_open_connections {1}\n"
+                 "# HELP snowid_{0}_refused_connections_total {0} connections refused at "
+                 "{0}_max_connections.\n"
+                 "# TYPE snowid_{0}_refused_connections_total counter\n"
+                 "snowid_{0}_refused_connections_total {2}\n",
+                 p, open_.load(), refused_.load());
+  if (names_.empty()) return;
+  fmt::format_to(std::back_inserter(out),
+                 "# HELP snowid_{0}_commands_total {0} commands received, by name.\n"
+                 "# TYPE snowid_{0}_commands_total counter\n",
+                 p);
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    fmt::format_to(std::back_inserter(out), "snowid_{}_commands_total{{command=\"{}\"}} {}\n", p,
+                   names_[i], commands_[i].load(std::memory_order_relaxed));
+  }
+}
+
+namespace {
+
+// One connection: see stream_server.h for its life.
+class StreamSession : public Connection, public std::enable_shared_from_this<StreamSession> {
+ public:
+  StreamSession(tcp::socket socket, Worker& worker, IdService& service,
+                const StreamListenerOptions& options, StreamMetrics& metrics,
+                std::unique_ptr<StreamHandler> handler)
+      : socket_(std::move(socket)),
+        worker_(worker),
+        service_(service),
+        options_(options),
+        metrics_(metrics),
+        handler_(std::move(handler)) {
+    position_ = worker_.connections.insert(worker_.connections.end(), this);
+  }
+  ~StreamSession() override {
+    worker_.connections.erase(position_);
+    metrics_.open_connections().fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void start() { wait_for_request(); }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    socket_.close(ignored);
+  }
+
+ private:
+  void wait_for_request() {
+    if (worker_.draining.load(std::memory_order_relaxed)) return close();
+    idle_ = true;
+    const auto idle = options_.idle_timeout;
+    deadline_ = idle.count() == 0 ? SteadyTime::max() : std::chrono::steady_clock::now() + idle;
+    read();
+  }
+
+  void read() {
+    if (in_.size() >= options_.max_pending_bytes) {
+      // A request that does not fit: it cannot be answered, nor skipped.
+      spdlog::debug("{}: closing a connection whose request exceeds {} bytes", metrics_.protocol(),
+                    options_.max_pending_bytes);
+      return close();
+    }
+    const std::size_t room =
+        std::min<std::size_t>(kReadChunkBytes, options_.max_pending_bytes - in_.size());
+    const std::size_t old_size = in_.size();
+    in_.resize(old_size + room);
+    socket_.async_read_some(asio::buffer(in_.data() + old_size, room),
+                            [self = shared_from_this(), old_size](
+                                const boost::system::error_code& ec, std::size_t bytes) {
+                              self->in_.resize(old_size + (ec ? 0 : bytes));
+                              if (ec) return self->close();  // end, reset, timeout, shutdown
+                              if (self->idle_) {
+                                // A request has begun: the read timeout applies to it.
+                                self->idle_ = false;
+                                self->deadline_ = std::chrono::steady_clock::now() +
+                                                  self->service_.config().http.read_timeout;
+                              }
+                              self->answer();
+                            });
+  }
+
+  // Answers what is complete in the buffer, on this thread or, if a request
+  // may wait for the clock, on a waiter thread (then nothing else of this
+  // connection runs meanwhile: reading stops, the sweeper may only close).
+  void answer() {
+    if (worker_.waiters != nullptr && service_.node().generator().may_wait_for_clock()) {
+      deadline_ = std::chrono::steady_clock::now() + service_.config().generator.max_wait +
+                  service_.config().http.read_timeout;
+      asio::post(*worker_.waiters, [self = shared_from_this()]() mutable {
+        const StreamHandler::Step step = self->handler_->consume(self->in_, self->out_);
+        // The reference moves back with the answer: the waiter thread must
+        // never hold the last one (the session must leave its worker's list
+        // on its connection thread).
+        auto executor = self->socket_.get_executor();
+        asio::post(executor, [self = std::move(self), step] { self->after(step); });
+      });
+      return;
+    }
+    after(handler_->consume(in_, out_));
+  }
+
+  void after(const StreamHandler::Step& step) {
+    if (closed_) return;
+    in_.erase(0, step.consumed);
+    close_after_write_ = close_after_write_ || step.close;
+    if (!out_.empty()) return write();
+    if (close_after_write_) return close();
+    if (in_.empty()) return wait_for_request();
+    read();
+  }
+
+  void write() {
+    deadline_ = std::chrono::steady_clock::now() + service_.config().http.read_timeout;
+    asio::async_write(
+        socket_, asio::buffer(out_),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+          self->out_.clear();
+          if (ec || self->close_after_write_) return self->close();
+          // Pipelined requests left over from a full write first.
+          if (!self->in_.empty()) return self->answer();
+          self->wait_for_request();
+        });
+  }
+
+  tcp::socket socket_;
+  Worker& worker_;
+  IdService& service_;
+  const StreamListenerOptions& options_;
+  StreamMetrics& metrics_;
+  std::unique_ptr<StreamHandler> handler_;
+  std::list<Connection*>::iterator position_;
+  std::string in_;
+  std::string out_;
+  bool close_after_write_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
+  Impl(IdService& id_service, std::string name, StreamListenerOptions listener_options,
+       std::shared_ptr<StreamMetrics> listener_metrics, NewHandler make_handler)
+      : service(id_service),
+        protocol(std::move(name)),
+        options(std::move(listener_options)),
+        metrics(std::move(listener_metrics)),
+        new_handler(std::move(make_handler)) {}
+
+  // On the acceptor's thread; the connection then moves to `worker`.
+  void admit(tcp::socket socket, Worker& worker) {
+    if (metrics->open_connections().load() >= max_connections) {
+      metrics->refused_connections().fetch_add(1, std::memory_order_relaxed);
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      return;
+    }
+    metrics->open_connections().fetch_add(1, std::memory_order_relaxed);
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    asio::post(worker.io, [self = shared_from_this(), &worker,
+                           socket = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+      std::make_shared<StreamSession>(std::move(*socket), worker, self->service, self->options,
+                                      *self->metrics, self->new_handler())
+          ->start();
+    });
+  }
+
+  IdService& service;
+  std::string protocol;
+  StreamListenerOptions options;
+  std::shared_ptr<StreamMetrics> metrics;
+  NewHandler new_handler;
+  std::shared_ptr<TcpAcceptor> acceptor;
+  std::int64_t max_connections = 1;
+  // Requests that may wait for the clock (wait policy) run here.
+  asio::thread_pool waiters{2};
+  WorkerPool workers;
+};
+
+StreamServer::StreamServer(asio::io_context& acceptor_io, IdService& service, std::string protocol,
+                           StreamListenerOptions options, std::shared_ptr<StreamMetrics> metrics,
+                           NewHandler new_handler)
+    : protocol_(protocol),
+      impl_(std::make_shared<Impl>(service, std::move(protocol), std::move(options),
+                                   std::move(metrics), std::move(new_handler))) {
+  impl_->acceptor =
+      std::make_shared<TcpAcceptor>(acceptor_io, protocol_, impl_->workers,
+                                    [impl = impl_.get()](tcp::socket socket, Worker& worker) {
+                                      impl->admit(std::move(socket), worker);
+                                    });
+}
+
+StreamServer::~StreamServer() { stop(); }
+
+Result<Endpoint> StreamServer::start(const DescriptorBudget& descriptors) {
+  const ServerConfig& config = impl_->service.config();
+  const Endpoint& wanted = *impl_->options.endpoint;
+  auto port = impl_->acceptor->listen(wanted);
+  if (!port.ok()) return port.error();
+  impl_->max_connections = descriptors.connections_for(protocol_);
+  impl_->service.add_metrics_source(impl_->metrics);
+  const bool may_wait = config.generator.clock_policy == ClockPolicy::kWait;
+  impl_->workers.start(config.http.io_threads, may_wait ? &impl_->waiters : nullptr);
+  impl_->acceptor->start();
+  return Endpoint{wanted.host, *port};
+}
+
+void StreamServer::stop_accepting() {
+  impl_->acceptor->close();
+  impl_->workers.drain();
+}
+
+std::int64_t StreamServer::open_connections() const {
+  return impl_->metrics->open_connections().load();
+}
+
+void StreamServer::stop() {
+  impl_->workers.stop();
+  impl_->waiters.join();
+}
+
+}  // namespace snowid::server

@@ -1,0 +1,103 @@
+// A request/response protocol over plain TCP (Thrift's framed binary
+// protocol, RESP) served by snowidd: the connection handling every such
+// listener shares, with its protocol behind StreamHandler.
+//
+// Each connection reads into a buffer of at most max_pending_bytes, lets its
+// handler answer every complete request at the front (pipelined requests are
+// answered in order, their answers gathered into one write), writes, and
+// reads again. A connection is closed when its handler says so (after the
+// answer is written), when the peer closes, when a request does not fit
+// max_pending_bytes, at the idle timeout between requests (if any), and at
+// the HTTP read timeout while a request or an answer is under way (a slow
+// client cannot hold a connection). Past max_connections a new connection
+// is closed at once. Connection threads: io_threads, as HTTP's.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "listener.h"
+#include "service.h"
+#include "stream_listener_options.h"
+
+namespace snowid::server {
+
+// Answers at most this many bytes for one write; the rest of the pipelined
+// requests are answered after it.
+inline constexpr std::size_t kMaxGatheredAnswerBytes = 64 * 1024;
+
+// One connection's protocol state; lives on one thread at a time.
+class StreamHandler {
+ public:
+  virtual ~StreamHandler() = default;
+
+  struct Step {
+    // Bytes at the front of the input that were complete requests, now
+    // answered; the rest is kept for the next call, with more appended.
+    std::size_t consumed = 0;
+    // Close the connection once the output is written (a request that
+    // cannot be framed, QUIT).
+    bool close = false;
+  };
+  // Answers the complete requests at the front of `input`, appending the
+  // answers to `output`, until none is left or output holds more than
+  // kMaxGatheredAnswerBytes.
+  virtual Step consume(std::string_view input, std::string& output) = 0;
+};
+
+// A stream listener's own metrics: its connections and, for protocols with
+// named commands, how often each was called. Rendered into /metrics.
+class StreamMetrics : public MetricsSource {
+ public:
+  // `commands`: the names counted by index (count_command); the last one
+  // stands for every other name.
+  StreamMetrics(std::string protocol, std::vector<std::string> commands);
+
+  void count_command(std::size_t index) {
+    commands_[index < names_.size() ? index : names_.size() - 1].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+  const std::string& protocol() const { return protocol_; }
+  std::atomic<std::int64_t>& open_connections() { return open_; }
+  std::atomic<std::uint64_t>& refused_connections() { return refused_; }
+
+  void render(std::string& out) const override;
+
+ private:
+  std::string protocol_;
+  std::vector<std::string> names_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> commands_;
+  std::atomic<std::int64_t> open_{0};
+  std::atomic<std::uint64_t> refused_{0};
+};
+
+class StreamServer final : public Listener {
+ public:
+  using NewHandler = std::function<std::unique_ptr<StreamHandler>()>;
+
+  // `protocol` names the listener ("thrift", "resp"); `options.endpoint` is
+  // set. `new_handler` makes each connection's handler (on its thread).
+  StreamServer(boost::asio::io_context& acceptor_io, IdService& service, std::string protocol,
+               StreamListenerOptions options, std::shared_ptr<StreamMetrics> metrics,
+               NewHandler new_handler);
+  ~StreamServer() override;
+
+  std::string_view protocol() const override { return protocol_; }
+  Result<Endpoint> start(const DescriptorBudget& descriptors) override;
+  void stop_accepting() override;
+  std::int64_t open_connections() const override;
+  void stop() override;
+
+ private:
+  struct Impl;
+  std::string protocol_;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace snowid::server

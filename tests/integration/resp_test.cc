@@ -1,0 +1,319 @@
+// snowidd's RESP listener (the Redis protocol) over real sockets, with real
+// clients: redis-cli and redis-benchmark (redis-tools), Python's redis
+// package over RESP2 and RESP3, hiredis from C++, and hostile byte streams.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "id_checks.h"
+#include "server_process.h"
+#include "snowid/decode.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using test::ServerProcess;
+
+std::vector<std::string> resp_args(const test::TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.end(), {"--resp", "127.0.0.1:0", "--state-dir", dir.file("state"),
+                           "--segment-auto-create", "true"});
+  return args;
+}
+
+std::unique_ptr<ServerProcess> start(const test::TempDir& dir, std::vector<std::string> args = {}) {
+  auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, resp_args(dir, std::move(args)));
+  EXPECT_TRUE(server->started()) << server->log();
+  return server;
+}
+
+int resp_port(const ServerProcess& server) {
+  const std::string port = test::digits_after(server.log(), "resp 127.0.0.1:");
+  return port.empty() ? 0 : std::stoi(port);
+}
+
+// redis-cli's output for one command (stdout; trailing newline removed).
+std::string cli(int port, std::vector<std::string> command) {
+  std::vector<std::string> argv{"/usr/bin/redis-cli", "-p", std::to_string(port)};
+  argv.insert(argv.end(), command.begin(), command.end());
+  const auto r = test::run_process(argv);
+  std::string out = r.out + r.err;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// A hiredis connection.
+struct Hiredis {
+  explicit Hiredis(int port) : context(redisConnect("127.0.0.1", port)) {}
+  ~Hiredis() { redisFree(context); }
+  // The reply to one command; its type and integer or text.
+  struct Reply {
+    int type = 0;
+    long long integer = 0;
+    std::string text;
+    std::vector<long long> integers;  // of an array
+  };
+  Reply command(const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    auto* raw = static_cast<redisReply*>(
+        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+    Reply reply;
+    if (raw == nullptr) return reply;
+    reply.type = raw->type;
+    reply.integer = raw->integer;
+    if (raw->str != nullptr) reply.text.assign(raw->str, raw->len);
+    for (std::size_t i = 0; i < raw->elements; ++i)
+      reply.integers.push_back(raw->element[i]->integer);
+    freeReplyObject(raw);
+    return reply;
+  }
+  redisContext* context;
+};
+
+// What a raw connection received for `bytes` within a second, and whether
+// the server closed it.
+struct Exchange {
+  std::string received;
+  bool closed = false;
+};
+Exchange exchange(int port, const std::string& bytes) {
+  Exchange out;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return out;
+  }
+  timeval timeout{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n > 0) {
+      out.received.append(buffer, static_cast<std::size_t>(n));
+      continue;
+    }
+    out.closed = n == 0 || errno == ECONNRESET;
+    break;
+  }
+  ::close(fd);
+  return out;
+}
+
+class RespTest : public ::testing::Test {
+ protected:
+  test::TempDir dir;
+};
+
+TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
+  std::string last;
+  {
+    auto server = start(dir);
+    const int port = resp_port(*server);
+    ASSERT_GT(port, 0) << server->log();
+    EXPECT_EQ(cli(port, {"INCR", "orders"}), "1");
+    EXPECT_EQ(cli(port, {"INCR", "orders"}), "2");
+    EXPECT_EQ(cli(port, {"incr", "orders"}), "3");
+    EXPECT_EQ(cli(port, {"INCRBY", "orders", "5"}), "8");
+    last = cli(port, {"INCR", "orders"});
+    server->signal(SIGTERM);
+    EXPECT_EQ(server->wait(), 0);
+  }
+  auto again = start(dir);
+  const int port = resp_port(*again);
+  EXPECT_GT(std::stoll(cli(port, {"INCR", "orders"})), std::stoll(last));
+  // SNOWID.IDS: five increasing IDs.
+  const auto lines = test::split_lines(cli(port, {"SNOWID.IDS", "5"}));
+  ASSERT_EQ(lines.size(), 5u);
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    EXPECT_GT(std::stoll(lines[i]), std::stoll(lines[i - 1]));
+  EXPECT_GT(std::stoll(cli(port, {"SNOWID.ID"})), std::stoll(lines.back()));
+  EXPECT_EQ(cli(port, {"PING"}), "PONG");
+  EXPECT_EQ(cli(port, {"ECHO", "hello there"}), "hello there");
+  EXPECT_EQ(cli(port, {"SELECT", "0"}), "OK");
+  EXPECT_EQ(cli(port, {"SELECT", "1"}), "ERR DB index is out of range");
+  EXPECT_EQ(cli(port, {"GET", "orders"}).rfind("ERR unknown command 'GET'", 0), 0u);
+  EXPECT_EQ(cli(port, {"SNOWID.IDS", "0"}), "ERR count must be a positive integer");
+  EXPECT_EQ(cli(port, {"INCRBY", "orders", "-1"}).rfind("ERR increment must be", 0), 0u);
+  EXPECT_EQ(cli(port, {"INCR", "bad tag!"}).rfind("ERR", 0), 0u);
+  EXPECT_NE(cli(port, {"INFO"}).find("redis_mode:standalone"), std::string::npos);
+  EXPECT_NE(cli(port, {"SNOWID.INFO"}).find("\"layout\""), std::string::npos);
+  EXPECT_EQ(cli(port, {"CLIENT", "SETNAME", "bad name"}).rfind("ERR client name", 0), 0u);
+}
+
+// Debian 12's python3-redis (4.3) speaks RESP2 only; RESP3 is tested with
+// redis-cli -3 (Resp2DecodeIsAFlatArrayAndResp3AMap).
+TEST_F(RespTest, PythonRedisClientWithPipelining) {
+  auto server = start(dir);
+  const int port = resp_port(*server);
+  for (const char* protocol : {"2"}) {
+    const auto r =
+        test::run_process({"/usr/bin/python3", RESP_CLIENT_SCRIPT, std::to_string(port), protocol});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto got = nlohmann::json::parse(r.out);
+    EXPECT_EQ(got["ping"], true);
+    std::vector<std::int64_t> incr = got["incr"];
+    for (std::size_t i = 1; i < incr.size(); ++i) EXPECT_EQ(incr[i], incr[i - 1] + 1);
+    EXPECT_EQ(got["incrby"], incr.back() + 10);
+    std::vector<Id> ids = got["ids"];
+    ASSERT_EQ(ids.size(), 70u);
+    EXPECT_EQ(test::check_unique_and_increasing({ids}), "");
+    EXPECT_NE(got["bad_count"].get<std::string>().find("count must be"), std::string::npos);
+    EXPECT_NE(got["unknown"].get<std::string>().find("unknown command"), std::string::npos);
+    EXPECT_GT(got["after_error"].get<Id>(), ids.back());
+  }
+  // The connection name is the agent.
+  EXPECT_NE(test::http_get(server->port(), "/metrics")
+                .body.find("snowid_ids_issued_total{agent=\"python-redis\"}"),
+            std::string::npos);
+}
+
+TEST_F(RespTest, Resp2DecodeIsAFlatArrayAndResp3AMap) {
+  auto server = start(dir, {"--datacenter-id", "3", "--worker-id", "4"});
+  const int port = resp_port(*server);
+  const std::string id = cli(port, {"SNOWID.ID"});
+  const auto flat = test::split_lines(cli(port, {"SNOWID.DECODE", id}));
+  ASSERT_EQ(flat.size(), 10u);
+  EXPECT_EQ(flat[4], "datacenter_id");
+  EXPECT_EQ(flat[5], "3");
+  EXPECT_EQ(flat[7], "4");
+  // RESP3 (HELLO 3, as redis-cli -3 says it): a map.
+  const std::string map = cli(port, {"-3", "--no-raw", "SNOWID.DECODE", id});
+  EXPECT_NE(map.find("1# \"timestamp_ms\" => (integer) "), std::string::npos) << map;
+  EXPECT_NE(map.find("3# \"datacenter_id\" => (integer) 3"), std::string::npos) << map;
+  const std::string hello = cli(port, {"-3", "--no-raw", "HELLO", "3"});
+  EXPECT_NE(hello.find("\"proto\" => (integer) 3"), std::string::npos) << hello;
+  EXPECT_EQ(cli(port, {"HELLO", "4"}), "NOPROTO unsupported protocol version");
+  EXPECT_EQ(cli(port, {"-3", "--no-raw", "CLIENT", "GETNAME"}), "(nil)");
+  EXPECT_EQ(cli(port, {"SNOWID.DECODE", "-5"}).rfind("ERR", 0), 0u);
+  EXPECT_EQ(cli(port, {"SNOWID.DECODE", "99999999999999999999"}).rfind("ERR", 0), 0u);
+}
+
+TEST_F(RespTest, ATokenIsThePasswordAndNothingButAuthIsServedBeforeIt) {
+  auto server = start(dir, {"--bearer-token", "s3cret"});
+  const int port = resp_port(*server);
+  EXPECT_EQ(cli(port, {"SNOWID.ID"}), "NOAUTH Authentication required.");
+  EXPECT_EQ(cli(port, {"PING"}), "NOAUTH Authentication required.");
+  EXPECT_NE(cli(port, {"-a", "wrong", "--no-auth-warning", "PING"}).find("WRONGPASS"),
+            std::string::npos);
+  EXPECT_EQ(cli(port, {"-a", "s3cret", "--no-auth-warning", "PING"}), "PONG");
+  EXPECT_GT(std::stoll(cli(port, {"-a", "s3cret", "--no-auth-warning", "SNOWID.ID"})), 0);
+  EXPECT_EQ(cli(port, {"-3", "--no-raw", "-a", "s3cret", "--no-auth-warning", "INCR", "t"}),
+            "(integer) 1");
+  const auto r = test::run_process(
+      {"/usr/bin/python3", RESP_CLIENT_SCRIPT, std::to_string(port), "2", "s3cret"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Before AUTH, the unauthenticated limits: at most 10 arguments.
+  Hiredis h(port);
+  std::vector<std::string> many(20, "x");
+  many[0] = "PING";
+  const auto refused = h.command(many);
+  EXPECT_NE(refused.text.find("Protocol error"), std::string::npos) << refused.text;
+}
+
+// hiredis clients on several threads, pipelining: no ID twice, all counted.
+TEST_F(RespTest, ConcurrentPipelinedClientsNeverShareAnId) {
+  auto server = start(dir);
+  const int port = resp_port(*server);
+  std::vector<std::vector<Id>> per_client(4);
+  std::vector<std::vector<Id>> numbers(4);
+  std::vector<std::thread> clients;
+  for (std::size_t c = 0; c < per_client.size(); ++c) {
+    clients.emplace_back([port, &mine = per_client[c], &counted = numbers[c]] {
+      Hiredis h(port);
+      ASSERT_EQ(h.command({"CLIENT", "SETNAME", "hiredis"}).text, "OK");
+      for (int round = 0; round < 100; ++round) {
+        for (int i = 0; i < 16; ++i) redisAppendCommand(h.context, "SNOWID.ID");
+        redisAppendCommand(h.context, "SNOWID.IDS 50");
+        redisAppendCommand(h.context, "INCR shared");
+        for (int i = 0; i < 18; ++i) {
+          void* raw = nullptr;
+          ASSERT_EQ(redisGetReply(h.context, &raw), REDIS_OK);
+          auto* reply = static_cast<redisReply*>(raw);
+          if (reply->type == REDIS_REPLY_INTEGER && i < 16) mine.push_back(reply->integer);
+          if (reply->type == REDIS_REPLY_INTEGER && i == 17) counted.push_back(reply->integer);
+          for (std::size_t e = 0; e < reply->elements; ++e)
+            mine.push_back(reply->element[e]->integer);
+          freeReplyObject(reply);
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (const auto& mine : per_client) EXPECT_EQ(mine.size(), 100u * 66);
+  EXPECT_EQ(test::check_unique_and_increasing(per_client), "");
+  EXPECT_EQ(test::check_unique_and_increasing(numbers), "");
+  const std::string metrics = test::http_get(server->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"hiredis\"} 26400"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("snowid_resp_commands_total{command=\"snowid.ids\"} 400"),
+            std::string::npos);
+}
+
+TEST_F(RespTest, RedisBenchmarkRunsToCompletion) {
+  auto server = start(dir);
+  const int port = resp_port(*server);
+  const auto r = test::run_process({"/usr/bin/redis-benchmark", "-p", std::to_string(port), "-c",
+                                    "8", "-n", "20000", "-P", "16", "-q", "INCR", "bench"},
+                                   {}, std::chrono::seconds{60});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("requests per second"), std::string::npos) << r.out << r.err;
+  // Every INCR got a number: the tag moved by 20000 at least.
+  EXPECT_GE(std::stoll(cli(port, {"INCR", "bench"})), 20001);
+}
+
+TEST_F(RespTest, HostileStreamsGetAnErrorAndServingGoesOn) {
+  auto server = start(dir, {"--resp-max-bulk-bytes", "1024", "--resp-max-arguments", "16"});
+  const int port = resp_port(*server);
+  const std::vector<std::pair<std::string, std::string>> hostile{
+      {"*2000000000\r\n", "Protocol error"},    {"*1\r\n$99999999999\r\n", "Protocol error"},
+      {"*1\r\n$2000\r\n", "Protocol error"},    {"*2\r\n$4\r\nPING\r\n:12\r\n", "Protocol error"},
+      {"*1\r\n$4\r\nPINGxx", "Protocol error"}, {"*20\r\n", "Protocol error"},
+  };
+  for (const auto& [bytes, says] : hostile) {
+    const Exchange r = exchange(port, bytes);
+    EXPECT_NE(r.received.find(says), std::string::npos)
+        << testing::PrintToString(bytes) << r.received;
+    EXPECT_TRUE(r.closed) << testing::PrintToString(bytes);
+  }
+  // Inline commands, as over telnet; the connection stays open.
+  const Exchange inline_ping = exchange(port, "PING\r\nECHO \"a b\"\r\n");
+  EXPECT_EQ(inline_ping.received, "+PONG\r\n$3\r\na b\r\n");
+  EXPECT_FALSE(inline_ping.closed);
+  EXPECT_EQ(cli(port, {"PING"}), "PONG");
+}
+
+TEST_F(RespTest, LimitsOfConnectionsAndIdleTime) {
+  auto server = start(dir, {"--resp-max-connections", "2", "--resp-idle-timeout-ms", "300"});
+  const int port = resp_port(*server);
+  Hiredis first(port);
+  Hiredis second(port);
+  EXPECT_EQ(first.command({"PING"}).text, "PONG");
+  EXPECT_EQ(second.command({"PING"}).text, "PONG");
+  Hiredis third(port);
+  EXPECT_EQ(third.command({"PING"}).type, 0);  // closed at once
+  std::this_thread::sleep_for(std::chrono::milliseconds{800});
+  EXPECT_EQ(first.command({"PING"}).type, 0);  // closed at the idle timeout
+  EXPECT_NE(test::http_get(server->port(), "/metrics")
+                .body.find("snowid_resp_refused_connections_total 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace snowid
