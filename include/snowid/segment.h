@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -83,6 +84,34 @@ struct SegmentTagStats {
   std::chrono::microseconds fetch_latency_max{0};
 };
 
+// One of a tag's two ranges as the allocator holds it: numbers [next, end)
+// are still to be handed out. (Leaf's Segment: value, max, step.)
+struct SegmentRangeState {
+  std::int64_t next = 0;         // the number handed out next
+  std::int64_t end = 0;          // exclusive
+  std::int64_t size = 0;         // numbers the range held when fetched
+  std::int64_t prefetch_at = 0;  // the next range is fetched once `next` reaches this
+};
+
+// A tag's double buffer at one moment, read under the tag's lock, so the
+// fields agree with each other. (Leaf's SegmentBuffer.)
+struct SegmentBufferState {
+  std::string tag;
+  bool initialized = false;  // a fetch has succeeded: the tag exists in the store
+  SegmentRangeState current;
+  SegmentRangeState standby;   // all zero unless standby_ready
+  bool standby_ready = false;  // the next range is fetched and waits behind `current`
+  bool fetch_pending = false;  // a fetch is queued, running, or waiting to be retried
+  std::int64_t step = 0;       // increment of the latest fetch
+  std::int64_t configured_step = 0;
+};
+
+// The first tags by name of those an allocator knows, and how many it knows.
+struct SegmentBuffersSnapshot {
+  std::vector<SegmentBufferState> tags;
+  std::size_t tags_known = 0;
+};
+
 struct SegmentReadiness {
   // True if every known tag can issue a number now: the store answers, or
   // it does not but there are tags and every one still has buffered numbers.
@@ -117,6 +146,19 @@ class SegmentAllocator {
 
   // One entry per tag requested so far, ordered by tag.
   virtual std::vector<SegmentTagStats> stats() const = 0;
+
+  // The double buffers of the first `max_tags` tags by name, tags whose
+  // first fetch is still pending included. Takes each tag's lock once, one
+  // at a time, and makes no store call.
+  virtual SegmentBuffersSnapshot buffers(std::size_t max_tags) const = 0;
+
+  // The store's first `max_rows` rows by tag (SegmentStore::list_tags). The
+  // store is shared with the background thread: this waits for its call in
+  // flight, then makes one call of its own, each bounded by the store's
+  // call_timeout. kUnavailable without a call while the store is known to
+  // be unreachable (the background thread's pings notice its return), or if
+  // the store fails or stays busy.
+  virtual Result<std::vector<SegmentTagRecord>> store_rows(std::size_t max_rows) = 0;
 };
 
 // The increment of the fetch that follows a range which lasted `lasted`

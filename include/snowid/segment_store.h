@@ -15,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,6 +34,9 @@ Status validate_segment_tag(std::string_view tag);
 // Bounds every store and the CLI apply to a tag's configured step.
 inline constexpr std::int64_t kMinSegmentStep = 1;
 inline constexpr std::int64_t kMaxSegmentStep = 1'000'000'000;
+
+// list_tags() without a bound: the largest row count both databases' LIMIT takes.
+inline constexpr std::size_t kAllSegmentTags = 9'223'372'036'854'775'807u;
 
 // One row of snowid_segments.
 struct SegmentTagRecord {
@@ -72,8 +76,10 @@ class SegmentStore {
   // Checks that the database answers (reconnecting if needed).
   virtual Status ping() = 0;
 
-  // Every tag, ordered by name.
-  virtual Result<std::vector<SegmentTagRecord>> list_tags() = 0;
+  // The first `max_rows` tags by name, ordered by name (every tag with
+  // kAllSegmentTags). A caller that must stay cheap on a store of many tags
+  // (snowidd's /db) passes its own bound; the database reads no further.
+  virtual Result<std::vector<SegmentTagRecord>> list_tags(std::size_t max_rows) = 0;
 
   // Changes the configured step. kNotFound for an unknown tag.
   virtual Status set_step(std::string_view tag, std::int64_t step) = 0;

@@ -119,7 +119,7 @@ int SegmentCommands::run() const {
     if (!changed.ok()) return report(changed.error());
     std::printf("tag %s: step %lld\n", tag_.c_str(), static_cast<long long>(step));
   } else {
-    auto records = (*store)->list_tags();
+    auto records = (*store)->list_tags(kAllSegmentTags);
     if (!records.ok()) return report(records.error());
     print_tags(*records);
   }

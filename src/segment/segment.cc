@@ -9,12 +9,16 @@
 // request wait for the store (counted in requests_waited), and only for
 // request_timeout, or not at all while the store is known to be failing.
 //
-// The background thread owns the store (stores are single-threaded): it
-// takes queued fetches in order, retries failed ones with exponential backoff
-// and pings an unreachable store until it answers, so the allocator recovers
-// on its own. A slow store delays the fetches of every tag behind it.
+// The background thread makes the store calls: it takes queued fetches in
+// order, retries failed ones with exponential backoff and pings an
+// unreachable store until it answers, so the allocator recovers on its own.
+// A slow store delays the fetches of every tag behind it. Stores are
+// single-threaded, so every store call is made under store_mutex_; the only
+// caller besides the background thread is store_rows() (snowidd's /db).
 //
-// Lock order: tags_mutex_ before a tag's mutex before queue_mutex_.
+// Lock order: tags_mutex_ before a tag's mutex before queue_mutex_;
+// store_status_mutex_ before queue_mutex_. store_mutex_ is taken with no
+// other lock held.
 #include "snowid/segment.h"
 
 #include <fmt/format.h>
@@ -48,6 +52,10 @@ struct Buffer {
 
   std::int64_t left() const { return end - next; }
 };
+
+SegmentRangeState range_state(const Buffer& buffer) {
+  return SegmentRangeState{buffer.next, buffer.end, buffer.size, buffer.prefetch_at};
+}
 
 struct TagState {
   explicit TagState(std::string name) : tag(std::move(name)) {}
@@ -193,6 +201,52 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     return result;
   }
 
+  SegmentBuffersSnapshot buffers(std::size_t max_tags) const override {
+    SegmentBuffersSnapshot snapshot;
+    std::shared_lock tags_lock(tags_mutex_);
+    snapshot.tags_known = tags_.size();
+    std::vector<TagState*> first;
+    first.reserve(tags_.size());
+    for (const auto& entry : tags_) first.push_back(entry.second.get());
+    const auto shown = static_cast<std::ptrdiff_t>(std::min(max_tags, first.size()));
+    std::partial_sort(first.begin(), first.begin() + shown, first.end(),
+                      [](const TagState* a, const TagState* b) { return a->tag < b->tag; });
+    first.resize(static_cast<std::size_t>(shown));
+    snapshot.tags.reserve(first.size());
+    for (TagState* state : first) {
+      std::lock_guard lock(state->mutex);
+      SegmentBufferState& view = snapshot.tags.emplace_back();
+      view.tag = state->tag;
+      view.initialized = state->known;
+      view.current = range_state(state->current);
+      if (state->standby_ready) view.standby = range_state(state->standby);
+      view.standby_ready = state->standby_ready;
+      view.fetch_pending = state->fetch_pending;
+      view.step = state->step;
+      view.configured_step = state->configured_step;
+    }
+    return snapshot;
+  }
+
+  Result<std::vector<SegmentTagRecord>> store_rows(std::size_t max_rows) override {
+    {
+      std::lock_guard lock(store_status_mutex_);
+      if (!store_error_.empty()) {
+        return Error{ErrorCode::kUnavailable, "segment store unreachable: " + store_error_};
+      }
+    }
+    std::unique_lock store_lock(store_mutex_, std::defer_lock);
+    if (!store_lock.try_lock_for(options_.store.call_timeout)) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("segment store busy: its call in flight took over {} ms",
+                               options_.store.call_timeout.count())};
+    }
+    Result<std::vector<SegmentTagRecord>> rows = store_->list_tags(max_rows);
+    store_lock.unlock();
+    note_store_result(rows.ok() ? nullptr : &rows.error());
+    return rows;
+  }
+
  private:
   std::shared_ptr<TagState> find_or_add(std::string_view tag) {
     {
@@ -326,7 +380,9 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
         }
       }
       if (ping) {
+        std::unique_lock store_lock(store_mutex_);
         Status answered = store_->ping();
+        store_lock.unlock();
         note_store_result(answered.ok() ? nullptr : &answered.error());
         ping_delay =
             answered.ok() ? options_.retry_initial : std::min(ping_delay * 2, options_.retry_max);
@@ -339,12 +395,15 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
 
   // Records whether the store answered; an unreachable store is pinged until
   // it answers so that readiness recovers even when no tag needs a range.
+  // Wakes the background thread, which may be idle when the failed call was
+  // store_rows()'s.
   void note_store_result(const Error* error) {
     std::lock_guard lock(store_status_mutex_);
     const bool down = error != nullptr && error->code == ErrorCode::kUnavailable;
     store_error_ = down ? error->message : "";
     std::lock_guard queue_lock(queue_mutex_);
     ping_needed_ = down;
+    if (down) queue_changed_.notify_one();
   }
 
   void fetch(const std::shared_ptr<TagState>& state) {
@@ -356,6 +415,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
                                       clock_.now() - state->last_fetch_at, options_);
       }
     }
+    std::unique_lock store_lock(store_mutex_);  // the fetch's latency leaves out the wait
     const auto started = SteadyClock::now();
     Result<SegmentRange> range = store_->take_range(state->tag, increment);
     if (!range.ok() && range.error().code == ErrorCode::kNotFound && options_.auto_create_tags) {
@@ -367,6 +427,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
         range = created.error();
       }
     }
+    store_lock.unlock();
     const auto latency = duration_cast<microseconds>(SteadyClock::now() - started);
     note_store_result(range.ok() ? nullptr : &range.error());
 
@@ -438,6 +499,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   }
 
   std::unique_ptr<SegmentStore> store_;
+  std::timed_mutex store_mutex_;  // held for every call of store_
   const SegmentAllocatorOptions options_;
   Clock& clock_;
 

@@ -38,7 +38,7 @@ constexpr const char* kSetStep =
     "RETURNING tag";
 constexpr const char* kListTags =
     "SELECT tag, max_id, step, description, CAST(updated_at AS TEXT) FROM snowid_segments "
-    "ORDER BY tag";
+    "ORDER BY tag LIMIT $1";
 
 constexpr std::size_t kMaxTagLength = 64;
 constexpr std::size_t kMaxDescriptionBytes = 256;
@@ -96,10 +96,12 @@ class SqlSegmentStore final : public SegmentStore {
     return {};
   }
 
-  Result<std::vector<SegmentTagRecord>> list_tags() override {
-    auto rows = connection_->query(kListTags, {});
+  Result<std::vector<SegmentTagRecord>> list_tags(std::size_t max_rows) override {
+    const auto limit = static_cast<std::int64_t>(std::min(max_rows, kAllSegmentTags));
+    auto rows = connection_->query(kListTags, {limit});
     if (!rows.ok()) return rows.error();
     std::vector<SegmentTagRecord> records;
+    records.reserve(rows->size());
     for (const auto& row : *rows) {
       if (row.size() != 5) return bad_shape();
       auto max_id = parse_column(row[1], "max_id");

@@ -11,6 +11,7 @@
 #include "http_target.h"
 #include "id_json.h"
 #include "info_json.h"
+#include "leaf_monitor_routes.h"
 #include "snowid/decode.h"
 
 namespace snowid::server {
@@ -20,13 +21,6 @@ bool wants_text(const HttpRequest& request, const Target& target) {
   if (auto it = target.query.find("format"); it != target.query.end()) return it->second == "text";
   return request.accept.find("text/plain") != std::string_view::npos &&
          request.accept.find("application/json") == std::string_view::npos;
-}
-
-void set_json(HttpResponse& response, const nlohmann::json& body) {
-  // Replaces invalid UTF-8 (say, from a request path echoed in a message)
-  // rather than throwing.
-  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  response.body += '\n';
 }
 
 void set_text_type(HttpResponse& response) { response.content_type = "text/plain; charset=utf-8"; }
@@ -51,18 +45,6 @@ unsigned http_status(Outcome outcome) {
       return 500;
   }
   return 500;
-}
-
-// A refused request: its status and {"error":"…"}; 401 asks for the token,
-// 503 says when to retry.
-void set_refusal(HttpResponse& response, const Answer& answer) {
-  set_error(response, http_status(answer.outcome), answer.message);
-  response.outcome = answer.outcome;
-  if (answer.outcome == Outcome::kUnauthenticated) {
-    response.headers.emplace_back("WWW-Authenticate", "Bearer");
-  } else if (answer.outcome == Outcome::kUnavailable) {
-    response.headers.emplace_back("Retry-After", "1");
-  }
 }
 
 // A request the adapter itself found malformed (its target, a parameter
@@ -110,6 +92,11 @@ Status check_parameters(Route route, const Target& target) {
     case Route::kLeafSnowflake:
     case Route::kLeafSegment:
       known = std::span(kAll).subspan(2);
+      break;
+    case Route::kLeafDecode:
+    case Route::kLeafCache:
+    case Route::kLeafDb:
+      known = leaf_monitor_parameters(route);
       break;
     default:
       break;
@@ -210,6 +197,9 @@ Route route_of(std::string_view path, std::string_view& tail) {
   if (under("/v1/segment/")) return Route::kSegment;
   if (under("/api/segment/get/")) return Route::kLeafSegment;
   if (path == "/readyz/segment") return Route::kReadyzSegment;
+  if (path == "/decodeSnowflakeId") return Route::kLeafDecode;
+  if (path == "/cache") return Route::kLeafCache;
+  if (path == "/db") return Route::kLeafDb;
   return Route::kOther;
 }
 
@@ -258,6 +248,23 @@ bool answer_probe(const IdService& service, Route route, HttpResponse& response)
 
 }  // namespace
 
+void set_json(HttpResponse& response, const nlohmann::json& body) {
+  // Replaces invalid UTF-8 (say, from a request path echoed in a message)
+  // rather than throwing.
+  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  response.body += '\n';
+}
+
+void set_refusal(HttpResponse& response, const Answer& answer) {
+  set_error(response, http_status(answer.outcome), answer.message);
+  response.outcome = answer.outcome;
+  if (answer.outcome == Outcome::kUnauthenticated) {
+    response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  } else if (answer.outcome == Outcome::kUnavailable) {
+    response.headers.emplace_back("Retry-After", "1");
+  }
+}
+
 void HttpResponse::reset() {
   status = 200;
   content_type = "application/json";
@@ -287,8 +294,11 @@ std::optional<Call> call_of(Route route) {
     case Route::kLeafSegment:
       return Call::kSegment;
     case Route::kDecode:
+    case Route::kLeafDecode:
       return Call::kDecode;
     case Route::kInfo:
+    case Route::kLeafCache:
+    case Route::kLeafDb:
       return Call::kInfo;
     default:
       return std::nullopt;
@@ -377,6 +387,10 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       if (!answer.ok()) return set_refusal(response, answer);
       return set_json(response, decoded_id_json(*id, fields));
     }
+    case Route::kLeafDecode:
+    case Route::kLeafCache:
+    case Route::kLeafDb:
+      return answer_leaf_monitor(service, route, request, target, response);
     case Route::kInfo: {
       thread_local NodeInfo info;
       Answer answer = service.info(authorization, info);

@@ -9,6 +9,8 @@
 //   GET /v1/segment/{tag}       {"id":"…"}: the tag's next segment number
 //   GET /v1/segment/{tag}?count=N  {"ids":["…",…]}, 1 <= N <= max_batch
 //   GET /api/segment/get/{tag}  the bare number as text (Meituan Leaf compatible)
+//   GET /decodeSnowflakeId?snowflakeId=N, /cache, /db  Leaf's decoding and
+//       monitoring routes (leaf_monitor_routes.h)
 //   GET /healthz, /readyz (generator; segment state in the body), /readyz/segment, /metrics
 // IDs are JSON strings. `Accept: text/plain` or `?format=text` gives bare IDs,
 // one per line. Errors: {"error":"…"} with 400/401/404/405/503 (segment
@@ -16,6 +18,7 @@
 // tag's buffers are empty).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,10 +62,17 @@ bool issues_ids(std::string_view target);
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response);
 
 // The service call a route makes, for the request metrics; nullopt for the
-// probes, /metrics and unknown routes.
+// probes, /metrics and unknown routes. Leaf's /cache and /db count as info.
 std::optional<Call> call_of(Route route);
 
 // Makes `response` the error {"error":"…"} with the given status.
 void set_error(HttpResponse& response, unsigned status, std::string_view message);
+
+// Makes `response` a refused request: the outcome's status and
+// {"error":"…"}; a 401 asks for the token, a 503 says when to retry.
+void set_refusal(HttpResponse& response, const Answer& answer);
+
+// Makes `response`'s body `body` as one line of JSON.
+void set_json(HttpResponse& response, const nlohmann::json& body);
 
 }  // namespace snowid::server

@@ -19,6 +19,12 @@ std::string_view route_name(Route route) {
     case Route::kSegment: return "/v1/segment";
     case Route::kLeafSegment: return "/api/segment/get";
     case Route::kReadyzSegment: return "/readyz/segment";
+    case Route::kLeafDecode:
+      return "/decodeSnowflakeId";
+    case Route::kLeafCache:
+      return "/cache";
+    case Route::kLeafDb:
+      return "/db";
     case Route::kOther: return "other";
   }
   return "other";

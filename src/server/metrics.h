@@ -20,11 +20,26 @@
 
 namespace snowid::server {
 
+// kOther stays last: the routes are counted in an array of kRouteCount.
 enum class Route {
-  kId, kIds, kDecode, kInfo, kLeafSnowflake, kHealthz, kReadyz, kMetrics,
-  kSegment, kLeafSegment, kReadyzSegment, kOther,
+  kId,
+  kIds,
+  kDecode,
+  kInfo,
+  kLeafSnowflake,
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kSegment,
+  kLeafSegment,
+  kReadyzSegment,
+  kLeafDecode,
+  kLeafCache,
+  kLeafDb,
+  kOther,
 };
-inline constexpr std::size_t kRouteCount = 12;
+inline constexpr std::size_t kRouteCount = 15;
+static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
 std::string_view route_name(Route route);
 
 // Metrics a subsystem keeps and renders itself (a listener's own),

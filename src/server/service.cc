@@ -102,10 +102,36 @@ Answer IdService::next_id(const IdRequest& request, Id& out) {
 Answer IdService::admit(const SegmentRequest& request) const {
   if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
+  if (Answer on = check_segment_mode(); !on.ok()) return on;
+  if (request.count) return check_count(*request.count);
+  return {};
+}
+
+Answer IdService::check_segment_mode() const {
   if (segments_ == nullptr) {
     return {Outcome::kDisabled, "segment mode is off (segment_store = \"off\")"};
   }
-  if (request.count) return check_count(*request.count);
+  return {};
+}
+
+Answer IdService::segment_buffers(std::optional<std::string_view> authorization,
+                                  SegmentBuffersSnapshot& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  if (Answer on = check_segment_mode(); !on.ok()) return on;
+  out = segments_->buffers(kMaxSegmentTagsExported);
+  return {};
+}
+
+Answer IdService::segment_store_rows(std::optional<std::string_view> authorization,
+                                     SegmentStoreRows& out) {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  if (Answer on = check_segment_mode(); !on.ok()) return on;
+  // One row more than shown tells whether the store holds more.
+  auto rows = segments_->store_rows(kMaxSegmentTagsExported + 1);
+  if (!rows.ok()) return {Outcome::kUnavailable, rows.error().message};
+  out.truncated = rows->size() > kMaxSegmentTagsExported;
+  if (out.truncated) rows->resize(kMaxSegmentTagsExported);
+  out.rows = std::move(*rows);
   return {};
 }
 

@@ -60,6 +60,13 @@ struct SegmentInfo {
   std::vector<std::string> tags;  // at most kMaxSegmentTagsExported
 };
 
+// The segment store's rows as /db shows them: the first
+// kMaxSegmentTagsExported by tag.
+struct SegmentStoreRows {
+  std::vector<SegmentTagRecord> rows;
+  bool truncated = false;  // the store holds more rows than these
+};
+
 // The audit log's part of NodeInfo.
 struct AuditInfo {
   std::string path;
@@ -141,6 +148,16 @@ class IdService {
                 IdFields& out) const;
   Answer info(std::optional<std::string_view> authorization, NodeInfo& out) const;
 
+  // Token, then segment mode on (kDisabled); then the double buffers of the
+  // first kMaxSegmentTagsExported tags by name. No store call.
+  Answer segment_buffers(std::optional<std::string_view> authorization,
+                         SegmentBuffersSnapshot& out) const;
+  // Token, then segment mode on (kDisabled); then one read of the store
+  // (SegmentAllocator::store_rows), kUnavailable with the store's reason
+  // while it is down or busy. Blocks for at most twice the store's call
+  // timeout.
+  Answer segment_store_rows(std::optional<std::string_view> authorization, SegmentStoreRows& out);
+
   // Counts one finished call in the request metrics shared by every protocol.
   void count(Protocol protocol, Call call, Outcome outcome, std::chrono::nanoseconds latency) {
     metrics_.count_call(protocol, call, outcome, latency);
@@ -171,6 +188,8 @@ class IdService {
  private:
   Answer check_agent(std::string_view agent) const;
   Answer check_count(std::uint64_t count) const;
+  // kDisabled while segment mode is off.
+  Answer check_segment_mode() const;
   Answer segment_refusal(std::string_view tag, const Error& error) const;
 
   ServerConfig config_;

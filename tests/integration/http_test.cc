@@ -105,6 +105,46 @@ TEST_F(HttpTest, DecodeRoute) {
   expect_json_error(http_get(port, "/v1/decode/18446744073709551616"), 400, "2^63-1");
 }
 
+// Leaf's /decodeSnowflakeId: its keys and string values, the datacenter
+// beside them, the same fields as /v1/decode.
+TEST_F(HttpTest, LeafDecodeRoute) {
+  auto server = start(dir, {"--worker-id", "7", "--datacenter-id", "3"});
+  const int port = server->port();
+  const auto ids = ids_of(http_get(port, "/v1/ids?count=2"));
+  ASSERT_EQ(ids.size(), 2u);
+  for (const Id id : ids) {
+    const auto expected =
+        nlohmann::json::parse(http_get(port, "/v1/decode/" + std::to_string(id)).body);
+    const HttpReply leaf = http_get(port, "/decodeSnowflakeId?snowflakeId=" + std::to_string(id));
+    ASSERT_EQ(leaf.status, 200) << leaf.body;
+    EXPECT_EQ(leaf.headers.at("content-type"), "application/json");
+    const auto json = nlohmann::json::parse(leaf.body);
+    EXPECT_EQ(json.size(), 4u) << leaf.body;
+    EXPECT_EQ(json["workerId"], "7");
+    EXPECT_EQ(json["datacenterId"], "3");
+    EXPECT_EQ(json["sequenceId"], std::to_string(expected["sequence"].get<std::uint64_t>()));
+    // "1567733700834(2019-09-06 09:35:00.834)": Unix ms, then the same moment in UTC.
+    const std::string time = expected["time"].get<std::string>();  // "2019-09-06T09:35:00.834Z"
+    EXPECT_EQ(json["timestamp"], std::to_string(expected["timestamp_ms"].get<std::int64_t>()) +
+                                     "(" + time.substr(0, 10) + " " + time.substr(11, 12) + ")");
+  }
+  expect_json_error(http_get(port, "/decodeSnowflakeId"), 400, "snowflakeId is required");
+  expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId="), 400, "snowflakeId");
+  expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId=abc"), 400,
+                    "not a decimal number");
+  expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId=-5"), 400, "negative");
+  expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId=9223372036854775808"), 400,
+                    "2^63-1");
+  expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId=1&count=2"), 400,
+                    "unknown query parameter 'count'");
+  EXPECT_EQ(
+      test::metric(port, "snowid_http_requests_total{route=\"/decodeSnowflakeId\",status=\"200\"}"),
+      2);
+  EXPECT_EQ(
+      test::metric(port, "snowid_http_requests_total{route=\"/decodeSnowflakeId\",status=\"400\"}"),
+      6);
+}
+
 TEST_F(HttpTest, AgentsAreCheckedAndCounted) {
   auto server = start(dir);
   const int port = server->port();
@@ -271,6 +311,10 @@ TEST_F(HttpTest, BearerTokenGuardsTheIdRoutes) {
   EXPECT_EQ(http_get(port, "/v1/id").status, 401);
   EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: Bearer wrong"}).status, 401);
   EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: Bearer s3cret"}).status, 200);
+  expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId=1"), 401, "bearer token");
+  EXPECT_EQ(
+      http_get(port, "/decodeSnowflakeId?snowflakeId=1", {"Authorization: Bearer s3cret"}).status,
+      200);
   EXPECT_EQ(http_get(port, "/healthz").status, 200);
 }
 

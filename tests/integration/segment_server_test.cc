@@ -73,6 +73,14 @@ std::string error_of(const HttpReply& reply) {
   return json.is_object() && json.contains("error") ? json["error"].get<std::string>() : "";
 }
 
+// `reply` is {"error":"…"} with `status`, its message holding `says`.
+void expect_error(const HttpReply& reply, int status, const std::string& says) {
+  EXPECT_EQ(reply.status, status) << reply.body;
+  EXPECT_EQ(reply.headers.count("content-type") ? reply.headers.at("content-type") : "",
+            "application/json");
+  EXPECT_NE(error_of(reply).find(says), std::string::npos) << reply.body;
+}
+
 std::unique_ptr<v1::IdService::Stub> stub_for(const ServerProcess& server) {
   return v1::IdService::NewStub(grpc::CreateChannel(
       "127.0.0.1:" + std::to_string(server.grpc_port()), grpc::InsecureChannelCredentials()));
@@ -205,6 +213,96 @@ TEST_F(SegmentServer, FormatsAndTheLeafRouteShareOneSequence) {
       << "segment numbers are not Snowflake IDs";
 }
 
+// The cache entry of `tag` in a /cache answer; null if absent.
+nlohmann::json cache_entry(const nlohmann::json& cache, const std::string& tag) {
+  for (const auto& entry : cache["tags"]) {
+    if (entry["key"] == tag) return entry;
+  }
+  return nullptr;
+}
+
+// Leaf's monitoring routes: /cache shows each tag's two ranges and where it
+// stands in them, /db the store's rows, whose max ids are the ends of the
+// ranges the node took; both as an HTML table for a browser.
+TEST_F(SegmentServer, LeafCacheAndDbShowBuffersAndRows) {
+  ASSERT_EQ(cli({"segment", "create", "invoice", "--step", "10", "--description",
+                 "<b>\"bills\" & 'dues'</b>"},
+                store_url),
+            "");
+  auto server = start(state);
+  const int port = server->port();
+  EXPECT_EQ(nlohmann::json::parse(http_get(port, "/cache").body)["tags"].size(), 0u);
+  ASSERT_EQ(numbers_of(http_get(port, "/v1/segment/order?count=3")).size(), 3u);
+  ASSERT_EQ(numbers_of(http_get(port, "/api/segment/get/invoice")).size(), 1u);
+  ASSERT_EQ(numbers_of(http_get(port, "/api/segment/get/invoice")).size(), 1u);
+
+  // invoice passed its prefetch mark (10% of 10): its next range arrives.
+  nlohmann::json cache;
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        cache = nlohmann::json::parse(http_get(port, "/cache").body);
+        return cache_entry(cache, "invoice")["nextReady"] == true;
+      },
+      seconds{10}))
+      << cache.dump();
+  EXPECT_EQ(cache["tags_known"], 2);
+  EXPECT_EQ(cache["truncated"], false);
+  const nlohmann::json order = cache_entry(cache, "order");
+  ASSERT_TRUE(order.is_object()) << cache.dump();
+  EXPECT_EQ(order["initOk"], true);
+  EXPECT_EQ(order["pos"], 0);
+  EXPECT_EQ(order["value0"], 4);  // 1, 2, 3 issued
+  EXPECT_EQ(order["max0"], 101);
+  EXPECT_EQ(order["step0"], 100);
+  EXPECT_EQ(order["nextReady"], false);
+  EXPECT_EQ(order["max1"], 0);
+  const nlohmann::json invoice = cache_entry(cache, "invoice");
+  EXPECT_EQ(invoice["value0"], 3);  // 1, 2 issued
+  EXPECT_EQ(invoice["max0"], 11);
+  EXPECT_EQ(invoice["value1"], 11);
+  EXPECT_GT(invoice["max1"].get<std::int64_t>(), 11);
+  EXPECT_EQ(invoice["configuredStep"], 10);
+
+  const HttpReply db_reply = http_get(port, "/db");
+  ASSERT_EQ(db_reply.status, 200) << db_reply.body;
+  EXPECT_EQ(db_reply.headers.at("content-type"), "application/json");
+  const auto db = nlohmann::json::parse(db_reply.body);
+  EXPECT_EQ(db["truncated"], false);
+  ASSERT_EQ(db["rows"].size(), 2u) << db.dump();
+  EXPECT_EQ(db["rows"][0]["key"], "invoice");
+  EXPECT_EQ(db["rows"][0]["maxId"], invoice["max1"]) << "the end of the latest range taken";
+  EXPECT_EQ(db["rows"][0]["step"], 10);
+  EXPECT_EQ(db["rows"][0]["description"], "<b>\"bills\" & 'dues'</b>");
+  EXPECT_FALSE(db["rows"][0]["updateTime"].get<std::string>().empty());
+  EXPECT_EQ(db["rows"][1]["key"], "order");
+  EXPECT_EQ(db["rows"][1]["maxId"], order["max0"]);
+
+  // A browser's Accept gets a page with the same rows, every value escaped.
+  const std::string browser = "Accept: text/html,application/xhtml+xml,*/*;q=0.8";
+  const HttpReply page = http_get(port, "/db", {browser});
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.headers.at("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<table"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("<td>&lt;b&gt;&quot;bills&quot; &amp; &#39;dues&#39;&lt;/b&gt;</td>"),
+            std::string::npos)
+      << page.body;
+  EXPECT_EQ(page.body.find("<b>"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("<td>" + db["rows"][1]["maxId"].dump() + "</td>"), std::string::npos)
+      << page.body;
+  const HttpReply cache_page = http_get(port, "/cache", {browser});
+  EXPECT_EQ(cache_page.headers.at("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(cache_page.body.find("<td>invoice</td>"), std::string::npos) << cache_page.body;
+  // JSON wins a tie and where it weighs more.
+  for (const std::string accept : {"Accept: */*", "Accept: text/html;q=0.5, application/json",
+                                   "Accept: application/json, text/html"}) {
+    EXPECT_EQ(http_get(port, "/db", {accept}).headers.at("content-type"), "application/json")
+        << accept;
+  }
+  expect_error(http_get(port, "/cache?tag=order"), 400, "unknown query parameter 'tag'");
+  EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/db\",status=\"200\"}"), 5);
+  EXPECT_GE(test::metric(port, "snowid_http_requests_total{route=\"/cache\",status=\"200\"}"), 3);
+}
+
 TEST_F(SegmentServer, AutoCreateMakesUnknownTagsOnFirstRequest) {
   auto server = start(state, {"--segment-auto-create", "true", "--segment-auto-create-step", "7"});
   EXPECT_EQ(next_number(server->port(), "fresh.tag"), 1);
@@ -217,9 +315,10 @@ TEST_F(SegmentServer, AutoCreateMakesUnknownTagsOnFirstRequest) {
 TEST_F(SegmentServer, BearerTokenGuardsTheSegmentRoutesNotReadiness) {
   auto server = start(state, {"--bearer-token", "s3cr3t"});
   const int port = server->port();
-  for (const std::string target : {"/v1/segment/order", "/api/segment/get/order"}) {
+  for (const std::string target :
+       {"/v1/segment/order", "/api/segment/get/order", "/cache", "/db"}) {
     const HttpReply refused = http_get(port, target);
-    EXPECT_EQ(refused.status, 401) << target;
+    expect_error(refused, 401, "bearer token");
     EXPECT_EQ(refused.headers.count("www-authenticate"), 1u);
     EXPECT_EQ(http_get(port, target, {"Authorization: Bearer s3cr3t"}).status, 200) << target;
   }
@@ -229,8 +328,12 @@ TEST_F(SegmentServer, BearerTokenGuardsTheSegmentRoutesNotReadiness) {
 TEST_F(SegmentServer, OffTurnsTheRoutesOff) {
   auto server = start(state, {"--segment-store", "off"});
   const HttpReply reply = http_get(server->port(), "/v1/segment/order");
-  EXPECT_EQ(reply.status, 404);
-  EXPECT_NE(error_of(reply).find("segment mode is off"), std::string::npos) << reply.body;
+  expect_error(reply, 404, "segment mode is off");
+  for (const std::string target : {"/cache", "/db"}) {
+    const HttpReply leaf = http_get(server->port(), target);
+    EXPECT_EQ(leaf.status, reply.status) << target;
+    EXPECT_EQ(leaf.body, reply.body) << target;
+  }
   EXPECT_EQ(http_get(server->port(), "/readyz/segment").status, 404);
   const auto ready = nlohmann::json::parse(http_get(server->port(), "/readyz").body);
   EXPECT_EQ(ready["segment"]["enabled"], false);
@@ -305,6 +408,12 @@ TEST_F(SegmentServer, StoreDownLeavesTheNodeReadyAndHidesThePassword) {
   const HttpReply refused = http_get(port, "/v1/segment/order");
   EXPECT_EQ(refused.status, 503) << refused.body;
   EXPECT_EQ(refused.headers.count("retry-after"), 1u);
+  const HttpReply db = http_get(port, "/db");
+  expect_error(db, 503, "segment store unreachable");
+  EXPECT_EQ(db.headers.count("retry-after"), 1u);
+  EXPECT_EQ(db.body.find("pa55word"), std::string::npos) << db.body;
+  const HttpReply cache = http_get(port, "/cache");  // memory only: still answers
+  EXPECT_EQ(cache.status, 200) << cache.body;
   EXPECT_EQ(http_get(port, "/v1/id").status, 200);
   EXPECT_EQ(test::metric(port, "snowid_segment_store_reachable"), 0);
   EXPECT_EQ(test::metric(port, "snowid_segment_ready"), 0);

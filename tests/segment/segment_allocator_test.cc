@@ -174,7 +174,7 @@ TEST(SegmentAllocator, AutoCreationMakesUnknownTags) {
   auto number = allocator->next("fresh");
   ASSERT_TRUE(number.ok()) << number.error().message;
   EXPECT_EQ(*number, 1000);
-  auto records = sqlite_store(dir)->list_tags();
+  auto records = sqlite_store(dir)->list_tags(kAllSegmentTags);
   ASSERT_EQ(records->size(), 1u);
   EXPECT_EQ(records->front().step, 20);
 }
@@ -300,6 +300,88 @@ TEST(SegmentAllocator, ServesFromBuffersDuringAnOutageThenRecovers) {
   EXPECT_EQ(test::check_unique_and_increasing({all}), "");
 }
 
+TEST(SegmentAllocator, BuffersShowEachTagsRangesAndPositions) {
+  TempDir dir;
+  auto store = sqlite_store(dir);
+  ASSERT_TRUE(store->create_tag("a", 1, 100, "").ok());
+  ASSERT_TRUE(store->create_tag("b", 1000, 10, "").ok());
+  ASSERT_TRUE(store->create_tag("c", 1, 100, "").ok());
+  SegmentAllocatorOptions options;
+  options.max_step = 100;  // the standby range of `a` keeps the configured size
+  auto allocator = allocator_on(std::move(store), options);
+  take(*allocator, "a", 20);
+  take(*allocator, "b", 5);
+  ASSERT_TRUE(wait_for_segments(*allocator, "a", 2));
+  ASSERT_TRUE(wait_for_segments(*allocator, "b", 2));
+
+  const SegmentBuffersSnapshot all = allocator->buffers(10);
+  EXPECT_EQ(all.tags_known, 2u) << "c was never requested";
+  ASSERT_EQ(all.tags.size(), 2u);
+  const SegmentBufferState& a = all.tags[0];
+  EXPECT_EQ(a.tag, "a");
+  EXPECT_TRUE(a.initialized);
+  EXPECT_EQ(a.current.next, 21);
+  EXPECT_EQ(a.current.end, 101);
+  EXPECT_EQ(a.current.size, 100);
+  EXPECT_EQ(a.current.prefetch_at, 11);
+  EXPECT_TRUE(a.standby_ready);
+  EXPECT_EQ(a.standby.next, 101);
+  EXPECT_EQ(a.standby.end, 201);
+  EXPECT_FALSE(a.fetch_pending);
+  EXPECT_EQ(a.step, 100);
+  EXPECT_EQ(a.configured_step, 100);
+  const SegmentBufferState& b = all.tags[1];
+  EXPECT_EQ(b.tag, "b");
+  EXPECT_EQ(b.current.next, 1005);
+  EXPECT_EQ(b.current.end, 1010);
+  EXPECT_TRUE(b.standby_ready);
+  EXPECT_EQ(b.standby.next, 1010);
+  EXPECT_EQ(b.configured_step, 10);
+
+  const SegmentBuffersSnapshot first = allocator->buffers(1);
+  EXPECT_EQ(first.tags_known, 2u);
+  ASSERT_EQ(first.tags.size(), 1u);
+  EXPECT_EQ(first.tags[0].tag, "a");
+}
+
+TEST(SegmentAllocator, StoreRowsReadTheStoreAndRefuseWhileItIsDown) {
+  TempDir dir;
+  auto real = sqlite_store(dir);
+  for (const char* tag : {"a", "b", "c"}) ASSERT_TRUE(real->create_tag(tag, 1, 100, "").ok());
+  auto down = std::make_shared<std::atomic<bool>>(false);
+  SegmentAllocatorOptions options;
+  options.retry_initial = milliseconds{5};
+  options.retry_max = milliseconds{20};
+  auto allocator = allocator_on(std::make_unique<test::FlakyStore>(std::move(real), down), options);
+  take(*allocator, "a", 1);
+
+  auto rows = allocator->store_rows(2);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].tag, "a");
+  EXPECT_EQ((*rows)[0].max_id, 101);
+  EXPECT_EQ((*rows)[1].tag, "b");
+  EXPECT_EQ((*rows)[1].max_id, 1);
+
+  down->store(true);
+  const auto failed = allocator->store_rows(2);  // the call itself finds the store down
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
+  EXPECT_FALSE(allocator->readiness().store_reachable);
+  const auto refused = allocator->store_rows(2);  // known down: refused without a call
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("unreachable"), std::string::npos)
+      << refused.error().message;
+
+  down->store(false);  // the background pings find the store again
+  for (int i = 0; i < 2000 && !allocator->readiness().store_reachable; ++i) {
+    std::this_thread::sleep_for(milliseconds{1});
+  }
+  rows = allocator->store_rows(5);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(rows->size(), 3u);
+}
+
 TEST(SegmentAllocator, AStoreDownAtStartIsNotReady) {
   TempDir dir;
   auto down = std::make_shared<std::atomic<bool>>(true);
@@ -343,7 +425,7 @@ class RewoundStore final : public SegmentStore {
   Status create_tag(std::string_view, std::int64_t, std::int64_t, std::string_view) override {
     return {};
   }
-  Result<std::vector<SegmentTagRecord>> list_tags() override {
+  Result<std::vector<SegmentTagRecord>> list_tags(std::size_t) override {
     return std::vector<SegmentTagRecord>{};
   }
   Status set_step(std::string_view, std::int64_t) override { return {}; }

@@ -51,7 +51,7 @@ TEST_F(SegmentPostgres, StoreCreatesItsTableAndTakesRanges) {
   EXPECT_EQ(pg->take_range("pg.none", std::nullopt).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(pg->set_step("pg.none", 5).error().code, ErrorCode::kNotFound);
   ASSERT_TRUE(pg->set_step("pg.basic", 5).ok());
-  auto tags = pg->list_tags();
+  auto tags = pg->list_tags(kAllSegmentTags);
   ASSERT_TRUE(tags.ok()) << tags.error().message;
   bool seen = false;
   for (const auto& tag : *tags) {
@@ -63,6 +63,10 @@ TEST_F(SegmentPostgres, StoreCreatesItsTableAndTakesRanges) {
     EXPECT_FALSE(tag.updated_at.empty());
   }
   EXPECT_TRUE(seen);
+  auto first_row = pg->list_tags(1);
+  ASSERT_TRUE(first_row.ok()) << first_row.error().message;
+  ASSERT_EQ(first_row->size(), 1u);
+  EXPECT_EQ(first_row->front().tag, tags->front().tag);
 }
 
 TEST_F(SegmentPostgres, TheCliManagesTags) {

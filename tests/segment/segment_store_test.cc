@@ -23,7 +23,7 @@ TEST(SegmentStore, CreateListAndSetStep) {
   auto store = open_sqlite(dir);
   ASSERT_TRUE(store->create_tag("orders", 1, 1000, "order numbers").ok());
   ASSERT_TRUE(store->create_tag("users.v2", 500, 10, "").ok());
-  auto tags = store->list_tags();
+  auto tags = store->list_tags(kAllSegmentTags);
   ASSERT_TRUE(tags.ok()) << tags.error().message;
   ASSERT_EQ(tags->size(), 2u);
   EXPECT_EQ((*tags)[0].tag, "orders");
@@ -34,8 +34,24 @@ TEST(SegmentStore, CreateListAndSetStep) {
   EXPECT_EQ((*tags)[1].tag, "users.v2");
 
   ASSERT_TRUE(store->set_step("orders", 50).ok());
-  tags = store->list_tags();
+  tags = store->list_tags(kAllSegmentTags);
   EXPECT_EQ((*tags)[0].step, 50);
+}
+
+TEST(SegmentStore, ListingStopsAtItsBound) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  for (const char* tag : {"c.tag", "a.tag", "b.tag"}) {
+    ASSERT_TRUE(store->create_tag(tag, 1, 10, "").ok());
+  }
+  auto first_two = store->list_tags(2);
+  ASSERT_TRUE(first_two.ok()) << first_two.error().message;
+  ASSERT_EQ(first_two->size(), 2u);
+  EXPECT_EQ((*first_two)[0].tag, "a.tag");
+  EXPECT_EQ((*first_two)[1].tag, "b.tag");
+  EXPECT_EQ(store->list_tags(kAllSegmentTags)->size(), 3u);
+  EXPECT_EQ(store->list_tags(5)->size(), 3u);
+  EXPECT_TRUE(store->list_tags(0)->empty());
 }
 
 TEST(SegmentStore, CreatingAnExistingTagIsRefused) {
@@ -45,7 +61,7 @@ TEST(SegmentStore, CreatingAnExistingTagIsRefused) {
   Status again = store->create_tag("orders", 7, 10, "");
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists);
-  EXPECT_EQ(store->list_tags()->front().max_id, 1);
+  EXPECT_EQ(store->list_tags(kAllSegmentTags)->front().max_id, 1);
 }
 
 TEST(SegmentStore, RangesFollowEachOtherWithoutOverlap) {
@@ -61,7 +77,7 @@ TEST(SegmentStore, RangesFollowEachOtherWithoutOverlap) {
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->first, 101);
   EXPECT_EQ(second->end, 351);
-  EXPECT_EQ(store->list_tags()->front().max_id, 351);
+  EXPECT_EQ(store->list_tags(kAllSegmentTags)->front().max_id, 351);
 }
 
 TEST(SegmentStore, UnknownTagIsNotFound) {
@@ -84,7 +100,7 @@ TEST(SegmentStore, NumbersNeverPassTheLargestInt64) {
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(past.error().message.find("used up"), std::string::npos) << past.error().message;
-  EXPECT_EQ(store->list_tags()->front().max_id, INT64_MAX - 50);
+  EXPECT_EQ(store->list_tags(kAllSegmentTags)->front().max_id, INT64_MAX - 50);
 }
 
 TEST(SegmentStore, BadTagsAreRefusedEverywhere) {

@@ -26,9 +26,9 @@ class FlakyStore final : public SegmentStore {
     if (down_->load()) return outage();
     return real_->create_tag(tag, start, step, description);
   }
-  Result<std::vector<SegmentTagRecord>> list_tags() override {
+  Result<std::vector<SegmentTagRecord>> list_tags(std::size_t max_rows) override {
     if (down_->load()) return outage();
-    return real_->list_tags();
+    return real_->list_tags(max_rows);
   }
   Status set_step(std::string_view tag, std::int64_t step) override {
     if (down_->load()) return outage();

@@ -1,0 +1,43 @@
+// Meituan Leaf's decoding and monitoring routes, beside its two ID routes
+// (http_routes.h), so that Leaf clients and dashboards can point at snowidd:
+//
+//   GET /decodeSnowflakeId?snowflakeId=N
+//       Leaf's keys, its values as strings: {"timestamp":"<Unix ms>(<UTC
+//       yyyy-MM-dd HH:mm:ss.SSS>)","workerId":"…","sequenceId":"…"}, plus
+//       "datacenterId", decoded under the node's layout.
+//   GET /cache  each known tag's double buffer, as Leaf's SegmentBufferView
+//               (key, initOk, pos, nextReady, value0/max0/step0 of the current
+//               range, value1/max1/step1 of the next) and snowid's extras.
+//   GET /db     the segment store's rows, as Leaf's LeafAlloc (key, maxId,
+//               step, updateTime) plus the description.
+//
+// /cache and /db list at most kMaxSegmentTagsExported tags; they answer JSON,
+// or an HTML page of one table when the Accept header prefers text/html. All
+// three need the bearer token when one is set; /cache and /db answer as the
+// other segment routes while segment mode is off, /db with 503 while the
+// store is down. Errors are {"error":"…"} as on every other route.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "http_request.h"
+#include "http_routes.h"
+#include "http_target.h"
+#include "service.h"
+
+namespace snowid::server {
+
+// The query parameters `route` accepts (one of kLeafDecode, kLeafCache, kLeafDb).
+std::span<const std::string_view> leaf_monitor_parameters(Route route);
+
+// Answers a GET or HEAD of one of those routes into `response`, the token
+// and parameter names already checked by handle_http().
+void answer_leaf_monitor(IdService& service, Route route, const HttpRequest& request,
+                         const Target& target, HttpResponse& response);
+
+// True if `accept` (an Accept header, RFC 9110 12.5.1) gives text/html a
+// higher weight than application/json; without the header, or on a tie, JSON.
+bool prefers_html(std::string_view accept);
+
+}  // namespace snowid::server
