@@ -56,7 +56,16 @@ class Countdown {
 // the next call until the end time. Its fields are touched by one callback at
 // a time (a call starts only after the previous one completed), so they need
 // no lock; the countdown publishes them to the reporting thread.
-class CallLoop {
+// What one loop of calls received.
+struct LoopResults {
+  std::uint64_t calls_ok = 0;
+  std::uint64_t ids = 0;
+  std::map<std::string, std::uint64_t> failures;
+  std::vector<std::int64_t> latencies_ns;
+  std::vector<std::uint64_t> received;
+};
+
+class CallLoop : public LoopResults {
  public:
   CallLoop(v1::IdService::Stub& stub, const GrpcBenchOptions& options, Clock::time_point end,
            Countdown& countdown)
@@ -79,12 +88,6 @@ class CallLoop {
                              [this](grpc::Status status) { finish_call(status); });
     }
   }
-
-  std::uint64_t calls_ok = 0;
-  std::uint64_t ids = 0;
-  std::map<std::string, std::uint64_t> failures;
-  std::vector<std::int64_t> latencies_ns;
-  std::vector<std::uint64_t> received;
 
  private:
   void finish_call(const grpc::Status& status) {
@@ -121,6 +124,59 @@ class CallLoop {
   v1::NextIdsResponse many_response_;
 };
 
+// One StreamIds stream: writes a request for `batch` IDs, reads the answer,
+// and again, until the end time; then ends its side and waits for the
+// status. One operation is outstanding at a time.
+class StreamLoop : public LoopResults,
+                   public grpc::ClientBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse> {
+ public:
+  StreamLoop(v1::IdService::Stub& stub, const GrpcBenchOptions& options, Clock::time_point end,
+             Countdown& countdown)
+      : options_(options), end_(end), countdown_(countdown) {
+    request_.set_count(options.batch);
+    if (!options.bearer_token.empty()) {
+      context_.AddMetadata("authorization", "Bearer " + options.bearer_token);
+    }
+    stub.async()->StreamIds(&context_, this);
+  }
+  void start() {
+    write();
+    StartCall();
+  }
+  void OnWriteDone(bool ok) override {
+    if (ok) StartRead(&response_);
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ended: OnDone has its status
+    latencies_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin_).count());
+    ++calls_ok;
+    ids += static_cast<std::uint64_t>(response_.ids_size());
+    if (options_.verify)
+      received.insert(received.end(), response_.ids().begin(), response_.ids().end());
+    if (Clock::now() < end_) return write();
+    StartWritesDone();
+  }
+  void OnDone(const grpc::Status& status) override {
+    if (!status.ok()) ++failures[status_name(status.error_code())];
+    countdown_.done();
+  }
+
+ private:
+  void write() {
+    begin_ = Clock::now();
+    StartWrite(&request_);
+  }
+
+  const GrpcBenchOptions& options_;
+  const Clock::time_point end_;
+  Countdown& countdown_;
+  grpc::ClientContext context_;
+  Clock::time_point begin_;
+  v1::NextIdsRequest request_;
+  v1::NextIdsResponse response_;
+};
+
 Result<std::shared_ptr<grpc::ChannelCredentials>> credentials(const GrpcBenchOptions& options) {
   if (options.tls_ca_file.empty()) return grpc::InsecureChannelCredentials();
   auto pem = read_text_file(options.tls_ca_file, "--tls-ca");
@@ -135,6 +191,10 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> credentials(const GrpcBenchOpt
 Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
   if (options.concurrency < 1 || options.concurrency > 10000) {
     return invalid_argument("--concurrency must be in 1..10000");
+  }
+  if (options.stream && options.batch == 0) {
+    return invalid_argument(
+        "--stream needs --batch N: the IDs each message on the stream asks for");
   }
   if (options.channels < 1 || options.channels > options.concurrency) {
     return invalid_argument("--channels must be in 1..concurrency");
@@ -159,19 +219,29 @@ Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
   Countdown countdown(options.concurrency);
   const auto begin = Clock::now();
   const auto end = begin + options.duration;
-  std::vector<std::unique_ptr<CallLoop>> loops;
+  std::vector<std::unique_ptr<CallLoop>> call_loops;
+  std::vector<std::unique_ptr<StreamLoop>> stream_loops;
+  std::vector<const LoopResults*> loops;
   for (int i = 0; i < options.concurrency; ++i) {
-    loops.push_back(std::make_unique<CallLoop>(
-        *stubs[static_cast<std::size_t>(i % options.channels)], options, end, countdown));
+    auto& stub = *stubs[static_cast<std::size_t>(i % options.channels)];
+    if (options.stream) {
+      loops.push_back(
+          stream_loops.emplace_back(std::make_unique<StreamLoop>(stub, options, end, countdown))
+              .get());
+    } else {
+      loops.push_back(
+          call_loops.emplace_back(std::make_unique<CallLoop>(stub, options, end, countdown)).get());
+    }
   }
-  for (auto& loop : loops) loop->start_call();
+  for (auto& loop : call_loops) loop->start_call();
+  for (auto& loop : stream_loops) loop->start();
   countdown.wait();
 
   GrpcBenchReport report;
   report.elapsed = Clock::now() - begin;
   std::vector<std::int64_t> latencies;
   std::vector<std::uint64_t> received;
-  for (const auto& loop : loops) {
+  for (const LoopResults* loop : loops) {
     report.calls_ok += loop->calls_ok;
     report.ids += loop->ids;
     for (const auto& [code, count] : loop->failures) report.failures[code] += count;
@@ -186,7 +256,9 @@ Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
 std::string format_report(const GrpcBenchOptions& options, const GrpcBenchReport& report) {
   return fmt::format("target {}: {}, {} calls in flight on {} connections, {:.1f} s\n",
                      options.target,
-                     options.batch == 0 ? "NextId" : fmt::format("NextIds({})", options.batch),
+                     options.batch == 0 ? std::string("NextId")
+                     : options.stream   ? fmt::format("StreamIds({} per message)", options.batch)
+                                        : fmt::format("NextIds({})", options.batch),
                      options.concurrency, options.channels, report.elapsed.count()) +
          format_load(report, options.verify);
 }

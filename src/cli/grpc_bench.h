@@ -3,7 +3,8 @@
 // HTTP/2 connections (each call starts the next when it completes) until the
 // duration ends; then the report gives calls/s, IDs/s, latency percentiles
 // and failures by status code. With `verify`, every ID received is kept and
-// checked for duplicates at the end.
+// checked for duplicates at the end. With `stream`, each of the calls in
+// flight is a StreamIds stream instead.
 #pragma once
 
 #include <chrono>
@@ -22,6 +23,9 @@ struct GrpcBenchOptions {
   int concurrency = 64;
   int channels = 2;
   std::uint32_t batch = 0;  // 0: unary NextId; otherwise NextIds(batch)
+  // StreamIds instead of NextIds: `concurrency` streams, each asking for
+  // `batch` IDs per message, one message in flight per stream.
+  bool stream = false;
   std::string bearer_token;
   std::string tls_ca_file;  // empty: plain text
   bool verify = false;

@@ -355,6 +355,8 @@ int run(int argc, char** argv) {
   bench_grpc->add_option("--batch", bench_options.batch,
                          "IDs per call: 0 for unary NextId, N for NextIds(N)")
       ->default_str("0");
+  bench_grpc->add_flag("--stream", bench_options.stream,
+                       "StreamIds streams instead of NextIds calls (with --batch N)");
   bench_grpc->add_option("--token", bench_options.bearer_token, "Bearer token");
   bench_grpc->add_option("--tls-ca", bench_options.tls_ca_file,
                          "PEM file of the CA that signed snowidd's certificate (enables TLS)");

@@ -37,6 +37,39 @@ GrpcAuthorization authorization(const grpc::CallbackServerContext* context) {
   return std::string_view(it->second.data(), it->second.size());
 }
 
+// StreamIds: reads one request, answers it, reads the next. One read or
+// write is outstanding at a time, so the members need no lock. Deletes
+// itself when gRPC is done with the stream.
+class IdStream final : public grpc::ServerBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse> {
+ public:
+  IdStream(IdService& service, GrpcAuthorization authorization)
+      : service_(service), authorization_(authorization) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status::OK);  // the client finished its side
+    response_.Clear();
+    const grpc::Status status = answer_next_ids(service_, authorization_, request_, response_);
+    if (!status.ok()) return Finish(status);
+    StartWrite(&response_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+    StartRead(&request_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  IdService& service_;
+  // Points into the call's metadata, which outlives the stream.
+  GrpcAuthorization authorization_;
+  v1::NextIdsRequest request_;
+  v1::NextIdsResponse response_;
+};
+
 // Every call is answered inline by grpc_calls.h.
 class Handlers final : public v1::IdService::CallbackService {
  public:
@@ -80,6 +113,11 @@ class Handlers final : public v1::IdService::CallbackService {
     auto* reactor = context->DefaultReactor();
     reactor->Finish(answer_next_segment_ids(service_, authorization(context), *request, *response));
     return reactor;
+  }
+
+  grpc::ServerBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse>* StreamIds(
+      grpc::CallbackServerContext* context) override {
+    return new IdStream(service_, authorization(context));
   }
 
  private:

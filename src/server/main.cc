@@ -277,11 +277,23 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
   // and calls live on each listener's own threads.
   asio::io_context io(1);
   std::vector<std::unique_ptr<Listener>> listeners = make_listeners(io, service);
+  // Stops every listener. First the handlers still queued on `io` run (the
+  // acceptors' closes that stop_accepting() posted, when draining found
+  // nothing open and stopped `io` at once, and the accepts they cancel): an
+  // accept left pending would hold a socket of a connection thread's
+  // io_context past that io_context's end.
+  auto stop_listeners = [&] {
+    for (auto& listener : listeners) listener->stop_accepting();
+    io.restart();
+    io.poll();
+    for (auto& listener : listeners) listener->stop();
+  };
   std::vector<std::string> bound;
   for (auto& listener : listeners) {
     auto endpoint = listener->start(subsystems.descriptors);
     if (!endpoint.ok()) {
       const bool bad_input = endpoint.error().code == ErrorCode::kInvalidArgument;
+      stop_listeners();
       return fail(bad_input ? kExitUsage : kExitFailure, endpoint.error().message);
     }
     service.set_bound_endpoint(listener->protocol(), *endpoint);
@@ -318,7 +330,7 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
   });
 
   io.run();
-  for (auto& listener : listeners) listener->stop();
+  stop_listeners();
   return std::nullopt;
 }
 

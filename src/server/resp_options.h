@@ -12,7 +12,7 @@ namespace snowid::server {
 struct RespOptions {
   // resp_max_pending_bytes is listener.max_pending_bytes: what one
   // connection may have sent without its answers read yet.
-  StreamListenerOptions listener{std::nullopt, 10000, std::chrono::milliseconds{300000}, 1 << 20};
+  StreamListenerOptions listener{std::nullopt, 1000, std::chrono::milliseconds{300000}, 1 << 20};
   // One argument's length at most (a tag, an agent, a password).
   std::uint32_t max_bulk_bytes = 64 * 1024;
   // A command's arguments at most, the command's name included.

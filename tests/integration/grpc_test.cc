@@ -3,10 +3,10 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "id_checks.h"
 #include "server_process.h"
@@ -100,6 +100,50 @@ TEST_F(GrpcTest, BearerToken) {
   EXPECT_EQ(stub->NextId(context().get(), v1::NextIdRequest{}, &response).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(stub->NextId(context("t0ken").get(), v1::NextIdRequest{}, &response).ok());
+}
+
+// StreamIds answers each request on the stream in order; a request NextIds
+// would refuse ends the stream with NextIds's status; the token is checked.
+TEST_F(GrpcTest, StreamIdsAnswersEachRequestInOrder) {
+  start({"--max-batch", "1000", "--bearer-token", "t0ken"});
+  {
+    auto ctx = context("t0ken");
+    auto stream = stub->StreamIds(ctx.get());
+    std::vector<Id> ids;
+    for (std::uint64_t count : {1u, 10u, 1000u, 7u}) {
+      v1::NextIdsRequest request;
+      request.set_count(count);
+      request.set_agent("streamer");
+      ASSERT_TRUE(stream->Write(request));
+      v1::NextIdsResponse response;
+      ASSERT_TRUE(stream->Read(&response));
+      ASSERT_EQ(static_cast<std::uint64_t>(response.ids_size()), count);
+      for (auto id : response.ids()) ids.push_back(static_cast<Id>(id));
+    }
+    ASSERT_TRUE(stream->WritesDone());
+    v1::NextIdsResponse none;
+    EXPECT_FALSE(stream->Read(&none));
+    EXPECT_TRUE(stream->Finish().ok());
+    EXPECT_EQ(ids.size(), 1018u);
+    EXPECT_EQ(test::check_unique_and_increasing({ids}), "");
+  }
+  for (const auto& [token, count, code] :
+       std::vector<std::tuple<std::string, std::uint64_t, grpc::StatusCode>>{
+           {"t0ken", 1001, grpc::StatusCode::RESOURCE_EXHAUSTED},
+           {"t0ken", 0, grpc::StatusCode::INVALID_ARGUMENT},
+           {"wrong", 1, grpc::StatusCode::UNAUTHENTICATED}}) {
+    auto ctx = context(token);
+    auto stream = stub->StreamIds(ctx.get());
+    v1::NextIdsRequest request;
+    request.set_count(count);
+    stream->Write(request);
+    v1::NextIdsResponse response;
+    EXPECT_FALSE(stream->Read(&response));
+    EXPECT_EQ(stream->Finish().error_code(), code) << token << " " << count;
+  }
+  EXPECT_NE(test::http_get(server->port(), "/metrics", {"Authorization: Bearer t0ken"})
+                .body.find("snowid_ids_issued_total{agent=\"streamer\"} 1018"),
+            std::string::npos);
 }
 
 // Concurrent clients over both APIs: the union of all IDs has no duplicate.

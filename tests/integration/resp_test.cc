@@ -133,7 +133,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
     EXPECT_EQ(cli(port, {"INCRBY", "orders", "5"}), "8");
     last = cli(port, {"INCR", "orders"});
     server->signal(SIGTERM);
-    EXPECT_EQ(server->wait(), 0);
+    EXPECT_EQ(server->wait(), 0) << server->log();
   }
   auto again = start(dir);
   const int port = resp_port(*again);
