@@ -3,8 +3,8 @@
 # against redis-server's own INCR (what teams use for IDs today) and against
 # snowidd's RESP listener (INCR of a segment tag, SNOWID.ID), at 1, 16 and 64
 # connections, without and with pipelining (-P 16). redis-server is one
-# thread; snowidd serves RESP on io_threads (2); redis-benchmark (one thread)
-# shares the same 2 cores. Everything stops by itself.
+# thread; snowidd serves RESP on io_threads (2); redis-benchmark
+# (2 threads) shares the same 2 cores. Everything stops by itself.
 # Usage: bench/resp.sh [requests per run without pipelining, default 100000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +32,8 @@ run() {
   local n=$requests
   [ "$pipeline" -gt 1 ] && n=$((requests * 10))
   printf '%-28s c=%-3s P=%-3s ' "$label" "$conns" "$pipeline"
-  timeout 120 redis-benchmark -p "$port" -c "$conns" -n "$n" -P "$pipeline" -q "$@" |
-    tr '\r' '\n' | grep -E 'requests per second' | tail -1
+  timeout 120 redis-benchmark -p "$port" -c "$conns" -n "$n" -P "$pipeline" --threads 2 -q "$@" \
+    2>/dev/null | tr '\r' '\n' | grep -E 'requests per second' | tail -1
 }
 
 machine_line

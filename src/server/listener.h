@@ -5,7 +5,8 @@
 // rules (service.h).
 //
 // Thread-safety: start(), stop_accepting() and stop() from main()'s thread,
-// in that order.
+// in that order; stop_accepting() may be called again (it then does nothing
+// new), and on a listener whose start() failed or was never called.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -10,10 +10,10 @@
 // and what clients send on their own: PING, ECHO, HELLO, AUTH (the bearer
 // token as the password), CLIENT SETNAME (the agent, HTTP's rule) and the
 // other CLIENT subcommands clients send at connect, SELECT 0, QUIT, COMMAND,
-// INFO. Anything else: "-ERR unknown command", and the connection goes on.
-// With a bearer token set, every command but AUTH, HELLO and QUIT answers
-// -NOAUTH until the connection authenticated, and the request limits are
-// Redis's for unauthenticated clients (10 arguments, 16 KiB each).
+// INFO, CONFIG GET (no parameter is kept: it matches nothing). Anything else: "-ERR unknown
+// command", and the connection goes on. With a bearer token set, every command but AUTH, HELLO and
+// QUIT answers -NOAUTH until the connection authenticated, and the request limits are Redis's for
+// unauthenticated clients (10 arguments, 16 KiB each).
 #pragma once
 
 #include <boost/asio/io_context.hpp>

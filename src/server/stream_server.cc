@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -17,7 +18,8 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kReadChunkBytes = 16 * 1024;
+// What one read takes at most; a session holds a buffer of this size.
+constexpr std::size_t kReadChunkBytes = 4 * 1024;
 
 }  // namespace
 
@@ -97,15 +99,15 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
                     options_.max_pending_bytes);
       return close();
     }
+    // Read into a buffer of the session's own, then append what came: the
+    // input buffer is never grown (and zero-filled) ahead of the bytes.
     const std::size_t room =
-        std::min<std::size_t>(kReadChunkBytes, options_.max_pending_bytes - in_.size());
-    const std::size_t old_size = in_.size();
-    in_.resize(old_size + room);
-    socket_.async_read_some(asio::buffer(in_.data() + old_size, room),
-                            [self = shared_from_this(), old_size](
-                                const boost::system::error_code& ec, std::size_t bytes) {
-                              self->in_.resize(old_size + (ec ? 0 : bytes));
+        std::min<std::size_t>(read_chunk_.size(), options_.max_pending_bytes - in_.size());
+    socket_.async_read_some(asio::buffer(read_chunk_.data(), room),
+                            [self = shared_from_this()](const boost::system::error_code& ec,
+                                                        std::size_t bytes) {
                               if (ec) return self->close();  // end, reset, timeout, shutdown
+                              self->in_.append(self->read_chunk_.data(), bytes);
                               if (self->idle_) {
                                 // A request has begun: the read timeout applies to it.
                                 self->idle_ = false;
@@ -166,6 +168,7 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
   StreamMetrics& metrics_;
   std::unique_ptr<StreamHandler> handler_;
   std::list<Connection*>::iterator position_;
+  std::array<char, kReadChunkBytes> read_chunk_;
   std::string in_;
   std::string out_;
   bool close_after_write_ = false;

@@ -145,6 +145,8 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
     EXPECT_GT(std::stoll(lines[i]), std::stoll(lines[i - 1]));
   EXPECT_GT(std::stoll(cli(port, {"SNOWID.ID"})), std::stoll(lines.back()));
   EXPECT_EQ(cli(port, {"PING"}), "PONG");
+  EXPECT_EQ(cli(port, {"--no-raw", "CONFIG", "GET", "save"}), "(empty array)");
+  EXPECT_EQ(cli(port, {"CONFIG", "SET", "save", ""}).rfind("ERR CONFIG", 0), 0u);
   EXPECT_EQ(cli(port, {"ECHO", "hello there"}), "hello there");
   EXPECT_EQ(cli(port, {"SELECT", "0"}), "OK");
   EXPECT_EQ(cli(port, {"SELECT", "1"}), "ERR DB index is out of range");
