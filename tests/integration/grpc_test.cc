@@ -2,12 +2,17 @@
 // APIs at once.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <tuple>
 
+#include "Snowflake.h"
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -146,10 +151,11 @@ TEST_F(GrpcTest, StreamIdsAnswersEachRequestInOrder) {
             std::string::npos);
 }
 
-// Concurrent clients over both APIs: the union of all IDs has no duplicate.
-TEST_F(GrpcTest, BothApisTogetherNeverShareAnId) {
-  start();
-  std::vector<std::vector<Id>> per_client(4);
+// Concurrent clients over HTTP, gRPC, Thrift and RESP: the union of all IDs
+// has no duplicate, and every ID is counted.
+TEST_F(GrpcTest, EveryProtocolTogetherNeverSharesAnId) {
+  start({"--thrift", "127.0.0.1:0", "--resp", "127.0.0.1:0"});
+  std::vector<std::vector<Id>> per_client(8);
   std::vector<std::thread> clients;
   for (int c = 0; c < 2; ++c) {
     clients.emplace_back([this, &mine = per_client[static_cast<std::size_t>(c)]] {
@@ -178,9 +184,44 @@ TEST_F(GrpcTest, BothApisTogetherNeverShareAnId) {
       }
     });
   }
+  // Twitter's Thrift service, through the C++ client thrift-compiler generates.
+  const int thrift_port = std::stoi(test::digits_after(server->log(), "thrift 127.0.0.1:"));
+  for (int c = 4; c < 6; ++c) {
+    clients.emplace_back([thrift_port, &mine = per_client[static_cast<std::size_t>(c)]] {
+      auto socket = std::make_shared<apache::thrift::transport::TSocket>("127.0.0.1", thrift_port);
+      auto transport = std::make_shared<apache::thrift::transport::TFramedTransport>(socket);
+      thrift::SnowflakeClient client(
+          std::make_shared<apache::thrift::protocol::TBinaryProtocol>(transport));
+      transport->open();
+      for (int i = 0; i < 3000; ++i) mine.push_back(client.get_id("thrift"));
+    });
+  }
+  // The Redis protocol, through hiredis, 100 IDs per SNOWID.IDS.
+  const int resp_port = std::stoi(test::digits_after(server->log(), "resp 127.0.0.1:"));
+  for (int c = 6; c < 8; ++c) {
+    clients.emplace_back([resp_port, &mine = per_client[static_cast<std::size_t>(c)]] {
+      redisContext* redis = redisConnect("127.0.0.1", resp_port);
+      for (int i = 0; redis != nullptr && redis->err == 0 && i < 300; ++i) {
+        auto* reply = static_cast<redisReply*>(redisCommand(redis, "SNOWID.IDS 100"));
+        if (reply == nullptr) break;
+        for (std::size_t e = 0; e < reply->elements; ++e) {
+          mine.push_back(reply->element[e]->integer);
+        }
+        freeReplyObject(reply);
+      }
+      redisFree(redis);
+    });
+  }
   for (auto& t : clients) t.join();
-  for (const auto& mine : per_client) EXPECT_EQ(mine.size(), 30000u);
+  for (std::size_t c = 0; c < per_client.size(); ++c) {
+    EXPECT_EQ(per_client[c].size(), c == 4 || c == 5 ? 3000u : 30000u) << "client " << c;
+  }
   EXPECT_EQ(test::check_unique_and_increasing(per_client), "");
+  // Every ID counted, whatever protocol carried it.
+  const std::string metrics = test::http_get(server->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"thrift\"} 6000\n"), std::string::npos);
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"none\"} 180000\n"), std::string::npos)
+      << metrics;
 }
 
 // The project's own load tool against the real server: it must see every
