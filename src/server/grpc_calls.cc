@@ -101,7 +101,7 @@ grpc::Status answer_info(IdService& service, GrpcAuthorization authorization,
     response.set_high_water_ms(info.stats.high_water.count());
     response.set_ids_issued(info.ids_issued);
     response.set_uptime_seconds(info.uptime.count());
-    response.set_info_json(info_json(info).dump());
+    response.set_info_json(info_json_text(info));
     return answer;
   });
 }

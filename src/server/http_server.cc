@@ -267,8 +267,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     metrics.connection_opened();
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    asio::post(worker.io, [self = shared_from_this(), &worker,
+    // A weak reference: a hand-over still queued when the worker stops is
+    // destroyed with the worker's io_context, which the Impl owns.
+    asio::post(worker.io, [weak = weak_from_this(), &worker,
                            socket = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+      auto self = weak.lock();
+      if (!self) return;
       if (self->tls) {
         using TlsStream = ssl::stream<tcp::socket>;
         std::make_shared<Session<TlsStream>>(TlsStream(std::move(*socket), *self->tls), worker,

@@ -94,4 +94,8 @@ nlohmann::json segment_readiness_json(const std::optional<SegmentReadiness>& rea
                         {"reason", readiness->reason}};
 }
 
+std::string info_json_text(const NodeInfo& info) {
+  return info_json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace snowid::server

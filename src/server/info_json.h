@@ -13,6 +13,10 @@ namespace snowid::server {
 // /v1/info's body.
 nlohmann::json info_json(const NodeInfo& info);
 
+// info_json() as text, bytes that are not UTF-8 replaced by U+FFFD: paths
+// and store errors in it may hold any bytes, and dump() would throw on them.
+std::string info_json_text(const NodeInfo& info);
+
 // {"enabled": false}, or {"enabled", "ready", "store_reachable", "reason"}.
 nlohmann::json segment_readiness_json(const std::optional<SegmentReadiness>& readiness);
 

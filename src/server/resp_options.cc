@@ -26,8 +26,10 @@ Status check_resp_options(const RespOptions& options) {
   }
   if (options.max_bulk_bytes < 256)
     return invalid_argument("resp_max_bulk_bytes must be at least 256");
-  if (options.max_bulk_bytes > options.listener.max_pending_bytes) {
-    return invalid_argument("resp_max_bulk_bytes must not exceed resp_max_pending_bytes");
+  if (options.max_bulk_bytes > options.listener.max_pending_bytes - 64) {
+    // A bulk arrives with its $<len> line and CRLF: it must fit with them.
+    return invalid_argument(
+        "resp_max_bulk_bytes must be at least 64 bytes below resp_max_pending_bytes");
   }
   return {};
 }

@@ -127,6 +127,12 @@ class RespConnection final : public StreamHandler {
         token_required_(!service_.config().bearer_token.empty()),
         client_id_(shared_->next_client_id.fetch_add(1)) {}
 
+  void refuse_oversized(std::string& output) override {
+    RespReply(output).error(
+        "ERR Protocol error: request larger than resp_max_pending_bytes (pipeline fewer or "
+        "smaller commands)");
+  }
+
   Step consume(std::string_view input, std::string& output) override {
     Step step;
     RespReply reply(output);
@@ -356,7 +362,7 @@ class RespConnection final : public StreamHandler {
     const Answer answer =
         counted(Call::kInfo, [&] { return service_.info(authorization(), node); });
     if (!answer.ok()) return refuse(answer, reply);
-    reply.bulk(info_json(node).dump());
+    reply.bulk(info_json_text(node));
   }
 
   // AUTH [user] password: the user, if given, must be "default".
@@ -384,7 +390,8 @@ class RespConnection final : public StreamHandler {
     return ok;
   }
 
-  // HELLO [protover [AUTH user password] [SETNAME name]].
+  // HELLO [protover [AUTH user password] [SETNAME name]]: every option is
+  // checked before any takes effect, so a refused HELLO changes nothing.
   void hello(const Arguments& args, RespReply& reply) {
     std::optional<std::int64_t> version;
     if (args.size() >= 2) {
@@ -393,13 +400,11 @@ class RespConnection final : public StreamHandler {
       if (*version != 2 && *version != 3)
         return reply.error("NOPROTO unsupported protocol version");
     }
+    std::optional<std::pair<std::string_view, std::string_view>> credentials;
     std::optional<std::string_view> name;
     for (std::size_t i = 2; i < args.size(); ++i) {
       if (same_name(args[i], "AUTH") && i + 2 < args.size()) {
-        // Without a token any password is the default user's, as in Redis.
-        if (token_required_ && !check_password(args[i + 1], args[i + 2])) {
-          return reply.error("WRONGPASS invalid username-password pair or user is disabled.");
-        }
+        credentials.emplace(args[i + 1], args[i + 2]);
         i += 2;
       } else if (same_name(args[i], "SETNAME") && i + 1 < args.size()) {
         name = args[++i];
@@ -407,6 +412,15 @@ class RespConnection final : public StreamHandler {
         return reply.error(
             fmt::format("ERR Syntax error in HELLO option '{}'", printable(args[i])));
       }
+    }
+    if (name && !name->empty() && !valid_agent(*name)) {
+      return reply.error(
+          "ERR client name must match [a-zA-Z][a-zA-Z0-9-]* and be at most 64 characters");
+    }
+    // Without a token any password is the default user's, as in Redis.
+    if (credentials && token_required_ &&
+        !check_password(credentials->first, credentials->second)) {
+      return reply.error("WRONGPASS invalid username-password pair or user is disabled.");
     }
     if (token_required_ && !authenticated_) {
       return reply.error(
@@ -538,7 +552,8 @@ std::unique_ptr<Listener> make_resp_listener(boost::asio::io_context& acceptor_i
   auto shared = std::make_shared<RespShared>(service);
   return std::make_unique<StreamServer>(
       acceptor_io, service, "resp", service.config().resp.listener, metrics,
-      [shared, metrics] { return std::make_unique<RespConnection>(shared, metrics); });
+      [shared, metrics] { return std::make_unique<RespConnection>(shared, metrics); },
+      "-ERR max number of clients reached\r\n");
 }
 
 }  // namespace snowid::server

@@ -18,6 +18,10 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// How long a connection closing after its last answer keeps reading what
+// the client still sends (see StreamSession::linger).
+constexpr std::chrono::seconds kLingerTime{2};
+
 // What one read takes at most; a session holds a buffer of this size.
 constexpr std::size_t kReadChunkBytes = 4 * 1024;
 
@@ -97,7 +101,9 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
       // A request that does not fit: it cannot be answered, nor skipped.
       spdlog::debug("{}: closing a connection whose request exceeds {} bytes", metrics_.protocol(),
                     options_.max_pending_bytes);
-      return close();
+      handler_->refuse_oversized(out_);
+      close_after_write_ = true;
+      return out_.empty() ? close() : write();
     }
     // Read into a buffer of the session's own, then append what came: the
     // input buffer is never grown (and zero-filled) ahead of the bytes.
@@ -154,10 +160,28 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
         socket_, asio::buffer(out_),
         [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
           self->out_.clear();
-          if (ec || self->close_after_write_) return self->close();
+          if (ec) return self->close();
+          if (self->close_after_write_) return self->linger();
           // Pipelined requests left over from a full write first.
           if (!self->in_.empty()) return self->answer();
           self->wait_for_request();
+        });
+  }
+
+  // After the last answer: ends the sending side and reads (and drops)
+  // what the client still sends until it closes, or for kLingerTime at
+  // most. Closing at once with unread bytes would reset the connection, and
+  // a reset can discard the answer before the client reads it.
+  void linger() {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    idle_ = false;
+    deadline_ = std::min(deadline_, std::chrono::steady_clock::now() + kLingerTime);
+    socket_.async_read_some(
+        asio::buffer(read_chunk_),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+          if (ec) return self->close();
+          self->linger();
         });
   }
 
@@ -179,26 +203,35 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
 
 struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
   Impl(IdService& id_service, std::string name, StreamListenerOptions listener_options,
-       std::shared_ptr<StreamMetrics> listener_metrics, NewHandler make_handler)
+       std::shared_ptr<StreamMetrics> listener_metrics, NewHandler make_handler,
+       std::string refusal)
       : service(id_service),
         protocol(std::move(name)),
         options(std::move(listener_options)),
         metrics(std::move(listener_metrics)),
-        new_handler(std::move(make_handler)) {}
+        new_handler(std::move(make_handler)),
+        over_limit_answer(std::move(refusal)) {}
 
   // On the acceptor's thread; the connection then moves to `worker`.
   void admit(tcp::socket socket, Worker& worker) {
+    boost::system::error_code ignored;
     if (metrics->open_connections().load() >= max_connections) {
       metrics->refused_connections().fetch_add(1, std::memory_order_relaxed);
-      boost::system::error_code ignored;
+      // At once, on the acceptor's thread: the answer fits a new
+      // connection's empty send buffer.
+      socket.non_blocking(true, ignored);
+      if (!over_limit_answer.empty()) socket.write_some(asio::buffer(over_limit_answer), ignored);
       socket.close(ignored);
       return;
     }
     metrics->open_connections().fetch_add(1, std::memory_order_relaxed);
-    boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    asio::post(worker.io, [self = shared_from_this(), &worker,
+    // A weak reference: a hand-over still queued when the worker stops is
+    // destroyed with the worker's io_context, which the Impl owns.
+    asio::post(worker.io, [weak = weak_from_this(), &worker,
                            socket = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+      auto self = weak.lock();
+      if (!self) return;
       std::make_shared<StreamSession>(std::move(*socket), worker, self->service, self->options,
                                       *self->metrics, self->new_handler())
           ->start();
@@ -210,6 +243,7 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
   StreamListenerOptions options;
   std::shared_ptr<StreamMetrics> metrics;
   NewHandler new_handler;
+  std::string over_limit_answer;
   std::shared_ptr<TcpAcceptor> acceptor;
   std::int64_t max_connections = 1;
   // Requests that may wait for the clock (wait policy) run here.
@@ -219,10 +253,11 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
 
 StreamServer::StreamServer(asio::io_context& acceptor_io, IdService& service, std::string protocol,
                            StreamListenerOptions options, std::shared_ptr<StreamMetrics> metrics,
-                           NewHandler new_handler)
+                           NewHandler new_handler, std::string over_limit_answer)
     : protocol_(protocol),
       impl_(std::make_shared<Impl>(service, std::move(protocol), std::move(options),
-                                   std::move(metrics), std::move(new_handler))) {
+                                   std::move(metrics), std::move(new_handler),
+                                   std::move(over_limit_answer))) {
   impl_->acceptor =
       std::make_shared<TcpAcceptor>(acceptor_io, protocol_, impl_->workers,
                                     [impl = impl_.get()](tcp::socket socket, Worker& worker) {

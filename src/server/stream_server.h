@@ -7,10 +7,11 @@
 // answered in order, their answers gathered into one write), writes, and
 // reads again. A connection is closed when its handler says so (after the
 // answer is written), when the peer closes, when a request does not fit
-// max_pending_bytes, at the idle timeout between requests (if any), and at
-// the HTTP read timeout while a request or an answer is under way (a slow
-// client cannot hold a connection). Past max_connections a new connection
-// is closed at once. Connection threads: io_threads, as HTTP's.
+// max_pending_bytes (after the handler's refusal, if any), at the idle
+// timeout between requests (if any), and at the HTTP read timeout while a
+// request or an answer is under way (a slow client cannot hold a
+// connection). Past max_connections a new connection is closed at once,
+// after a short answer if the protocol has one. Connection threads: io_threads, as HTTP's.
 #pragma once
 
 #include <atomic>
@@ -49,6 +50,10 @@ class StreamHandler {
   // answers to `output`, until none is left or output holds more than
   // kMaxGatheredAnswerBytes.
   virtual Step consume(std::string_view input, std::string& output) = 0;
+  // The request at the front of the input does not fit max_pending_bytes:
+  // appends the protocol's refusal, if it has one to send; the connection
+  // closes once it is written.
+  virtual void refuse_oversized(std::string& output) { (void)output; }
 };
 
 // A stream listener's own metrics: its connections and, for protocols with
@@ -83,9 +88,11 @@ class StreamServer final : public Listener {
 
   // `protocol` names the listener ("thrift", "resp"); `options.endpoint` is
   // set. `new_handler` makes each connection's handler (on its thread).
+  // `over_limit_answer` is written to a connection refused at the connection
+  // limit before it is closed ("" to close it without a word).
   StreamServer(boost::asio::io_context& acceptor_io, IdService& service, std::string protocol,
                StreamListenerOptions options, std::shared_ptr<StreamMetrics> metrics,
-               NewHandler new_handler);
+               NewHandler new_handler, std::string over_limit_answer = "");
   ~StreamServer() override;
 
   std::string_view protocol() const override { return protocol_; }

@@ -88,7 +88,7 @@ struct Exchange {
   std::string received;
   bool closed = false;
 };
-Exchange exchange(int port, const std::string& bytes) {
+Exchange talk(int port, const std::string& bytes) {
   Exchange out;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
@@ -289,13 +289,13 @@ TEST_F(RespTest, HostileStreamsGetAnErrorAndServingGoesOn) {
       {"*1\r\n$4\r\nPINGxx", "Protocol error"}, {"*20\r\n", "Protocol error"},
   };
   for (const auto& [bytes, says] : hostile) {
-    const Exchange r = exchange(port, bytes);
+    const Exchange r = talk(port, bytes);
     EXPECT_NE(r.received.find(says), std::string::npos)
         << testing::PrintToString(bytes) << r.received;
     EXPECT_TRUE(r.closed) << testing::PrintToString(bytes);
   }
   // Inline commands, as over telnet; the connection stays open.
-  const Exchange inline_ping = exchange(port, "PING\r\nECHO \"a b\"\r\n");
+  const Exchange inline_ping = talk(port, "PING\r\nECHO \"a b\"\r\n");
   EXPECT_EQ(inline_ping.received, "+PONG\r\n$3\r\na b\r\n");
   EXPECT_FALSE(inline_ping.closed);
   EXPECT_EQ(cli(port, {"PING"}), "PONG");
@@ -308,13 +308,61 @@ TEST_F(RespTest, LimitsOfConnectionsAndIdleTime) {
   Hiredis second(port);
   EXPECT_EQ(first.command({"PING"}).text, "PONG");
   EXPECT_EQ(second.command({"PING"}).text, "PONG");
-  Hiredis third(port);
-  EXPECT_EQ(third.command({"PING"}).type, 0);  // closed at once
+  const Exchange third = talk(port, "");
+  EXPECT_EQ(third.received, "-ERR max number of clients reached\r\n");
+  EXPECT_TRUE(third.closed);
   std::this_thread::sleep_for(std::chrono::milliseconds{800});
   EXPECT_EQ(first.command({"PING"}).type, 0);  // closed at the idle timeout
   EXPECT_NE(test::http_get(server->port(), "/metrics")
                 .body.find("snowid_resp_refused_connections_total 1"),
             std::string::npos);
+}
+
+// A request that cannot fit resp_max_pending_bytes, though each argument
+// fits resp_max_bulk_bytes, is refused in words before the connection closes.
+TEST_F(RespTest, ARequestBeyondThePendingLimitIsRefusedInWords) {
+  auto server = start(dir, {"--resp-max-pending-bytes", "4096", "--resp-max-bulk-bytes", "1024"});
+  const int port = resp_port(*server);
+  std::string command = "*10\r\n$4\r\nECHO\r\n";
+  for (int i = 0; i < 9; ++i) command += "$1000\r\n" + std::string(1000, 'x') + "\r\n";
+  const Exchange r = talk(port, command);
+  EXPECT_EQ(r.received.rfind("-ERR Protocol error: request larger than resp_max_pending_bytes", 0),
+            0u)
+      << r.received;
+  EXPECT_TRUE(r.closed);
+  EXPECT_EQ(cli(port, {"PING"}), "PONG");
+  const auto refused =
+      test::run_process({SNOWIDD_PATH, "--resp", "127.0.0.1:0", "--resp-max-pending-bytes", "1000",
+                         "--resp-max-bulk-bytes", "990", "--check-config"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("at least 64 bytes below"), std::string::npos) << refused.err;
+}
+
+// A HELLO that is refused changes nothing: not the protocol, not the name,
+// not authentication, even when its AUTH part was right.
+TEST_F(RespTest, ARefusedHelloChangesNothing) {
+  auto server = start(dir, {"--bearer-token", "sekret"});
+  const int port = resp_port(*server);
+  const Exchange bogus = talk(port, "HELLO 3 AUTH default sekret BOGUS\r\nSNOWID.ID\r\n");
+  EXPECT_EQ(bogus.received,
+            "-ERR Syntax error in HELLO option 'BOGUS'\r\n-NOAUTH Authentication required.\r\n");
+  const Exchange bad_name = talk(port, "HELLO 3 AUTH default sekret SETNAME b@d\r\nSNOWID.ID\r\n");
+  EXPECT_EQ(bad_name.received.rfind("-ERR client name must match", 0), 0u) << bad_name.received;
+  EXPECT_NE(bad_name.received.find("-NOAUTH Authentication required.\r\n"), std::string::npos);
+  const Exchange good = talk(port, "HELLO 2 AUTH default sekret\r\nSNOWID.ID\r\n");
+  EXPECT_NE(good.received.find("\r\n:"), std::string::npos) << good.received;
+}
+
+// Facts with bytes that are not UTF-8 (a state directory's path) are shown
+// with U+FFFD, never a crash.
+TEST_F(RespTest, InfoWithBytesThatAreNotUtf8) {
+  const std::string state = dir.file("st\xe9te");
+  ServerProcess server(SNOWIDD_PATH,
+                       {"--resp", "127.0.0.1:0", "--state-dir", state, "--segment-store", "off"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const int port = resp_port(server);
+  EXPECT_NE(cli(port, {"SNOWID.INFO"}).find("st\xef\xbf\xbdte"), std::string::npos);
+  EXPECT_EQ(cli(port, {"PING"}), "PONG");
 }
 
 }  // namespace
