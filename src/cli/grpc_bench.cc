@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "grpc_runtime.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "text_file.h"
 
@@ -203,6 +204,7 @@ Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
   auto creds = credentials(options);
   if (!creds.ok()) return creds.error();
 
+  disable_grpc_lock_order_checks();
   std::vector<std::unique_ptr<v1::IdService::Stub>> stubs;
   for (int i = 0; i < options.channels; ++i) {
     grpc::ChannelArguments arguments;

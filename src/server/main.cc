@@ -27,6 +27,7 @@
 #include "audit_log.h"
 #include "config.h"
 #include "descriptor_budget.h"
+#include "grpc_runtime.h"
 #include "listener.h"
 #include "peer_check.h"
 #include "service.h"
@@ -369,4 +370,7 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace snowid::server
 
-int main(int argc, char** argv) { return snowid::server::run(argc, argv); }
+int main(int argc, char** argv) {
+  snowid::disable_grpc_lock_order_checks();
+  return snowid::server::run(argc, argv);
+}
