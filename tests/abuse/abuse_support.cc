@@ -127,40 +127,16 @@ bool IdProbe::request(HttpConnection& connection) {
   return false;
 }
 
-RawConnection::RawConnection(int port, int receive_buffer)
-    : fd_(connect_to(port, true, receive_buffer)) {}
+RawConnection::RawConnection(int port, int receive_buffer) : socket_(port, receive_buffer) {}
 
-RawConnection::~RawConnection() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-bool RawConnection::send(std::string_view bytes) {
-  std::size_t done = 0;
-  while (fd_ >= 0 && done < bytes.size()) {
-    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return fd_ >= 0;
-}
-
-void RawConnection::shutdown_write() {
-  if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
-}
+RawConnection::~RawConnection() = default;
 
 bool RawConnection::read_some(Outcome& outcome, std::chrono::milliseconds wait) {
-  pollfd p{fd_, POLLIN, 0};
-  if (fd_ < 0 || ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(wait.count(), 0))) <= 0) {
-    return false;
-  }
-  char buf[65536];
-  const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-  if (n <= 0) {
-    outcome.closed = true;  // FIN, or a reset
-    return false;
-  }
-  pending_.append(buf, static_cast<std::size_t>(n));
-  for (auto& reply : split_responses(pending_)) outcome.replies.push_back(std::move(reply));
+  const int got = socket_.read_some(wait);
+  if (got == 0) outcome.closed = true;  // FIN, or a reset
+  if (got != 1) return false;
+  for (auto& reply : split_responses(socket_.received()))
+    outcome.replies.push_back(std::move(reply));
   return true;
 }
 
@@ -173,7 +149,7 @@ RawConnection::Outcome RawConnection::read_until_closed(std::chrono::millisecond
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (!read_some(outcome, std::min(quiet, left))) break;
   }
-  outcome.leftover = pending_;
+  outcome.leftover = socket_.received();
   return outcome;
 }
 
@@ -185,7 +161,7 @@ RawConnection::Outcome RawConnection::read_replies(std::size_t count,
     read_some(outcome,
               std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
   }
-  outcome.leftover = pending_;
+  outcome.leftover = socket_.received();
   return outcome;
 }
 

@@ -101,9 +101,9 @@ class RawConnection {
   RawConnection(const RawConnection&) = delete;
   RawConnection& operator=(const RawConnection&) = delete;
 
-  bool connected() const { return fd_ >= 0; }
-  bool send(std::string_view bytes);
-  void shutdown_write();  // shutdown(SHUT_WR): "no more requests"
+  bool connected() const { return socket_.connected(); }
+  bool send(std::string_view bytes) { return socket_.send(bytes); }
+  void shutdown_write() { socket_.shutdown_write(); }
 
   struct Outcome {
     std::vector<HttpReply> replies;
@@ -123,8 +123,8 @@ class RawConnection {
   // Reads what arrives within `wait` into `outcome` (false if nothing did).
   bool read_some(Outcome& outcome, std::chrono::milliseconds wait);
 
-  int fd_ = -1;
-  std::string pending_;  // bytes read that do not form a whole response yet
+  // Its received() holds the bytes that do not form a whole response yet.
+  RawSocket socket_;
 };
 
 // Sends `bytes` on a new connection and reads everything until the server

@@ -1,13 +1,9 @@
 // snowidd's RESP listener (the Redis protocol) over real sockets, with real
 // clients: redis-cli and redis-benchmark (redis-tools), Python's redis
 // package over RESP2 and RESP3, hiredis from C++, and hostile byte streams.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -32,11 +28,6 @@ std::unique_ptr<ServerProcess> start(const test::TempDir& dir, std::vector<std::
   auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, resp_args(dir, std::move(args)));
   EXPECT_TRUE(server->started()) << server->log();
   return server;
-}
-
-int resp_port(const ServerProcess& server) {
-  const std::string port = test::digits_after(server.log(), "resp 127.0.0.1:");
-  return port.empty() ? 0 : std::stoi(port);
 }
 
 // redis-cli's output for one command (stdout; trailing newline removed).
@@ -89,30 +80,12 @@ struct Exchange {
   bool closed = false;
 };
 Exchange talk(int port, const std::string& bytes) {
+  test::RawSocket raw(port);
+  if (!raw.connected()) return {};
+  (void)raw.send(bytes);
   Exchange out;
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return out;
-  }
-  timeval timeout{1, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n > 0) {
-      out.received.append(buffer, static_cast<std::size_t>(n));
-      continue;
-    }
-    out.closed = n == 0 || errno == ECONNRESET;
-    break;
-  }
-  ::close(fd);
+  out.closed = raw.closed_by_peer(std::chrono::seconds{1});
+  out.received = raw.received();
   return out;
 }
 
@@ -125,7 +98,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
   std::string last;
   {
     auto server = start(dir);
-    const int port = resp_port(*server);
+    const int port = server->listener_port("resp");
     ASSERT_GT(port, 0) << server->log();
     EXPECT_EQ(cli(port, {"INCR", "orders"}), "1");
     EXPECT_EQ(cli(port, {"INCR", "orders"}), "2");
@@ -136,7 +109,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
     EXPECT_EQ(server->wait(), 0) << server->log();
   }
   auto again = start(dir);
-  const int port = resp_port(*again);
+  const int port = again->listener_port("resp");
   EXPECT_GT(std::stoll(cli(port, {"INCR", "orders"})), std::stoll(last));
   // SNOWID.IDS: five increasing IDs.
   const auto lines = test::split_lines(cli(port, {"SNOWID.IDS", "5"}));
@@ -163,7 +136,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
 // redis-cli -3 (Resp2DecodeIsAFlatArrayAndResp3AMap).
 TEST_F(RespTest, PythonRedisClientWithPipelining) {
   auto server = start(dir);
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   for (const char* protocol : {"2"}) {
     const auto r =
         test::run_process({"/usr/bin/python3", RESP_CLIENT_SCRIPT, std::to_string(port), protocol});
@@ -188,7 +161,7 @@ TEST_F(RespTest, PythonRedisClientWithPipelining) {
 
 TEST_F(RespTest, Resp2DecodeIsAFlatArrayAndResp3AMap) {
   auto server = start(dir, {"--datacenter-id", "3", "--worker-id", "4"});
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   const std::string id = cli(port, {"SNOWID.ID"});
   const auto flat = test::split_lines(cli(port, {"SNOWID.DECODE", id}));
   ASSERT_EQ(flat.size(), 10u);
@@ -209,7 +182,7 @@ TEST_F(RespTest, Resp2DecodeIsAFlatArrayAndResp3AMap) {
 
 TEST_F(RespTest, ATokenIsThePasswordAndNothingButAuthIsServedBeforeIt) {
   auto server = start(dir, {"--bearer-token", "s3cret"});
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   EXPECT_EQ(cli(port, {"SNOWID.ID"}), "NOAUTH Authentication required.");
   EXPECT_EQ(cli(port, {"PING"}), "NOAUTH Authentication required.");
   EXPECT_NE(cli(port, {"-a", "wrong", "--no-auth-warning", "PING"}).find("WRONGPASS"),
@@ -232,7 +205,7 @@ TEST_F(RespTest, ATokenIsThePasswordAndNothingButAuthIsServedBeforeIt) {
 // hiredis clients on several threads, pipelining: no ID twice, all counted.
 TEST_F(RespTest, ConcurrentPipelinedClientsNeverShareAnId) {
   auto server = start(dir);
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   std::vector<std::vector<Id>> per_client(4);
   std::vector<std::vector<Id>> numbers(4);
   std::vector<std::thread> clients;
@@ -270,7 +243,7 @@ TEST_F(RespTest, ConcurrentPipelinedClientsNeverShareAnId) {
 
 TEST_F(RespTest, RedisBenchmarkRunsToCompletion) {
   auto server = start(dir);
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   const auto r = test::run_process({"/usr/bin/redis-benchmark", "-p", std::to_string(port), "-c",
                                     "8", "-n", "20000", "-P", "16", "-q", "INCR", "bench"},
                                    {}, std::chrono::seconds{60});
@@ -282,7 +255,7 @@ TEST_F(RespTest, RedisBenchmarkRunsToCompletion) {
 
 TEST_F(RespTest, HostileStreamsGetAnErrorAndServingGoesOn) {
   auto server = start(dir, {"--resp-max-bulk-bytes", "1024", "--resp-max-arguments", "16"});
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   const std::vector<std::pair<std::string, std::string>> hostile{
       {"*2000000000\r\n", "Protocol error"},    {"*1\r\n$99999999999\r\n", "Protocol error"},
       {"*1\r\n$2000\r\n", "Protocol error"},    {"*2\r\n$4\r\nPING\r\n:12\r\n", "Protocol error"},
@@ -303,7 +276,7 @@ TEST_F(RespTest, HostileStreamsGetAnErrorAndServingGoesOn) {
 
 TEST_F(RespTest, LimitsOfConnectionsAndIdleTime) {
   auto server = start(dir, {"--resp-max-connections", "2", "--resp-idle-timeout-ms", "300"});
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   Hiredis first(port);
   Hiredis second(port);
   EXPECT_EQ(first.command({"PING"}).text, "PONG");
@@ -322,7 +295,7 @@ TEST_F(RespTest, LimitsOfConnectionsAndIdleTime) {
 // fits resp_max_bulk_bytes, is refused in words before the connection closes.
 TEST_F(RespTest, ARequestBeyondThePendingLimitIsRefusedInWords) {
   auto server = start(dir, {"--resp-max-pending-bytes", "4096", "--resp-max-bulk-bytes", "1024"});
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   std::string command = "*10\r\n$4\r\nECHO\r\n";
   for (int i = 0; i < 9; ++i) command += "$1000\r\n" + std::string(1000, 'x') + "\r\n";
   const Exchange r = talk(port, command);
@@ -342,7 +315,7 @@ TEST_F(RespTest, ARequestBeyondThePendingLimitIsRefusedInWords) {
 // not authentication, even when its AUTH part was right.
 TEST_F(RespTest, ARefusedHelloChangesNothing) {
   auto server = start(dir, {"--bearer-token", "sekret"});
-  const int port = resp_port(*server);
+  const int port = server->listener_port("resp");
   const Exchange bogus = talk(port, "HELLO 3 AUTH default sekret BOGUS\r\nSNOWID.ID\r\n");
   EXPECT_EQ(bogus.received,
             "-ERR Syntax error in HELLO option 'BOGUS'\r\n-NOAUTH Authentication required.\r\n");
@@ -360,7 +333,7 @@ TEST_F(RespTest, InfoWithBytesThatAreNotUtf8) {
   ServerProcess server(SNOWIDD_PATH,
                        {"--resp", "127.0.0.1:0", "--state-dir", state, "--segment-store", "off"});
   ASSERT_TRUE(server.started()) << server.log();
-  const int port = resp_port(server);
+  const int port = server.listener_port("resp");
   EXPECT_NE(cli(port, {"SNOWID.INFO"}).find("st\xef\xbf\xbdte"), std::string::npos);
   EXPECT_EQ(cli(port, {"PING"}), "PONG");
 }

@@ -1,15 +1,11 @@
 // snowidd's Thrift listener (Twitter Snowflake's service) over real sockets:
 // the Python client Debian's thrift-compiler generates from the IDL, the
 // C++ client it generates, and hostile byte streams.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <thrift/TApplicationException.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -36,11 +32,6 @@ std::unique_ptr<ServerProcess> start(const test::TempDir& dir, std::vector<std::
   return server;
 }
 
-int thrift_port(const ServerProcess& server) {
-  const std::string port = test::digits_after(server.log(), "thrift 127.0.0.1:");
-  return port.empty() ? 0 : std::stoi(port);
-}
-
 // The generated Python client's findings (thrift_client.py).
 nlohmann::json python_client(int port, const std::string& mode) {
   const auto r =
@@ -64,52 +55,22 @@ struct CppClient {
   thrift::SnowflakeClient client;
 };
 
-// A raw connection for bytes no client would send.
-class RawConnection {
- public:
-  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    timeval timeout{5, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  }
-  ~RawConnection() { ::close(fd_); }
-  bool send(const std::string& bytes) {
-    return connected_ && ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-                             static_cast<ssize_t>(bytes.size());
-  }
-  // One framed answer's payload; "" if none came within 5 s.
-  std::string receive_frame() {
-    std::string got;
-    char buffer[4096];
-    while (got.size() < 4 || got.size() < 4 + frame_length(got)) {
-      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-      if (n <= 0) return "";
-      got.append(buffer, static_cast<std::size_t>(n));
-    }
-    return got.substr(4);
-  }
-  static std::size_t frame_length(const std::string& bytes) {
+constexpr std::chrono::seconds kAnswerWait{5};
+
+// One framed answer's payload from `raw`; "" if none came within 5 s.
+std::string receive_frame(test::RawSocket& raw) {
+  const auto frame_length = [](const std::string& bytes) {
     const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
     return (std::size_t{b[0]} << 24) | (std::size_t{b[1]} << 16) | (std::size_t{b[2]} << 8) | b[3];
-  }
-  // True if the server closes the connection (reads end) within 5 s.
-  bool closed_by_peer() {
-    char buffer[4096];
-    for (;;) {
-      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-      if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
-      if (n < 0) return false;  // timed out
-    }
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
+  };
+  const auto whole = [&](const std::string& got) {
+    return got.size() >= 4 && got.size() >= 4 + frame_length(got);
+  };
+  if (!raw.read_until(whole, kAnswerWait)) return "";
+  std::string payload = raw.received().substr(4, frame_length(raw.received()));
+  raw.received().erase(0, 4 + payload.size());
+  return payload;
+}
 
 std::string frame(const std::string& payload) {
   const auto n = static_cast<std::uint32_t>(payload.size());
@@ -125,7 +86,7 @@ class ThriftTest : public ::testing::Test {
 
 TEST_F(ThriftTest, TheGeneratedPythonClientCallsEveryMethod) {
   auto server = start(dir, {"--datacenter-id", "7", "--worker-id", "19"});
-  const int port = thrift_port(*server);
+  const int port = server->listener_port("thrift");
   ASSERT_GT(port, 0) << server->log();
   const auto got = python_client(port, "all");
   ASSERT_TRUE(got.is_object());
@@ -168,7 +129,7 @@ TEST_F(ThriftTest, AClockSteppedBackIsRefusedAsInvalidSystemClock) {
   test::FaketimeControl clock;
   if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
   auto server = start(dir, {"--clock-policy", "reject"}, clock.env());
-  const int port = thrift_port(*server);
+  const int port = server->listener_port("thrift");
   ASSERT_TRUE(python_client(port, "one").contains("id"));
   clock.set_offset(std::chrono::milliseconds{-60000});
   const auto refused = python_client(port, "one");
@@ -182,7 +143,7 @@ TEST_F(ThriftTest, AClockSteppedBackIsRefusedAsInvalidSystemClock) {
 // Many C++ clients at once: no ID twice, all counted.
 TEST_F(ThriftTest, ConcurrentClientsNeverShareAnId) {
   auto server = start(dir);
-  const int port = thrift_port(*server);
+  const int port = server->listener_port("thrift");
   std::vector<std::vector<Id>> per_client(6);
   std::vector<std::thread> clients;
   for (auto& mine : per_client) {
@@ -200,14 +161,14 @@ TEST_F(ThriftTest, ConcurrentClientsNeverShareAnId) {
 
 TEST_F(ThriftTest, AnUnknownMethodIsAnApplicationExceptionAndTheConnectionGoesOn) {
   auto server = start(dir);
-  const int port = thrift_port(*server);
+  const int port = server->listener_port("thrift");
   // A call of "get_nothing" (binary protocol, strict): version|CALL, name, seqid, empty struct.
   std::string call = std::string("\x80\x01\x00\x01", 4) + std::string("\x00\x00\x00\x0b", 4) +
                      "get_nothing" + std::string("\x00\x00\x00\x01", 4) + std::string(1, '\0');
   CppClient c(port);
-  RawConnection raw(port);
+  test::RawSocket raw(port);
   ASSERT_TRUE(raw.send(frame(call)));
-  const std::string answer = raw.receive_frame();
+  const std::string answer = receive_frame(raw);
   // version|EXCEPTION (3), then TApplicationException{message, type UNKNOWN_METHOD (1)}.
   ASSERT_GE(answer.size(), 4u);
   EXPECT_EQ(answer.substr(0, 4), std::string("\x80\x01\x00\x03", 4));
@@ -217,13 +178,13 @@ TEST_F(ThriftTest, AnUnknownMethodIsAnApplicationExceptionAndTheConnectionGoesOn
       raw.send(frame(std::string("\x80\x01\x00\x01\x00\x00\x00\x0dget_worker_id"
                                  "\x00\x00\x00\x02\x00",
                                  26))));
-  EXPECT_NE(raw.receive_frame().find("get_worker_id"), std::string::npos);
+  EXPECT_NE(receive_frame(raw).find("get_worker_id"), std::string::npos);
   EXPECT_GT(c.client.get_id("after"), 0);
 }
 
 TEST_F(ThriftTest, HostileStreamsAreClosedAndServingGoesOn) {
   auto server = start(dir, {"--thrift-max-frame-bytes", "1024"});
-  const int port = thrift_port(*server);
+  const int port = server->listener_port("thrift");
   const std::vector<std::string> hostile{
       // Unframed (buffered transport): its first word reads as a 2 GB frame.
       std::string("\x80\x01\x00\x01\x00\x00\x00\x06get_id", 14),
@@ -241,9 +202,9 @@ TEST_F(ThriftTest, HostileStreamsAreClosedAndServingGoesOn) {
       frame(std::string("\x80\x01\x00\x02\x00\x00\x00\x06get_id\x00\x00\x00\x01\x00", 19)),
   };
   for (const std::string& bytes : hostile) {
-    RawConnection raw(port);
+    test::RawSocket raw(port);
     ASSERT_TRUE(raw.send(bytes));
-    EXPECT_TRUE(raw.closed_by_peer()) << testing::PrintToString(bytes);
+    EXPECT_TRUE(raw.closed_by_peer(kAnswerWait)) << testing::PrintToString(bytes);
   }
   CppClient c(port);
   EXPECT_GT(c.client.get_id("after"), 0);
@@ -252,19 +213,19 @@ TEST_F(ThriftTest, HostileStreamsAreClosedAndServingGoesOn) {
 
 TEST_F(ThriftTest, IdleConnectionsAreClosedAtTheIdleTimeout) {
   auto server = start(dir, {"--thrift-idle-timeout-ms", "300"});
-  RawConnection raw(thrift_port(*server));
-  EXPECT_TRUE(raw.closed_by_peer());
+  test::RawSocket raw(server->listener_port("thrift"));
+  EXPECT_TRUE(raw.closed_by_peer(kAnswerWait));
 }
 
 TEST_F(ThriftTest, ConnectionsBeyondTheLimitAreClosed) {
   auto server = start(dir, {"--thrift-max-connections", "2"});
-  const int port = thrift_port(*server);
+  const int port = server->listener_port("thrift");
   CppClient first(port);
   CppClient second(port);
   EXPECT_GT(first.client.get_id("a"), 0);
   EXPECT_GT(second.client.get_id("a"), 0);
-  RawConnection third(port);
-  EXPECT_TRUE(third.closed_by_peer());
+  test::RawSocket third(port);
+  EXPECT_TRUE(third.closed_by_peer(kAnswerWait));
   EXPECT_NE(test::http_get(server->port(), "/metrics")
                 .body.find("snowid_thrift_refused_connections_total 1"),
             std::string::npos);
@@ -284,7 +245,7 @@ TEST_F(ThriftTest, ATokenKeepsThriftOnLoopbackUnlessInsecure) {
   EXPECT_EQ(consented.exit_code, 0) << consented.err;
   // On loopback, a token-protected node serves Thrift callers without it.
   auto server = start(dir, {"--bearer-token", "secret"});
-  CppClient c(thrift_port(*server));
+  CppClient c(server->listener_port("thrift"));
   EXPECT_GT(c.client.get_id("trusted"), 0);
   // Options of an off listener are refused, not ignored.
   const auto stray =

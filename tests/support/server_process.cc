@@ -127,6 +127,11 @@ ServerProcess::~ServerProcess() {
 
 std::string ServerProcess::log() const { return read_file(log_path_); }
 
+int ServerProcess::listener_port(const std::string& name) const {
+  const std::string port = digits_after(log(), name + " 127.0.0.1:");
+  return port.empty() ? 0 : std::stoi(port);
+}
+
 void ServerProcess::signal(int sig) {
   if (!reaped_) ::kill(pid_, sig);
 }
@@ -150,21 +155,11 @@ int ServerProcess::wait(std::chrono::seconds limit) {
   return WIFSIGNALED(wait_status_) ? -WTERMSIG(wait_status_) : -1;
 }
 
-HttpConnection::HttpConnection(int port) : fd_(connect_loopback(port)) {}
+HttpConnection::HttpConnection(int port) : connection_(port) {}
 
-HttpConnection::~HttpConnection() {
-  if (fd_ >= 0) ::close(fd_);
-}
+HttpConnection::~HttpConnection() = default;
 
-bool HttpConnection::send(const std::string& bytes) {
-  std::size_t done = 0;
-  while (fd_ >= 0 && done < bytes.size()) {
-    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return fd_ >= 0;
-}
+bool HttpConnection::send(const std::string& bytes) { return connection_.send(bytes); }
 
 HttpReply HttpConnection::read(std::chrono::milliseconds timeout) {
   return read_one(timeout, false);
@@ -176,35 +171,21 @@ HttpReply HttpConnection::read_head(std::chrono::milliseconds timeout) {
 
 HttpReply HttpConnection::read_one(std::chrono::milliseconds timeout, bool without_content) {
   HttpReply reply;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (const std::size_t used = parse_http_response(pending_, reply, without_content); used > 0) {
-      pending_.erase(0, used);
-      return reply;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (fd_ < 0 || left.count() <= 0) return HttpReply{};
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return HttpReply{};
-    char buf[65536];
-    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) return HttpReply{};
-    pending_.append(buf, static_cast<std::size_t>(n));
-  }
+  std::size_t used = 0;
+  const bool whole = connection_.read_until(
+      [&](const std::string& data) {
+        reply = HttpReply{};
+        used = parse_http_response(data, reply, without_content);
+        return used > 0;
+      },
+      timeout);
+  if (!whole) return HttpReply{};
+  connection_.received().erase(0, used);
+  return reply;
 }
 
 bool HttpConnection::closed_by_peer(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 50) > 0) {
-      char buf[4096];
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return true;
-    }
-  }
-  return false;
+  return connection_.closed_by_peer(timeout);
 }
 
 HttpReply http_raw(int port, const std::string& bytes, std::chrono::milliseconds timeout) {

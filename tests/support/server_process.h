@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "raw_socket.h"
+
 namespace snowid::test {
 
 class ServerProcess {
@@ -26,6 +28,9 @@ class ServerProcess {
   bool started() const { return port_ != 0; }
   int port() const { return port_; }  // HTTP
   int grpc_port() const { return grpc_port_; }
+  // The port the listener `name` ("thrift", "resp") is bound to, from the
+  // startup line; 0 if the log names none.
+  int listener_port(const std::string& name) const;
   pid_t pid() const { return pid_; }
   std::string log() const;  // stdout and stderr so far
 
@@ -83,8 +88,7 @@ class HttpConnection {
  private:
   HttpReply read_one(std::chrono::milliseconds timeout, bool without_content);
 
-  int fd_ = -1;
-  std::string pending_;
+  RawSocket connection_;
 };
 
 }  // namespace snowid::test

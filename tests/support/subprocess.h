@@ -70,7 +70,8 @@ class TempDir {
 };
 
 // A TCP connection to 127.0.0.1:`port` (close-on-exec); -1 if it fails.
-int connect_loopback(int port);
+// `receive_buffer`, if not 0, is set as SO_RCVBUF before connecting.
+int connect_loopback(int port, int receive_buffer = 0);
 
 // `count` distinct free TCP ports on 127.0.0.1 (released before returning:
 // a server started at once binds them).
