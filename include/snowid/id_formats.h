@@ -80,11 +80,14 @@ std::string to_text(const FormattedId& id);
 // out, the generator moves to the next unit or refuses under its policy).
 //
 // ObjectIds across a restart: the per-source random of a new process may
-// sort below the old one's, so an ObjectId is refused (kClockBehind, "retry
-// at …") while its second is not past the floor the generator started above
-// (its state file's mark, or start_above): the first ObjectIds of a process
-// lie in a later second than any ObjectId of an earlier process. This costs
-// at most about reserve_ahead plus one second of ObjectIds after a restart.
+// sort below the old one's, so ObjectIds are issued in a second after the
+// floor the generator started above (its state file's mark, or
+// start_above; Generator::next_block_at_or_after): the first ObjectIds of a
+// process lie in a later second than any ObjectId of an earlier process.
+// Under the monotonic policy the node runs ahead to that second (at most
+// about reserve_ahead plus one second, within max_drift); under reject and
+// wait, ObjectIds are refused (kClockBehind, "ObjectIds resume at …") until
+// the clock is there, or waited for within max_wait.
 // ObjectId needs a layout whose time units of one second and their sequence
 // numbers fit the 24-bit counter (any layout with at most 14 sequence bits
 // at 1 ms); otherwise kInvalidArgument.
@@ -104,11 +107,15 @@ class FormattedIdSource {
   // be partly filled and those IDs are consumed.
   Status next(IdKind kind, std::span<FormattedId> out);
 
+  Generator& generator() const { return generator_; }
+
   // The 5 bytes every ObjectId of this source carries, as a number.
   std::uint64_t object_id_process_random() const { return process_random_; }
 
  private:
   FormattedIdSource(Generator& generator, const Layout& layout);
+  // A block of Snowflake IDs for `kind`: for ObjectIds, above the floor.
+  Result<IdBlock> take(IdKind kind, std::uint32_t want);
   Result<FormattedId> format(IdKind kind, Id snowflake) const;
 
   Generator& generator_;
@@ -149,8 +156,8 @@ using DecodedId = std::variant<DecodedSnowflake, DecodedUuid, DecodedUlid, Decod
 //   36 characters 8-4-4-4-12 hex, or 32 hex digits  -> a UUID of any version
 //   26 Crockford base32 characters (any case)       -> a ULID
 //   24 hex digits                                   -> an ObjectId
-//   1 to 19 decimal digits                          -> a Snowflake ID under `layout`
-// kInvalidArgument with a sentence naming the expected shapes otherwise.
+//   anything else                                   -> a decimal Snowflake ID under `layout`
+// kInvalidArgument otherwise: parse_id's reason, then the other shapes expected.
 // Requires: validate(layout).ok().
 Result<DecodedId> decode_text(std::string_view text, const Layout& layout);
 

@@ -352,13 +352,6 @@ Result<FormattedId> FormattedIdSource::format(IdKind kind, Id snowflake) const {
             layout_.sequence_bits, layout_.time_unit.count()));
       }
       const auto second = static_cast<std::int64_t>(ms / 1000);
-      if (second <= object_id_floor_s_) {
-        return Error{ErrorCode::kClockBehind,
-                     fmt::format("ObjectIds resume at {}, the second after the high-water mark "
-                                 "this process started above (an earlier process may have "
-                                 "issued ObjectIds up to it); retry then",
-                                 format_time(milliseconds{(object_id_floor_s_ + 1) * 1000}))};
-      }
       const std::uint64_t slot =
           (ms % 1000) / static_cast<std::uint64_t>(layout_.time_unit.count());
       const std::uint64_t position = (slot << layout_.sequence_bits) | fields->sequence;
@@ -371,10 +364,24 @@ Result<FormattedId> FormattedIdSource::format(IdKind kind, Id snowflake) const {
   return id;
 }
 
+Result<IdBlock> FormattedIdSource::take(IdKind kind, std::uint32_t want) {
+  if (kind != IdKind::kObjectId || object_id_floor_s_ < 0) return generator_.next_block(want);
+  // THE OBJECTID RESTART RULE: issued in a second after the floor.
+  const milliseconds earliest{(object_id_floor_s_ + 1) * 1000};
+  auto block = generator_.next_block_at_or_after(want, earliest);
+  if (block.ok() || block.error().code != ErrorCode::kClockBehind) return block;
+  return Error{ErrorCode::kClockBehind,
+               fmt::format("ObjectIds resume at {}, the second after the high-water mark this "
+                           "process started above (an earlier process may have issued ObjectIds "
+                           "up to it), which the clock policy does not let the node run ahead "
+                           "to now: {}",
+                           format_time(earliest), block.error().message)};
+}
+
 Result<FormattedId> FormattedIdSource::next(IdKind kind) {
-  auto snowflake = generator_.next();
-  if (!snowflake.ok()) return snowflake.error();
-  return format(kind, *snowflake);
+  auto block = take(kind, 1);
+  if (!block.ok()) return block.error();
+  return format(kind, block->first);
 }
 
 Status FormattedIdSource::next(IdKind kind, std::span<FormattedId> out) {
@@ -382,7 +389,7 @@ Status FormattedIdSource::next(IdKind kind, std::span<FormattedId> out) {
   while (filled < out.size()) {
     const auto want = static_cast<std::uint32_t>(
         std::min<std::size_t>(out.size() - filled, std::numeric_limits<std::uint32_t>::max()));
-    auto block = generator_.next_block(want);
+    auto block = take(kind, want);
     if (!block.ok()) return block.error();
     for (std::uint32_t i = 0; i < block->count; ++i) {
       auto id = format(kind, block->at(i));
@@ -400,18 +407,17 @@ Result<DecodedId> decode_text(std::string_view text, const Layout& layout) {
   if (text.size() == 36 || (text.size() == 32 && all_hex())) return decode_uuid(text);
   if (text.size() == 26) return decode_ulid(text);
   if (text.size() == 24 && all_hex()) return decode_object_id(text);
-  if (internal::all_digits(text) && text.size() <= 20) {
-    auto id = parse_id(text);
-    if (!id.ok()) return id.error();
-    auto fields = decode(layout, *id);
-    if (!fields.ok()) return fields.error();
-    return DecodedId{DecodedSnowflake{*id, *fields}};
+  // Anything else is read as a Snowflake ID, whose parser says what is wrong with it.
+  auto id = parse_id(text);
+  if (!id.ok()) {
+    return invalid_argument(
+        fmt::format("{}; nor is it a UUID (36 characters 8-4-4-4-12, or 32 hex digits), a ULID (26 "
+                    "Crockford base32 characters) or an ObjectId (24 hex digits)",
+                    id.error().message));
   }
-  return invalid_argument(fmt::format(
-      "'{}' is no ID snowid knows: expected a UUID (36 characters 8-4-4-4-12, or 32 hex "
-      "digits), a ULID (26 Crockford base32 characters), an ObjectId (24 hex digits) or a "
-      "Snowflake ID (decimal)",
-      internal::shown(text)));
+  auto fields = decode(layout, *id);
+  if (!fields.ok()) return fields.error();
+  return DecodedId{DecodedSnowflake{*id, *fields}};
 }
 
 }  // namespace snowid
