@@ -352,6 +352,10 @@ Result<FormattedId> FormattedIdSource::format(IdKind kind, Id snowflake) const {
             layout_.sequence_bits, layout_.time_unit.count()));
       }
       const auto second = static_cast<std::int64_t>(ms / 1000);
+      if (second > 0xFFFFFFFF) {
+        return Error{ErrorCode::kTimestampOverflow,
+                     "an ObjectId's 4-byte seconds field ends in 2106; this ID's time is later"};
+      }
       const std::uint64_t slot =
           (ms % 1000) / static_cast<std::uint64_t>(layout_.time_unit.count());
       const std::uint64_t position = (slot << layout_.sequence_bits) | fields->sequence;

@@ -309,6 +309,33 @@ TEST_F(FormattedIdTest, ObjectIdsOfARestartedProcessStartInALaterSecond) {
   }
 }
 
+// An ObjectId's seconds are 4 bytes (until 2106-02-07), its counter 3: a
+// time or a layout beyond them is refused, not wrapped; other kinds go on.
+TEST_F(FormattedIdTest, ObjectIdsRefuseWhatTheirFieldsCannotHold) {
+  GeneratorOptions late;
+  late.layout.epoch = milliseconds{4'102'444'800'000};  // 2100-01-01
+  clock.set(milliseconds{4'300'000'000'000});           // 2106-04, past 2^32 s
+  auto generator = make_generator(late);
+  auto source = make_source(*generator);
+  auto oid = source->next(IdKind::kObjectId);
+  ASSERT_FALSE(oid.ok());
+  EXPECT_EQ(oid.error().code, ErrorCode::kTimestampOverflow);
+  EXPECT_TRUE(source->next(IdKind::kUuid7).ok());
+
+  clock.set(kStart);
+  GeneratorOptions wide;  // 16 sequence bits: 65,536,000 IDs a second
+  wide.layout.timestamp_bits = 37;
+  wide.layout.sequence_bits = 16;
+  wide.layout.epoch = kStart - milliseconds{1000};
+  auto wide_generator = make_generator(wide);
+  auto wide_source = make_source(*wide_generator);
+  auto refused = wide_source->next(IdKind::kObjectId);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("24-bit counter"), std::string::npos);
+  EXPECT_TRUE(wide_source->next(IdKind::kUlid).ok());
+}
+
 TEST(IdKindNames, RoundTrip) {
   for (IdKind kind : kKinds) EXPECT_EQ(*parse_id_kind(id_kind_name(kind)), kind);
   auto bad = parse_id_kind("uuid4");
