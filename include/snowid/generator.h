@@ -160,6 +160,14 @@ class Generator {
   // Between 1 and max_count IDs (fewer when the time unit runs out of
   // sequence numbers) in one atomic step. Requires max_count >= 1.
   Result<IdBlock> next_block(std::uint32_t max_count);
+  // As next_block, in a time unit starting no earlier than `earliest` (Unix
+  // ms). A unit ahead of the clock is treated as a unit borrowed ahead (the
+  // monotonic policy issues it within max_drift; wait waits for it within
+  // max_wait; otherwise kClockBehind), and the persisted mark covers it.
+  // For a caller that must not issue below a floor of its own (ObjectIds
+  // after a restart, id_formats.h).
+  Result<IdBlock> next_block_at_or_after(std::uint32_t max_count,
+                                         std::chrono::milliseconds earliest);
   // Fills `out` completely, strictly increasing, in as few steps as possible.
   // On error, `out` may be partly filled and those IDs are consumed.
   Status next(std::span<Id> out);

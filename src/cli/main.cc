@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "check_command.h"
@@ -25,6 +28,7 @@
 #include "segment_commands.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
+#include "snowid/id_formats.h"
 #include "snowid/layout.h"
 #include "snowid/time_text.h"
 #include "state_commands.h"
@@ -77,6 +81,12 @@ class Output {
     *end = '\n';
     used_ = static_cast<std::size_t>(end - buffer_.data()) + 1;
   }
+  void line(std::string_view text) {
+    if (buffer_.size() - used_ < text.size() + 1) flush();
+    std::memcpy(buffer_.data() + used_, text.data(), text.size());
+    used_ += text.size();
+    buffer_[used_++] = '\n';
+  }
   void flush() {
     std::size_t done = 0;
     while (done < used_) {
@@ -123,11 +133,43 @@ class Progress {
 
 struct GenArgs {
   std::string count = "1", worker_id = "0", datacenter_id = "0", state_file, clock_policy,
-              max_wait_ms, max_drift_ms, sequence_start = "zero", node_id_from;
+              max_wait_ms, max_drift_ms, sequence_start = "zero", node_id_from, kind = "snowflake";
   bool node_id_given = false;  // --worker-id or --datacenter-id on the command line
 };
 
+// Formatted IDs (UUIDv7, ULID, ObjectId) from `generator`, `count` lines.
+// On a refusal, returns the error; the lines printed so far stay printed.
+// ObjectIds after an earlier run on the same state file wait (up to 3 s)
+// for the second after its mark, which the library refuses rather than
+// blocking a server's thread (id_formats.h).
+Status print_formatted(Generator& generator, IdKind kind, std::uint64_t count, Output& out,
+                       Progress& progress) {
+  auto source = FormattedIdSource::create(generator);
+  if (!source.ok()) return source.error();
+  std::vector<FormattedId> ids(std::min<std::uint64_t>(count, 1u << 16));
+  std::uint64_t done = 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds{3};
+  while (done < count) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(count - done, ids.size()));
+    const std::span<FormattedId> block = std::span(ids).first(want);
+    Status issued = (*source)->next(kind, block);
+    if (!issued.ok() && kind == IdKind::kObjectId && done == 0 &&
+        issued.error().code == ErrorCode::kClockBehind &&
+        std::chrono::steady_clock::now() < give_up) {
+      SystemClock::instance().sleep_for(std::chrono::milliseconds{10});
+      continue;
+    }
+    if (!issued.ok()) return issued;
+    for (const FormattedId& id : block) out.line(to_text(id));
+    done += want;
+    progress.update(done);
+  }
+  return {};
+}
+
 int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
+  std::optional<IdKind> kind;  // nullopt: Snowflake IDs
+  if (args.kind != "snowflake") kind = or_usage_error(parse_id_kind(args.kind));
   GeneratorOptions options;
   options.layout = or_usage_error(layout_args.resolve_layout());
   const std::uint64_t count =
@@ -179,7 +221,20 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
 
   Output out;
   Progress progress(count);
-  std::uint64_t done = 0;
+  std::uint64_t done = kind ? count : 0;
+  if (kind) {
+    Status printed = print_formatted(generator, *kind, count, out, progress);
+    if (!printed.ok()) {
+      out.flush();
+      (void)generator.checkpoint();
+      created->reset();
+      if (printed.error().code == ErrorCode::kInvalidArgument ||
+          printed.error().code == ErrorCode::kClockBeforeEpoch) {
+        usage_error(printed.error());
+      }
+      failure(printed.error());
+    }
+  }
   while (done < count) {
     const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, 1u << 16));
     auto block = generator.next_block(want);
@@ -204,17 +259,30 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   return 0;
 }
 
+// One line of `snowid decode` for a UUID, ULID or ObjectId: the text, then
+// its fields as name=value.
+std::string formatted_id_line(const DecodedId& decoded) {
+  const nlohmann::json fields = decoded_json(decoded);
+  const std::string kind = fields["kind"].get<std::string>();
+  std::string line = fields[kind].get<std::string>() + " kind=" + kind;
+  for (const auto& [name, value] : fields.items()) {
+    if (name == "kind" || name == kind) continue;
+    line += " " + name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return line;
+}
+
 int run_decode(const std::vector<std::string>& ids, bool json, const LayoutArgs& layout_args) {
   const Layout layout = or_usage_error(layout_args.resolve_layout());
-  std::vector<std::pair<Id, IdFields>> decoded;
-  for (const std::string& text : ids) {
-    const Id id = or_usage_error(parse_id(text));
-    decoded.emplace_back(id, or_usage_error(decode(layout, id)));
-  }
-  for (const auto& [id, fields] : decoded) {
+  std::vector<DecodedId> decoded;
+  for (const std::string& text : ids) decoded.push_back(or_usage_error(decode_text(text, layout)));
+  for (const DecodedId& any : decoded) {
     if (json) {
-      std::printf("%s\n", decoded_id_json(id, fields).dump().c_str());
+      std::printf("%s\n", decoded_json(any).dump().c_str());
+    } else if (!std::holds_alternative<DecodedSnowflake>(any)) {
+      std::printf("%s\n", formatted_id_line(any).c_str());
     } else {
+      const auto& [id, fields] = std::get<DecodedSnowflake>(any);
       std::printf("%lld time=%s timestamp_ms=%lld datacenter=%llu worker=%llu sequence=%llu\n",
                   static_cast<long long>(id), format_time(fields.timestamp).c_str(),
                   static_cast<long long>(fields.timestamp.count()),
@@ -315,12 +383,17 @@ int run(int argc, char** argv) {
   gen->add_option("--node-id-from", gen_args.node_id_from,
                   "mac-pid: derive the node id as MyBatis-Plus and Hutool do (can collide; "
                   "one machine's embedded use only)");
+  gen->add_option("--kind", gen_args.kind,
+                  "snowflake, or uuid7, ulid, objectid: made from Snowflake IDs, with their "
+                  "clock policy and state file")
+      ->default_str("snowflake");
   layout_args.add_to(*gen);
 
   std::vector<std::string> ids;
   bool decode_json = false;
-  auto* dec = app.add_subcommand("decode", "Print the fields of IDs");
-  dec->add_option("ids", ids, "IDs to decode")->required();
+  auto* dec = app.add_subcommand(
+      "decode", "Print the fields of IDs: Snowflake (decimal), UUID, ULID or ObjectId");
+  dec->add_option("ids", ids, "IDs to decode, each recognised by its shape")->required();
   dec->add_flag("--json", decode_json, "One JSON object per line");
   layout_args.add_to(*dec);
 

@@ -165,7 +165,8 @@ struct Generator::Impl {
     return error;
   }
 
-  Result<IdBlock> reserve(std::uint32_t want);
+  // `min_tick`: the earliest tick to issue in (0: any).
+  Result<IdBlock> reserve(std::uint32_t want, std::int64_t min_tick = 0);
   // What to do when the proposed tick lies ahead of the clock reading `now`.
   // Returns the clock tick to retry with, or nullopt to issue `tick` as it is.
   Result<std::optional<std::int64_t>> on_lead(std::int64_t now, std::int64_t last,
@@ -183,7 +184,7 @@ struct Generator::Impl {
   }
 };
 
-Result<IdBlock> Generator::Impl::reserve(std::uint32_t want) {
+Result<IdBlock> Generator::Impl::reserve(std::uint32_t want, std::int64_t min_tick) {
   microseconds waited{0};
   std::int64_t now = tick_of(clock->now());
   std::uint64_t old = state.load(std::memory_order_relaxed);
@@ -201,6 +202,10 @@ Result<IdBlock> Generator::Impl::reserve(std::uint32_t want) {
     } else {
       tick = last + 1;  // this unit is used up: the next one
       seq = 0;
+    }
+    if (tick < min_tick) [[unlikely]] {
+      tick = min_tick;
+      seq = start_sequence(min_tick);
     }
     if (tick > now) [[unlikely]] {
       auto verdict = on_lead(now, last, tick, waited);
@@ -522,6 +527,16 @@ Result<Id> Generator::next() {
 Result<IdBlock> Generator::next_block(std::uint32_t max_count) {
   if (max_count == 0) return invalid_argument("next_block needs a count of at least 1");
   return impl_->reserve(max_count);
+}
+
+Result<IdBlock> Generator::next_block_at_or_after(std::uint32_t max_count,
+                                                  std::chrono::milliseconds earliest) {
+  if (max_count == 0) return invalid_argument("next_block needs a count of at least 1");
+  Impl& g = *impl_;
+  // The first unit starting at or after `earliest`.
+  const std::int64_t since = earliest.count() - g.epoch_ms;
+  const std::int64_t min_tick = since <= 0 ? 0 : (since + g.unit_ms - 1) / g.unit_ms;
+  return g.reserve(max_count, min_tick);
 }
 
 Status Generator::next(std::span<Id> out) {

@@ -1,6 +1,9 @@
 #include "id_json.h"
 
+#include <fmt/format.h>
+
 #include <string>
+#include <variant>
 
 #include "snowid/time_text.h"
 
@@ -16,6 +19,46 @@ nlohmann::json decoded_id_json(Id id, const IdFields& fields) {
       {"sequence", fields.sequence},
   };
 }
+
+namespace {
+
+void add_time(nlohmann::json& out, std::chrono::milliseconds unix_time) {
+  out["timestamp_ms"] = unix_time.count();
+  out["time"] = format_time(unix_time);
+}
+
+struct DecodedJson {
+  nlohmann::json operator()(const DecodedSnowflake& id) const {
+    return decoded_id_json(id.id, id.fields);
+  }
+  nlohmann::json operator()(const DecodedUuid& uuid) const {
+    nlohmann::json out{{"kind", "uuid"},
+                       {"uuid", uuid.text},
+                       {"version", uuid.version},
+                       {"variant", uuid.variant}};
+    if (uuid.time) add_time(out, uuid.time->time_since_epoch());
+    return out;
+  }
+  nlohmann::json operator()(const DecodedUlid& ulid) const {
+    nlohmann::json out{{"kind", "ulid"}, {"ulid", ulid.text}};
+    add_time(out, ulid.time.time_since_epoch());
+    std::string randomness;
+    for (std::uint8_t b : ulid.randomness) randomness += fmt::format("{:02x}", b);
+    out["randomness"] = randomness;
+    return out;
+  }
+  nlohmann::json operator()(const DecodedObjectId& oid) const {
+    nlohmann::json out{{"kind", "objectid"}, {"objectid", oid.text}};
+    add_time(out, oid.time.time_since_epoch());
+    out["process_random"] = fmt::format("{:010x}", oid.process_random);
+    out["counter"] = oid.counter;
+    return out;
+  }
+};
+
+}  // namespace
+
+nlohmann::json decoded_json(const DecodedId& decoded) { return std::visit(DecodedJson{}, decoded); }
 
 nlohmann::json layout_json(const Layout& layout, std::chrono::milliseconds now_unix) {
   const LayoutFacts facts = layout_facts(layout, now_unix);

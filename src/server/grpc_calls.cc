@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "id_json.h"
 #include "info_json.h"
 #include "snowid/decode.h"
 #include "snowid/time_text.h"
@@ -115,6 +116,62 @@ grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization autho
     Answer answer = service.next_segment_ids(
         {authorization, request.agent(), request.tag(), request.count()}, numbers);
     if (answer.ok()) response.mutable_ids()->Add(numbers.begin(), numbers.end());
+    return answer;
+  });
+}
+
+grpc::Status answer_next_formatted_ids(IdService& service, GrpcAuthorization authorization,
+                                       const v1::NextFormattedIdsRequest& request,
+                                       v1::NextFormattedIdsResponse& response) {
+  IdKind kind = IdKind::kUuid7;
+  Call call = Call::kNextUuids;
+  switch (request.kind()) {
+    case v1::ID_KIND_UUID7:
+      break;
+    case v1::ID_KIND_ULID:
+      kind = IdKind::kUlid;
+      call = Call::kNextUlids;
+      break;
+    case v1::ID_KIND_OBJECTID:
+      kind = IdKind::kObjectId;
+      call = Call::kNextObjectIds;
+      break;
+    default: {
+      const std::string message =
+          fmt::format("kind {} is not ID_KIND_UUID7, ID_KIND_ULID or ID_KIND_OBJECTID",
+                      static_cast<int>(request.kind()));
+      service.count(Protocol::kGrpc, Call::kNextUuids, Outcome::kInvalidArgument,
+                    std::chrono::nanoseconds{0});
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+    }
+  }
+  return counted(service, call, [&] {
+    thread_local std::vector<FormattedId> ids;
+    ids.clear();
+    Answer answer =
+        service.next_formatted_ids({authorization, request.agent(), request.count()}, kind, ids);
+    if (!answer.ok()) return answer;
+    response.mutable_ids()->Reserve(static_cast<int>(ids.size()));
+    response.mutable_texts()->Reserve(static_cast<int>(ids.size()));
+    for (const FormattedId& id : ids) {
+      const auto binary = id.binary();
+      response.add_ids(reinterpret_cast<const char*>(binary.data()), binary.size());
+      response.add_texts(to_text(id));
+    }
+    return answer;
+  });
+}
+
+grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorization,
+                                const v1::DecodeTextRequest& request,
+                                v1::DecodeTextResponse& response) {
+  return counted(service, Call::kDecode, [&] {
+    DecodedId decoded;
+    Answer answer = service.decode(authorization, request.text(), decoded);
+    if (!answer.ok()) return answer;
+    const nlohmann::json fields = decoded_json(decoded);
+    response.set_kind(fields.contains("kind") ? fields["kind"].get<std::string>() : "snowflake");
+    response.set_json(fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return answer;
   });
 }

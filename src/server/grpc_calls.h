@@ -41,4 +41,14 @@ grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization autho
                                      const v1::NextSegmentIdsRequest& request,
                                      v1::NextSegmentIdsResponse& response);
 
+// INVALID_ARGUMENT for an unspecified kind and as answer_next_ids.
+grpc::Status answer_next_formatted_ids(IdService& service, GrpcAuthorization authorization,
+                                       const v1::NextFormattedIdsRequest& request,
+                                       v1::NextFormattedIdsResponse& response);
+
+// INVALID_ARGUMENT for text of no known shape.
+grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorization,
+                                const v1::DecodeTextRequest& request,
+                                v1::DecodeTextResponse& response);
+
 }  // namespace snowid::server

@@ -115,6 +115,23 @@ class Handlers final : public v1::IdService::CallbackService {
     return reactor;
   }
 
+  grpc::ServerUnaryReactor* NextFormattedIds(grpc::CallbackServerContext* context,
+                                             const v1::NextFormattedIdsRequest* request,
+                                             v1::NextFormattedIdsResponse* response) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(
+        answer_next_formatted_ids(service_, authorization(context), *request, *response));
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* DecodeText(grpc::CallbackServerContext* context,
+                                       const v1::DecodeTextRequest* request,
+                                       v1::DecodeTextResponse* response) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(answer_decode_text(service_, authorization(context), *request, *response));
+    return reactor;
+  }
+
   grpc::ServerBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse>* StreamIds(
       grpc::CallbackServerContext* context) override {
     return new IdStream(service_, authorization(context));

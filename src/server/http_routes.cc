@@ -84,6 +84,9 @@ Status check_parameters(Route route, const Target& target) {
   switch (route) {
     case Route::kIds:
     case Route::kSegment:
+    case Route::kUuid:
+    case Route::kUlid:
+    case Route::kObjectId:
       known = std::span(kAll);
       break;
     case Route::kId:
@@ -166,6 +169,45 @@ void issue_many(IdService& service, const IdRequest& request, IdFormat format,
   write_numbers(ids, format, response);
 }
 
+// The kind each formatted-ID route issues.
+IdKind kind_of(Route route) {
+  switch (route) {
+    case Route::kUlid:
+      return IdKind::kUlid;
+    case Route::kObjectId:
+      return IdKind::kObjectId;
+    default:
+      return IdKind::kUuid7;
+  }
+}
+
+// GET /v1/uuid, /v1/ulid, /v1/objectid [?count=N]: {"id":"…"} without a
+// count, {"ids":["…",…]} with one, or text lines.
+void issue_formatted(IdService& service, const IdRequest& request, IdKind kind, bool many,
+                     IdFormat format, HttpResponse& response) {
+  thread_local std::vector<FormattedId> ids;
+  ids.clear();
+  Answer answer = service.next_formatted_ids(request, kind, ids);
+  if (!answer.ok()) return set_refusal(response, answer);
+  std::string& body = response.body;
+  if (format == IdFormat::kTextLines) {
+    set_text_type(response);
+    for (const FormattedId& id : ids) {
+      body += to_text(id);
+      body += '\n';
+    }
+    return;
+  }
+  body += many ? "{\"ids\":[" : "{\"id\":";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) body += ',';
+    body += '"';
+    body += to_text(ids[i]);
+    body += '"';
+  }
+  body += many ? "]}\n" : "}\n";
+}
+
 // GET /v1/segment/{tag}[?count=N] and the Leaf route /api/segment/get/{tag}.
 void issue_segment(IdService& service, const SegmentRequest& request, IdFormat format,
                    HttpResponse& response) {
@@ -190,6 +232,9 @@ Route route_of(std::string_view path, std::string_view& tail) {
   if (path == "/v1/ids") return Route::kIds;
   if (under("/v1/decode/")) return Route::kDecode;
   if (path == "/v1/info") return Route::kInfo;
+  if (path == "/v1/uuid") return Route::kUuid;
+  if (path == "/v1/ulid") return Route::kUlid;
+  if (path == "/v1/objectid") return Route::kObjectId;
   if (under("/api/snowflake/get/")) return Route::kLeafSnowflake;
   if (path == "/healthz") return Route::kHealthz;
   if (path == "/readyz") return Route::kReadyz;
@@ -300,6 +345,12 @@ std::optional<Call> call_of(Route route) {
     case Route::kLeafCache:
     case Route::kLeafDb:
       return Call::kInfo;
+    case Route::kUuid:
+      return Call::kNextUuids;
+    case Route::kUlid:
+      return Call::kNextUlids;
+    case Route::kObjectId:
+      return Call::kNextObjectIds;
     default:
       return std::nullopt;
   }
@@ -307,7 +358,8 @@ std::optional<Call> call_of(Route route) {
 
 bool issues_ids(std::string_view target) {
   const std::string_view path = target_path(target);
-  return path == "/v1/id" || path == "/v1/ids" || path.starts_with("/api/snowflake/get/");
+  return path == "/v1/id" || path == "/v1/ids" || path == "/v1/uuid" || path == "/v1/ulid" ||
+         path == "/v1/objectid" || path.starts_with("/api/snowflake/get/");
 }
 
 void handle_http(IdService& service, const HttpRequest& request, HttpResponse& response) {
@@ -367,6 +419,16 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       if (response.head) return answer_head(service, ids_request, format, response);
       return issue_many(service, ids_request, format, response);
     }
+    case Route::kUuid:
+    case Route::kUlid:
+    case Route::kObjectId: {
+      auto count = parse_count(target);
+      if (!count.ok()) return set_invalid(response, count.error());
+      const IdRequest formatted_request{authorization, agent, count->value_or(1)};
+      if (response.head) return answer_head(service, formatted_request, format, response);
+      return issue_formatted(service, formatted_request, kind_of(route), count->has_value(), format,
+                             response);
+    }
     case Route::kSegment:
     case Route::kLeafSegment: {
       SegmentRequest segment_request{authorization, agent, tail, std::nullopt};
@@ -380,12 +442,11 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       return issue_segment(service, segment_request, segment_format, response);
     }
     case Route::kDecode: {
-      auto id = parse_id(tail);
-      if (!id.ok()) return set_invalid(response, id.error());
-      IdFields fields;
-      Answer answer = service.decode(authorization, static_cast<std::uint64_t>(*id), fields);
+      // A Snowflake ID, UUID, ULID or ObjectId, told apart by its shape.
+      thread_local DecodedId decoded;
+      Answer answer = service.decode(authorization, tail, decoded);
       if (!answer.ok()) return set_refusal(response, answer);
-      return set_json(response, decoded_id_json(*id, fields));
+      return set_json(response, decoded_json(decoded));
     }
     case Route::kLeafDecode:
     case Route::kLeafCache:

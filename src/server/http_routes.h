@@ -3,7 +3,9 @@
 //
 //   GET /v1/id                  {"id":"…"}
 //   GET /v1/ids?count=N         {"ids":["…",…]}, 1 <= N <= max_batch
-//   GET /v1/decode/{id}         the CLI's decode JSON
+//   GET /v1/decode/{id}         the CLI's decode JSON: a Snowflake ID, UUID, ULID or ObjectId
+//   GET /v1/uuid, /v1/ulid, /v1/objectid [?count=N]  UUIDv7s, ULIDs, ObjectIds as text:
+//       {"id":"…"} or {"ids":["…",…]} (id_formats.h)
 //   GET /v1/info                version, layout, node, policy, high-water mark, …
 //   GET /api/snowflake/get/{key}  the bare ID as text (Meituan Leaf compatible)
 //   GET /v1/segment/{tag}       {"id":"…"}: the tag's next segment number

@@ -25,6 +25,12 @@ std::string_view route_name(Route route) {
       return "/cache";
     case Route::kLeafDb:
       return "/db";
+    case Route::kUuid:
+      return "/v1/uuid";
+    case Route::kUlid:
+      return "/v1/ulid";
+    case Route::kObjectId:
+      return "/v1/objectid";
     case Route::kOther: return "other";
   }
   return "other";

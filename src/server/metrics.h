@@ -36,9 +36,12 @@ enum class Route {
   kLeafDecode,
   kLeafCache,
   kLeafDb,
+  kUuid,
+  kUlid,
+  kObjectId,
   kOther,
 };
-inline constexpr std::size_t kRouteCount = 15;
+inline constexpr std::size_t kRouteCount = 18;
 static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
 std::string_view route_name(Route route);
 

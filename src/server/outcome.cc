@@ -28,6 +28,12 @@ std::string_view call_name(Call call) {
       return "decode";
     case Call::kInfo:
       return "info";
+    case Call::kNextUuids:
+      return "next_uuids";
+    case Call::kNextUlids:
+      return "next_ulids";
+    case Call::kNextObjectIds:
+      return "next_objectids";
   }
   return "other";
 }

@@ -20,9 +20,19 @@ inline constexpr std::size_t kProtocolCount = 4;
 std::string_view protocol_name(Protocol protocol);  // "http", "grpc", "thrift", "resp"
 
 // What a request asked for, whatever protocol carried it.
-enum class Call : std::uint8_t { kNextId, kNextIds, kSegment, kDecode, kInfo };
-inline constexpr std::size_t kCallCount = 5;
-std::string_view call_name(Call call);  // "next_id", "next_ids", "segment", "decode", "info"
+enum class Call : std::uint8_t {
+  kNextId,
+  kNextIds,
+  kSegment,
+  kDecode,
+  kInfo,
+  kNextUuids,      // UUIDv7 (id_formats.h)
+  kNextUlids,      // ULID
+  kNextObjectIds,  // MongoDB ObjectId
+};
+inline constexpr std::size_t kCallCount = 8;
+// "next_id", "next_ids", "segment", "decode", "info", "next_uuids", "next_ulids", "next_objectids"
+std::string_view call_name(Call call);
 
 enum class Outcome : std::uint8_t {
   kOk,

@@ -99,6 +99,44 @@ Answer IdService::next_id(const IdRequest& request, Id& out) {
   return {};
 }
 
+Result<FormattedIdSource*> IdService::formatted_id_source() {
+  Generator& generator = node_->generator();
+  FormattedIdSource* current = formatted_ids_.load(std::memory_order_acquire);
+  if (current != nullptr && &current->generator() == &generator) return current;
+  std::lock_guard lock(formatted_ids_mutex_);
+  for (const auto& source : formatted_id_sources_) {
+    if (&source->generator() == &generator) {
+      formatted_ids_.store(source.get(), std::memory_order_release);
+      return source.get();
+    }
+  }
+  auto created = FormattedIdSource::create(generator);
+  if (!created.ok()) return created.error();
+  formatted_id_sources_.push_back(std::move(*created));
+  formatted_ids_.store(formatted_id_sources_.back().get(), std::memory_order_release);
+  return formatted_id_sources_.back().get();
+}
+
+Answer IdService::next_formatted_ids(const IdRequest& request, IdKind kind,
+                                     std::vector<FormattedId>& out) {
+  if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+  if (Status claim = node_->may_issue(); !claim.ok()) return generator_refusal(claim.error());
+  auto source = formatted_id_source();
+  if (!source.ok()) return {Outcome::kDisabled, source.error().message};
+  const std::size_t first = out.size();
+  out.resize(first + request.count);
+  Status issued = (*source)->next(kind, std::span(out).subspan(first));
+  if (!issued.ok()) {
+    out.resize(first);
+    if (issued.error().code == ErrorCode::kInvalidArgument) {
+      return {Outcome::kDisabled, issued.error().message};  // the layout does not fit the format
+    }
+    return generator_refusal(issued.error());
+  }
+  metrics_.count_ids(request.agent, request.count);
+  return {};
+}
+
 Answer IdService::admit(const SegmentRequest& request) const {
   if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
@@ -157,6 +195,15 @@ Answer IdService::decode(std::optional<std::string_view> authorization, std::uin
   auto fields = snowid::decode(layout(), static_cast<Id>(id));
   if (!fields.ok()) return {Outcome::kInvalidArgument, fields.error().message};
   out = *fields;
+  return {};
+}
+
+Answer IdService::decode(std::optional<std::string_view> authorization, std::string_view text,
+                         DecodedId& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  auto decoded = decode_text(text, layout());
+  if (!decoded.ok()) return {Outcome::kInvalidArgument, decoded.error().message};
+  out = std::move(*decoded);
   return {};
 }
 

@@ -19,6 +19,7 @@
 #include "node.h"
 #include "outcome.h"
 #include "snowid/generator.h"
+#include "snowid/id_formats.h"
 #include "snowid/segment.h"
 
 namespace snowid::server {
@@ -142,10 +143,23 @@ class IdService {
   // while the store is down and the tag's buffers are empty.
   Answer next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out);
 
+  // request.count UUIDv7s, ULIDs or ObjectIds (id_formats.h), strictly
+  // increasing, appended to `out` and counted for the agent: next_ids()'s
+  // checks and refusals, each ID made from one Snowflake ID of the node's
+  // generator (not written to the audit log, which records Snowflake IDs
+  // handed out). kUnavailable while ObjectIds wait for the second after
+  // the mark the generator started above; kDisabled if the layout leaves
+  // too few bits for the format.
+  Answer next_formatted_ids(const IdRequest& request, IdKind kind, std::vector<FormattedId>& out);
+
   // The fields of `id` under the node's layout; kInvalidArgument above
   // 2^63-1 or with bits beyond the layout.
   Answer decode(std::optional<std::string_view> authorization, std::uint64_t id,
                 IdFields& out) const;
+  // Any ID by its shape (decode_text in id_formats.h): a UUID, ULID,
+  // ObjectId, or a decimal Snowflake ID under the node's layout.
+  Answer decode(std::optional<std::string_view> authorization, std::string_view text,
+                DecodedId& out) const;
   Answer info(std::optional<std::string_view> authorization, NodeInfo& out) const;
 
   // Token, then segment mode on (kDisabled); then the double buffers of the
@@ -191,6 +205,9 @@ class IdService {
   // kDisabled while segment mode is off.
   Answer check_segment_mode() const;
   Answer segment_refusal(std::string_view tag, const Error& error) const;
+  // The formatted-ID source of the node's current generator (cluster mode
+  // replaces the generator), created on first use.
+  Result<FormattedIdSource*> formatted_id_source();
 
   ServerConfig config_;
   std::unique_ptr<Node> node_;
@@ -203,6 +220,11 @@ class IdService {
   mutable std::mutex listeners_mutex_;
   std::vector<std::pair<std::string, std::string>> bound_endpoints_;
   std::vector<std::shared_ptr<const MetricsSource>> metrics_sources_;
+  // One source per generator the node has used, kept alive as the node keeps
+  // its generators: a request may still hold an earlier one.
+  std::atomic<FormattedIdSource*> formatted_ids_{nullptr};
+  std::mutex formatted_ids_mutex_;
+  std::vector<std::unique_ptr<FormattedIdSource>> formatted_id_sources_;
 };
 
 }  // namespace snowid::server

@@ -1,12 +1,12 @@
 // The real `snowid` binary, run as a user would.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "faketime.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "subprocess.h"
@@ -124,6 +124,69 @@ TEST(Cli, GenFiveMillionDistinctIncreasing) {
     ASSERT_GT(*id, previous);
     previous = *id;
   }
+}
+
+// A million of each kind from one run: distinct, and strictly increasing as
+// text (each kind's text sorts as its bytes).
+TEST(Cli, GenAMillionOfEachFormattedKind) {
+  const std::vector<std::pair<std::string, std::size_t>> kinds{
+      {"uuid7", 36}, {"ulid", 26}, {"objectid", 24}};
+  for (const auto& [kind, length] : kinds) {
+    const ProcessResult r = snowid_cli({"gen", "--kind", kind, "-n", "1000000"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = split_lines(r.out);
+    ASSERT_EQ(lines.size(), 1'000'000u) << kind;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      ASSERT_EQ(lines[i].size(), length) << kind << ": " << lines[i];
+      if (i > 0) {
+        ASSERT_LT(lines[i - 1], lines[i]) << kind << " at line " << i;
+      }
+    }
+  }
+  expect_usage_error({"gen", "--kind", "uuid4"}, "expected uuid7, ulid or objectid");
+}
+
+// With a state file, a second run whose clock is 10 s behind (libfaketime)
+// continues above the first run's IDs: the first run wrote its exact mark
+// at exit, and the monotonic policy with a max_drift of 15 s starts the
+// second run above it.
+TEST(Cli, GenFormattedKindsWithAStateFileStayAboveAcrossRunsWithTheClockBehind) {
+  test::TempDir dir;
+  const std::string state = dir.file("gen.state");
+  const auto behind = test::faketime_fixed_env(std::chrono::milliseconds{-10'000});
+  if (behind.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  for (const std::string kind : {"uuid7", "ulid", "objectid"}) {
+    const ProcessResult first =
+        snowid_cli({"gen", "--kind", kind, "-n", "1000", "--state-file", state});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const ProcessResult second = snowid_cli(
+        {"gen", "--kind", kind, "-n", "1000", "--state-file", state, "--max-drift-ms", "15000"},
+        behind);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto before = split_lines(first.out);
+    const auto after = split_lines(second.out);
+    ASSERT_EQ(after.size(), 1000u);
+    EXPECT_LT(before.back(), after.front()) << kind;
+  }
+}
+
+TEST(Cli, DecodeRecognisesEachShape) {
+  const ProcessResult r =
+      snowid_cli({"decode", "017F22E2-79B0-7CC3-98C4-DC0C0C07398F", "01ARYZ6S41TSV4RRFFQ69G5FAV",
+                  "507f1f77bcf86cd799439011", "910499571847892992"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[0].find("kind=uuid time=2022-02-22T19:22:22.000Z timestamp_ms=1645557742000 "
+                          "variant=rfc9562 version=7"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("timestamp_ms=1469918176385"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("process_random=bcf86cd799 time=2012-10-17T21:13:27.000Z"),
+            std::string::npos)
+      << lines[2];
+  EXPECT_NE(lines[3].find("datacenter=17 worker=25"), std::string::npos) << lines[3];
+  expect_usage_error({"decode", "01ARYZ6S41TSV4RRFFQ69G5FAU"}, "not a ULID");
 }
 
 TEST(Cli, GenUsesNodeIdsAndPresets) {

@@ -4,15 +4,15 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <thread>
 
 #include "chaos.h"
 #include "faketime.h"
+#include "http_checks.h"
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -27,24 +27,8 @@ using test::http_get;
 using test::http_raw;
 using test::ServerProcess;
 
-std::unique_ptr<ServerProcess> start(const test::TempDir& dir, std::vector<std::string> args = {},
-                                     const std::map<std::string, std::string>& env = {}) {
-  args.push_back("--state-dir");
-  args.push_back(dir.file("state"));
-  auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
-  EXPECT_TRUE(server->started()) << server->log();
-  return server;
-}
-
-void expect_json_error(const HttpReply& r, int status, const std::string& says) {
-  EXPECT_EQ(r.status, status) << r.body;
-  EXPECT_EQ(r.headers.count("content-type") ? r.headers.at("content-type") : "",
-            "application/json");
-  const auto json = nlohmann::json::parse(r.body, nullptr, false);
-  ASSERT_TRUE(json.is_object()) << r.body;
-  ASSERT_TRUE(json.contains("error")) << r.body;
-  EXPECT_NE(json["error"].get<std::string>().find(says), std::string::npos) << r.body;
-}
+using test::expect_json_error;
+using test::start;
 
 std::vector<Id> ids_of(const HttpReply& r) {
   std::vector<Id> out;

@@ -379,6 +379,31 @@ TEST_F(GeneratorTest, StartsStrictlyAboveAnExternalFloor) {
   EXPECT_GT(fields(*g->next()).timestamp, options.start_above);
 }
 
+// A caller's own floor (ObjectIds after a restart): the monotonic policy runs
+// ahead to it within max_drift, later calls stay above it, and a floor
+// beyond max_drift, or any floor ahead under reject, is refused.
+TEST_F(GeneratorTest, BlockAtOrAfterAFloorRunsAheadWithinThePolicy) {
+  auto g = make(ClockPolicy::kMonotonic);
+  const Id before = *g->next();
+  auto block = g->next_block_at_or_after(10, kStart + milliseconds{700});
+  ASSERT_TRUE(block.ok()) << block.error().message;
+  EXPECT_EQ(fields(block->first).timestamp, kStart + milliseconds{700});
+  EXPECT_GT(block->first, before);
+  EXPECT_GT(*g->next(), block->last());
+  auto far = g->next_block_at_or_after(1, kStart + milliseconds{5000});
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.error().code, ErrorCode::kClockBehind);
+  // A floor already passed changes nothing.
+  const Id last = *g->next();
+  EXPECT_GT(g->next_block_at_or_after(1, kStart)->first, last);
+
+  auto rejecting = make(ClockPolicy::kReject);
+  auto refused = rejecting->next_block_at_or_after(1, kStart + milliseconds{700});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kClockBehind);
+  EXPECT_EQ(rejecting->next_block_at_or_after(0, kStart).error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST_F(GeneratorTest, ExternalFloorBeyondTheClockPolicyRefusesToStart) {
   GeneratorOptions options;
   options.clock = &clock;

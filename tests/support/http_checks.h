@@ -1,0 +1,40 @@
+// What the tests of snowidd's HTTP routes share: starting a snowidd on a
+// temporary state directory, and the check of a JSON error answer.
+// For test programs built by snowid_server_test (SNOWIDD_PATH).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "server_process.h"
+#include "subprocess.h"
+
+namespace snowid::test {
+
+// A snowidd with `args`, its state in `dir`/state; a failed start fails the test.
+inline std::unique_ptr<ServerProcess> start(const TempDir& dir, std::vector<std::string> args = {},
+                                            const std::map<std::string, std::string>& env = {}) {
+  args.push_back("--state-dir");
+  args.push_back(dir.file("state"));
+  auto server = std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
+  EXPECT_TRUE(server->started()) << server->log();
+  return server;
+}
+
+// `r` is a JSON {"error": "…"} with `status`, the message containing `says`.
+inline void expect_json_error(const HttpReply& r, int status, const std::string& says) {
+  EXPECT_EQ(r.status, status) << r.body;
+  EXPECT_EQ(r.headers.count("content-type") ? r.headers.at("content-type") : "",
+            "application/json");
+  const auto json = nlohmann::json::parse(r.body, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << r.body;
+  ASSERT_TRUE(json.contains("error")) << r.body;
+  EXPECT_NE(json["error"].get<std::string>().find(says), std::string::npos) << r.body;
+}
+
+}  // namespace snowid::test
