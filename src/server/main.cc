@@ -85,6 +85,8 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   std::string config_file;
   bool check_config = false;
   app.add_option("--config", config_file, "TOML configuration file (see snowid.example.toml)");
+  app.set_version_flag("--version", fmt::format("snowid {}", kVersion),
+                       "Print the version (snowid <version>) and exit");
   app.add_flag("--check-config", check_config,
                "Validate the configuration, print the effective values and exit");
   // One flag per configuration option; `defaults[i].first` names flag_values[i].
