@@ -73,8 +73,19 @@ std::string effective_config_toml(const ServerConfig& config);
 Status apply_option(ServerConfig& config, const std::string& name, const std::string& value,
                     const std::string& source);
 
-// Reads options from SNOWID_<OPTION> environment variables.
-Status apply_environment(ServerConfig& config, char** environ_entries);
+// True if `name` is one of the variables Kubernetes gives every pod of a
+// namespace with a Service named snowid ("service links"):
+// SNOWID_SERVICE_HOST, SNOWID_SERVICE_PORT, SNOWID_SERVICE_PORT_<NAME>,
+// SNOWID_PORT, SNOWID_PORT_<n>_<TCP|UDP|SCTP> and the same followed by
+// _PROTO, _PORT or _ADDR. No option's variable has one of these shapes.
+bool is_kubernetes_service_link(std::string_view name);
+
+// Reads options from SNOWID_<OPTION> environment variables. A SNOWID_
+// variable that names no option is kInvalidArgument (a misspelt option must
+// not pass unnoticed), except Kubernetes' service links, which are skipped
+// and, if `ignored` is given, appended to it by name.
+Status apply_environment(ServerConfig& config, char** environ_entries,
+                         std::vector<std::string>* ignored = nullptr);
 
 // Reads options from a TOML file. kInvalidArgument, naming the path, if it
 // is missing, a directory, a dangling symbolic link, not a regular file or

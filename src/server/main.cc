@@ -105,7 +105,8 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
     return fail(kExitUsage, e.what());
   }
 
-  Status s = apply_environment(config, environ);
+  std::vector<std::string> service_links;
+  Status s = apply_environment(config, environ, &service_links);
   std::size_t options_in_file = 0;
   if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file, &options_in_file);
   for (std::size_t i = 0; s.ok() && i < defaults.size(); ++i) {
@@ -126,6 +127,12 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
 
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  if (!service_links.empty()) {
+    spdlog::info(
+        "ignored environment variables {}: Kubernetes' service links of a Service named snowid, "
+        "not options",
+        fmt::join(service_links, ", "));
+  }
   if (!config_file.empty() && options_in_file == 0) {
     spdlog::warn(
         "config file {} sets no option: every option has its default, or the value of "

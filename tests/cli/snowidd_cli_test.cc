@@ -1,6 +1,7 @@
 // The real snowidd's command line and environment, as an operator meets
 // them: --version, SNOWID_ variables (and Kubernetes' own beside them).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <map>
@@ -16,6 +17,14 @@ namespace {
 using test::ProcessResult;
 using test::run_process;
 
+// Bad input: exit 2, nothing on stdout, exactly one line on stderr.
+void expect_usage_error(const ProcessResult& r, const std::string& says) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+}
+
 // --version prints CMake's project version and exits 0 before reading any
 // configuration (a bad option value after it does not matter).
 TEST(SnowiddCli, VersionIsTheProjectVersion) {
@@ -27,6 +36,60 @@ TEST(SnowiddCli, VersionIsTheProjectVersion) {
     EXPECT_EQ(r.out, "snowid " SNOWID_PROJECT_VERSION "\n");
     EXPECT_EQ(r.err, "");
   }
+}
+
+// What Kubernetes gives every pod of a namespace with a Service named snowid
+// (ports http 8080/TCP and grpc 9090/TCP).
+const std::map<std::string, std::string> kServiceLinks = {
+    {"SNOWID_SERVICE_HOST", "10.96.0.12"},       {"SNOWID_SERVICE_PORT", "8080"},
+    {"SNOWID_SERVICE_PORT_HTTP", "8080"},        {"SNOWID_SERVICE_PORT_GRPC", "9090"},
+    {"SNOWID_PORT", "tcp://10.96.0.12:8080"},    {"SNOWID_PORT_8080_TCP", "tcp://10.96.0.12:8080"},
+    {"SNOWID_PORT_8080_TCP_PROTO", "tcp"},       {"SNOWID_PORT_8080_TCP_PORT", "8080"},
+    {"SNOWID_PORT_8080_TCP_ADDR", "10.96.0.12"}, {"SNOWID_PORT_9090_TCP", "tcp://10.96.0.12:9090"},
+    {"SNOWID_PORT_9090_TCP_PROTO", "tcp"},       {"SNOWID_PORT_9090_TCP_PORT", "9090"},
+    {"SNOWID_PORT_9090_TCP_ADDR", "10.96.0.12"},
+};
+
+// A pod-like start: the service links beside real SNOWID_ options. snowidd
+// serves, takes the options, and names the ignored variables in one log line.
+TEST(SnowiddCli, KubernetesServiceLinksAreIgnoredAndLogged) {
+  test::TempDir dir;
+  std::map<std::string, std::string> env = kServiceLinks;
+  env["SNOWID_WORKER_ID"] = "7";
+  env["SNOWID_STATE_DIR"] = dir.file("state");
+  test::ServerProcess server(SNOWIDD_PATH, {}, env);
+  ASSERT_TRUE(server.started()) << server.log();
+  const test::HttpReply info = test::http_get(server.port(), "/v1/info");
+  EXPECT_EQ(info.status, 200) << info.body;
+  EXPECT_NE(info.body.find("\"worker_id\":7"), std::string::npos) << info.body;
+  const std::string log = server.log();
+  std::string ignored_line;
+  for (const std::string& line : test::split_lines(log)) {
+    if (line.find("ignored environment variables") != std::string::npos) {
+      EXPECT_EQ(ignored_line, "") << "more than one line names them:\n" << log;
+      ignored_line = line;
+    }
+  }
+  for (const auto& [name, value] : kServiceLinks) {
+    const bool named = ignored_line.find(" " + name + ",") != std::string::npos ||
+                       ignored_line.find(" " + name + ":") != std::string::npos;
+    EXPECT_TRUE(named) << name << " is not named:\n" << log;
+  }
+  EXPECT_EQ(ignored_line.find("SNOWID_WORKER_ID"), std::string::npos) << ignored_line;
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0) << server.log();
+}
+
+// Beside the service links, a misspelt option still stops the start: one
+// line naming it, exit 2.
+TEST(SnowiddCli, MisspeltOptionBesideServiceLinksIsRefused) {
+  test::TempDir dir;
+  std::map<std::string, std::string> env = kServiceLinks;
+  env["SNOWID_HTTPP"] = "127.0.0.1:0";
+  env["SNOWID_STATE_DIR"] = dir.file("state");
+  expect_usage_error(
+      run_process({SNOWIDD_PATH, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, env),
+      "environment variable SNOWID_HTTPP: unknown option 'httpp'");
 }
 
 }  // namespace

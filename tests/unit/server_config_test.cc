@@ -280,6 +280,64 @@ TEST(ConfigOptions, CheckConfigOutputLoadsBackUnchanged) {
   }
 }
 
+// Kubernetes' service links for a Service named snowid are told apart from
+// options, including misspelt ones.
+TEST(ConfigEnvironment, KubernetesServiceLinksAreRecognisedByShape) {
+  for (const char* link :
+       {"SNOWID_SERVICE_HOST", "SNOWID_SERVICE_PORT", "SNOWID_SERVICE_PORT_HTTP",
+        "SNOWID_SERVICE_PORT_GRPC_API2", "SNOWID_PORT", "SNOWID_PORT_8080_TCP",
+        "SNOWID_PORT_9090_TCP_PROTO", "SNOWID_PORT_9090_TCP_PORT", "SNOWID_PORT_9090_TCP_ADDR",
+        "SNOWID_PORT_53_UDP", "SNOWID_PORT_7609_SCTP_ADDR"}) {
+    EXPECT_TRUE(is_kubernetes_service_link(link)) << link;
+  }
+  for (const char* other :
+       {"SNOWID_HTTPP", "SNOWID_HTTP", "SNOWID_WORKER_ID", "SNOWID_PORTS", "SNOWID_PORT_",
+        "SNOWID_PORT_8080", "SNOWID_PORT_8080_HTTP", "SNOWID_PORT_X_TCP", "SNOWID_PORT_8080_TCP_",
+        "SNOWID_PORT_8080_TCP_HOST", "SNOWID_SERVICE_HOSTS", "SNOWID_SERVICE_PORT_",
+        "SNOWID_SERVICE_PORT_http", "SNOWID_SERVICE", "SERVICE_HOST", "OTHER_PORT_80_TCP"}) {
+    EXPECT_FALSE(is_kubernetes_service_link(other)) << other;
+  }
+}
+
+TEST(ConfigEnvironment, ServiceLinksAreSkippedAndNamedMisspeltOptionsRefused) {
+  std::vector<std::string> entries = {"SNOWID_SERVICE_HOST=10.0.0.7",
+                                      "SNOWID_SERVICE_PORT=8080",
+                                      "SNOWID_SERVICE_PORT_HTTP=8080",
+                                      "SNOWID_PORT=tcp://10.0.0.7:8080",
+                                      "SNOWID_PORT_8080_TCP=tcp://10.0.0.7:8080",
+                                      "SNOWID_PORT_8080_TCP_PROTO=tcp",
+                                      "SNOWID_PORT_8080_TCP_PORT=8080",
+                                      "SNOWID_PORT_8080_TCP_ADDR=10.0.0.7",
+                                      "SNOWID_WORKER_ID=3",
+                                      "PATH=/usr/bin"};
+  auto environ_of = [](std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    for (std::string& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+  };
+  auto environ_entries = environ_of(entries);
+  ServerConfig config;
+  std::vector<std::string> ignored;
+  Status applied = apply_environment(config, environ_entries.data(), &ignored);
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_EQ(config.generator.worker_id, 3u);
+  EXPECT_EQ(ignored, (std::vector<std::string>{
+                         "SNOWID_SERVICE_HOST", "SNOWID_SERVICE_PORT", "SNOWID_SERVICE_PORT_HTTP",
+                         "SNOWID_PORT", "SNOWID_PORT_8080_TCP", "SNOWID_PORT_8080_TCP_PROTO",
+                         "SNOWID_PORT_8080_TCP_PORT", "SNOWID_PORT_8080_TCP_ADDR"}));
+
+  entries.push_back("SNOWID_HTTPP=127.0.0.1:8081");
+  environ_entries = environ_of(entries);
+  ServerConfig misspelt;
+  Status refused = apply_environment(misspelt, environ_entries.data());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("SNOWID_HTTPP"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("unknown option 'httpp'"), std::string::npos)
+      << refused.error().message;
+}
+
 // A config path that is not a readable file is an error naming it, never
 // an empty configuration with every option at its default.
 TEST(ConfigOptions, ConfigPathThatIsNoFileIsRefused) {
