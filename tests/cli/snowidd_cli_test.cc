@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -90,6 +91,44 @@ TEST(SnowiddCli, MisspeltOptionBesideServiceLinksIsRefused) {
   expect_usage_error(
       run_process({SNOWIDD_PATH, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, env),
       "environment variable SNOWID_HTTPP: unknown option 'httpp'");
+}
+
+// A store's password from a file, as a flag, a SNOWID_ variable or in the
+// config file: accepted and never shown; a file that is missing or empty,
+// or the password given both ways, is one line and exit 2.
+TEST(SnowiddCli, PasswordFilesInEveryFormAndTheirErrors) {
+  test::TempDir dir;
+  const std::string secret = dir.file("password");
+  const std::string empty = dir.file("empty");
+  { std::ofstream(secret) << "s3cret-from-file\n"; }
+  { std::ofstream(empty) << "\n"; }
+  const std::string config = dir.file("snowid.toml");
+  {
+    std::ofstream(config) << "coordinator = \"zookeeper\"\nzookeeper_password_file = \"" << secret
+                          << "\"\n";
+  }
+  const std::vector<std::string> check{SNOWIDD_PATH, "--check-config"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), check.begin(), check.end());
+    return args;
+  };
+  for (const ProcessResult& r :
+       {run_process(with({"--coordinator", "etcd", "--etcd-password-file", secret})),
+        run_process(with({"--coordinator", "redis"}), {{"SNOWID_REDIS_PASSWORD_FILE", secret}}),
+        run_process(with({"--config", config}))}) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("_password_file = \"" + secret + "\""), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("s3cret-from-file"), std::string::npos) << r.out;
+  }
+  expect_usage_error(
+      run_process(with({"--coordinator", "etcd", "--etcd-password-file", dir.file("missing")})),
+      "etcd_password_file");
+  expect_usage_error(
+      run_process(with({"--coordinator", "redis"}), {{"SNOWID_REDIS_PASSWORD_FILE", empty}}),
+      "redis_password_file");
+  expect_usage_error(run_process(with({"--coordinator", "zookeeper", "--zookeeper-password", "flag",
+                                       "--zookeeper-password-file", secret})),
+                     "zookeeper_password and zookeeper_password_file are both set");
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 #include <set>
 
 #include "config.h"
+#include "etcd_settings.h"
+#include "redis_settings.h"
+#include "text_file.h"
+#include "zookeeper_settings.h"
 
 namespace snowid::server {
 namespace {
@@ -135,16 +139,19 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"store_request_timeout_ms", {"1500", leased}},
       {"etcd_user", {"user", etcd}},
       {"etcd_password", {"password", etcd}},
+      {"etcd_password_file", {file, etcd}},
       {"etcd_tls_ca", {file, etcd}},
       {"etcd_tls_cert", {file, etcd}},
       {"etcd_tls_key", {file, etcd}},
       {"redis_endpoints", {"127.0.0.1:6380", redis}},
       {"redis_user", {"user", redis}},
       {"redis_password", {"password", redis}},
+      {"redis_password_file", {file, redis}},
       {"redis_database", {"3", redis}},
       {"zookeeper_endpoints", {"127.0.0.1:2182", zookeeper}},
       {"zookeeper_user", {"user", zookeeper}},
       {"zookeeper_password", {"password", zookeeper}},
+      {"zookeeper_password_file", {file, zookeeper}},
       {"zookeeper_tick_ms", {"1000", zookeeper}},
       {"preset", {"discord", always}},
       {"timestamp_bits", {"40", always}},
@@ -336,6 +343,77 @@ TEST(ConfigEnvironment, ServiceLinksAreSkippedAndNamedMisspeltOptionsRefused) {
       << refused.error().message;
   EXPECT_NE(refused.error().message.find("unknown option 'httpp'"), std::string::npos)
       << refused.error().message;
+}
+
+// A password file gives the password without its final newline; a file that
+// is missing or holds nothing, or a password given both ways, is an error
+// naming the option.
+TEST(SecretFiles, ThePasswordIsTheFileWithoutItsFinalNewline) {
+  const std::string path = ::testing::TempDir() + "/snowid-secret";
+  for (const auto& [content, secret] :
+       std::vector<std::pair<std::string, std::string>>{{"s3cret\n", "s3cret"},
+                                                        {"s3cret", "s3cret"},
+                                                        {"s3cret\r\n", "s3cret"},
+                                                        {" two\nlines \n\n", " two\nlines \n"}}) {
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << content;
+    auto read = secret_or_file("", path, "etcd_password");
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    EXPECT_EQ(*read, secret);
+  }
+  auto given = secret_or_file("flag", "", "etcd_password");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(*given, "flag");
+  auto both = secret_or_file("flag", path, "etcd_password");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().message,
+            "etcd_password and etcd_password_file are both set: give the secret once");
+  for (const std::string content : {"", "\n", "\r\n"}) {
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << content;
+    auto empty = secret_or_file("", path, "redis_password");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_NE(empty.error().message.find("redis_password_file"), std::string::npos)
+        << empty.error().message;
+    EXPECT_NE(empty.error().message.find(path), std::string::npos) << empty.error().message;
+  }
+  for (const std::string& unreadable : {path + ".missing", ::testing::TempDir()}) {
+    auto missing = secret_or_file("", unreadable, "zookeeper_password");
+    ASSERT_FALSE(missing.ok()) << unreadable;
+    EXPECT_NE(missing.error().message.find("zookeeper_password_file"), std::string::npos)
+        << missing.error().message;
+  }
+}
+
+// Each store's password_file reaches the store's options, from the
+// configuration as resolved, and a bad one stops validation naming it.
+TEST(SecretFiles, EachStoresPasswordFileReachesItsOptions) {
+  const std::string path = ::testing::TempDir() + "/snowid-store-secret";
+  std::ofstream(path, std::ios::trunc) << "from-file\n";
+  auto resolved_with = [](const std::string& store, const std::string& option,
+                          const std::string& value) {
+    ServerConfig config;
+    EXPECT_TRUE(apply_option(config, "coordinator", store, "t").ok());
+    EXPECT_TRUE(apply_option(config, option, value, "t").ok());
+    return resolve_config(config);
+  };
+  auto etcd = resolved_with("etcd", "etcd_password_file", path);
+  ASSERT_TRUE(etcd.ok()) << etcd.error().message;
+  EXPECT_EQ(etcd_options(etcd->coordinator)->password, "from-file");
+  auto redis = resolved_with("redis", "redis_password_file", path);
+  ASSERT_TRUE(redis.ok()) << redis.error().message;
+  EXPECT_EQ(redis_options(redis->coordinator)->password, "from-file");
+  auto zookeeper = resolved_with("zookeeper", "zookeeper_password_file", path);
+  ASSERT_TRUE(zookeeper.ok()) << zookeeper.error().message;
+  EXPECT_EQ(zookeeper_options(zookeeper->coordinator)->password, "from-file");
+
+  auto missing = resolved_with("redis", "redis_password_file", path + ".missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("redis_password_file"), std::string::npos)
+      << missing.error().message;
+  ServerConfig both;
+  ASSERT_TRUE(apply_option(both, "coordinator", "etcd", "t").ok());
+  ASSERT_TRUE(apply_option(both, "etcd_password", "flag", "t").ok());
+  ASSERT_TRUE(apply_option(both, "etcd_password_file", path, "t").ok());
+  EXPECT_FALSE(validate(both).ok());
 }
 
 // A config path that is not a readable file is an error naming it, never
