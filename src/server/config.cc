@@ -110,6 +110,13 @@ std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& co
   return out;
 }
 
+const OptionHelp* option_help(std::string_view name) {
+  for (const OptionHelp& help : kOptionHelp) {
+    if (help.name == name) return &help;
+  }
+  return nullptr;
+}
+
 Status load_token_file(ServerConfig& config) {
   if (config.token_file.empty()) return {};
   if (!config.bearer_token.empty()) {

@@ -15,6 +15,7 @@
 #include "generator_config.h"
 #include "grpc_options.h"
 #include "http_options.h"
+#include "option_help.h"
 #include "resp_options.h"
 #include "segment_config.h"
 #include "snowid/error.h"
@@ -67,6 +68,11 @@ std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& co
 // shown as they are (layout fields the preset decides, secrets, a store
 // URL's password) are comments.
 std::string effective_config_toml(const ServerConfig& config);
+
+// snowidd --help's words for option `name`: its type ("MILLISECONDS",
+// "ADDR:PORT", ...) and one-line meaning, generated at build time from the
+// comments of snowid.example.toml; nullptr if it has none.
+const OptionHelp* option_help(std::string_view name);
 
 // Applies `name = value` (an option name in snake_case) to `config`. `source`
 // names where the value came from, for the error message.

@@ -89,14 +89,19 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
                        "Print the version (snowid <version>) and exit");
   app.add_flag("--check-config", check_config,
                "Validate the configuration, print the effective values and exit");
-  // One flag per configuration option; `defaults[i].first` names flag_values[i].
+  // One flag per configuration option, with its type and meaning from
+  // snowid.example.toml; `defaults[i].first` names flag_values[i].
   const ServerConfig default_config;
   const auto defaults = describe(default_config);
   std::vector<std::string> flag_values(defaults.size());
   for (std::size_t i = 0; i < defaults.size(); ++i) {
     const auto& [name, value] = defaults[i];
-    app.add_option(flag_name(name), flag_values[i],
-                   fmt::format("Option {} (default: {})", name, value.empty() ? "none" : value));
+    const OptionHelp* help = option_help(name);
+    CLI::Option* flag =
+        app.add_option(flag_name(name), flag_values[i],
+                       fmt::format("{} (default: {})", help != nullptr ? help->meaning : name,
+                                   value.empty() ? "none" : value));
+    if (help != nullptr) flag->type_name(std::string(help->type));
   }
   try {
     app.parse(argc, argv);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,39 @@ TEST(SnowiddCli, PasswordFilesInEveryFormAndTheirErrors) {
   expect_usage_error(run_process(with({"--coordinator", "zookeeper", "--zookeeper-password", "flag",
                                        "--zookeeper-password-file", secret})),
                      "zookeeper_password and zookeeper_password_file are both set");
+}
+
+// snowidd --help: every option's entry has a type and a meaning before its
+// default, not the bare "TEXT" and "Option NAME".
+TEST(SnowiddCli, HelpGivesEveryOptionATypeAndAMeaning) {
+  const ProcessResult r = run_process({SNOWIDD_PATH, "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // One entry per option: its first line starts with "  -"; a description
+  // too long for the column continues on the next line.
+  std::vector<std::string> entries;
+  for (const std::string& line : test::split_lines(r.out)) {
+    if (line.rfind("  -", 0) == 0) {
+      entries.push_back(line);
+    } else if (!entries.empty() && line.rfind("    ", 0) == 0) {
+      entries.back() += " " + line;
+    }
+  }
+  static const std::regex kEntry(R"(^  --([a-z-]+) ([A-Z:,.]+) +(\S.*\S) \(default: .*\)$)");
+  int options = 0;
+  for (const std::string& entry : entries) {
+    if (entry.find("(default: ") == std::string::npos) continue;  // --help, --version, ...
+    ++options;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(entry, m, kEntry)) << entry;
+    EXPECT_EQ(m[3].str().find("Option "), std::string::npos) << entry;
+    EXPECT_GE(m[3].length(), 10) << entry;
+  }
+  EXPECT_GE(options, 70) << r.out;
+  EXPECT_NE(r.out.find("--max-drift-ms MILLISECONDS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("How far (ms) the monotonic policy may run ahead of the clock. "
+                       "(default: 1000)"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

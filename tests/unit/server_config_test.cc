@@ -416,6 +416,25 @@ TEST(SecretFiles, EachStoresPasswordFileReachesItsOptions) {
   EXPECT_FALSE(validate(both).ok());
 }
 
+// snowidd --help gives every option a type and a one-line meaning, taken
+// from snowid.example.toml at build time, and names no option that is not one.
+TEST(ConfigOptions, EveryOptionHasHelpFromTheExampleConfig) {
+  std::set<std::string> rows;
+  for (const auto& [name, value] : describe(ServerConfig{})) {
+    rows.insert(name);
+    const OptionHelp* help = option_help(name);
+    ASSERT_NE(help, nullptr) << name << " has no comment in snowid.example.toml";
+    EXPECT_FALSE(help->type.empty()) << name;
+    EXPECT_GE(help->meaning.size(), 10u) << name << ": " << help->meaning;
+  }
+  for (const OptionHelp& help : kOptionHelp) EXPECT_EQ(rows.count(std::string(help.name)), 1u);
+  EXPECT_EQ(option_help("max_wait_ms")->type, "MILLISECONDS");
+  EXPECT_EQ(option_help("http")->type, "ADDR:PORT");
+  EXPECT_EQ(option_help("etcd_password_file")->type, "FILE");
+  EXPECT_EQ(option_help("max_drift_ms")->meaning,
+            "How far (ms) the monotonic policy may run ahead of the clock.");
+}
+
 // A config path that is not a readable file is an error naming it, never
 // an empty configuration with every option at its default.
 TEST(ConfigOptions, ConfigPathThatIsNoFileIsRefused) {
