@@ -30,7 +30,7 @@ using Rows = OptionRows<ServerConfig>;
 using option::shown;
 
 // The server's own rows, in table order: max_batch; later bearer_token,
-// token_file and log_level; later segment_store.
+// token_file, log_level and log_format; later segment_store.
 Rows batch_rows() {
   return {{"max_batch",
            option::number(&ServerConfig::max_batch, std::uint32_t{1'000'000}),
@@ -58,6 +58,17 @@ Rows access_rows() {
              v));
        },
        shown(&ServerConfig::log_level),
+       {}},
+      {"log_format",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         if (v != "text" && v != "json") {
+           return invalid_argument(
+               fmt::format("unknown log format '{}'; expected text or json", v.substr(0, 40)));
+         }
+         c.log_format = v;
+         return {};
+       },
+       shown(&ServerConfig::log_format),
        {}},
   };
 }

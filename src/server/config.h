@@ -43,6 +43,8 @@ struct ServerConfig {
   // part of it): the way to give it without showing it in `ps`.
   std::string token_file;
   std::string log_level = "info";
+  // "text" (the default) or "json": one JSON object per log line.
+  std::string log_format = "text";
   AuditOptions audit;
   SegmentConfig segment;
 };

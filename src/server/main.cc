@@ -27,6 +27,7 @@
 #include "audit_log.h"
 #include "config.h"
 #include "descriptor_budget.h"
+#include "json_log.h"
 #include "listener.h"
 #include "peer_check.h"
 #include "service.h"
@@ -131,7 +132,11 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   }
 
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  if (config.log_format == "json") {
+    spdlog::set_formatter(std::make_unique<JsonLogFormatter>());
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  }
   if (!service_links.empty()) {
     spdlog::info(
         "ignored environment variables {}: Kubernetes' service links of a Service named snowid, "

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,6 +165,47 @@ TEST(SnowiddCli, HelpGivesEveryOptionATypeAndAMeaning) {
                        "(default: 1000)"),
             std::string::npos)
       << r.out;
+}
+
+// log_format = "json": every line snowidd logs, from the start to the stop,
+// is one JSON object with time, level and message; a bad format is refused.
+TEST(SnowiddCli, JsonLogLinesEachParse) {
+  test::TempDir dir;
+  std::map<std::string, std::string> env = kServiceLinks;  // logged as ignored
+  env["SNOWID_LOG_FORMAT"] = "json";
+  test::ServerProcess server(SNOWIDD_PATH, {"--state-dir", dir.file("state")}, env);
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_EQ(test::http_get(server.port(), "/v1/id").status, 200);
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0) << server.log();
+  const std::vector<std::string> lines = test::split_lines(server.log());
+  ASSERT_GE(lines.size(), 3u) << server.log();
+  static const std::regex kTime(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  static const std::set<std::string> kLevels = {"trace",   "debug", "info",
+                                                "warning", "error", "critical"};
+  std::vector<std::string> messages;
+  for (const std::string& line : lines) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(record.is_object()) << line;
+    ASSERT_EQ(record.size(), 3u) << line;
+    ASSERT_TRUE(record["time"].is_string() && record["level"].is_string() &&
+                record["message"].is_string())
+        << line;
+    EXPECT_TRUE(std::regex_match(record["time"].get<std::string>(), kTime)) << line;
+    EXPECT_TRUE(kLevels.count(record["level"].get<std::string>()) == 1) << line;
+    messages.push_back(record["message"].get<std::string>());
+  }
+  for (const char* start :
+       {"ignored environment variables SNOWID_",
+        "snowidd " SNOWID_PROJECT_VERSION " starting: ", "stopped: 1 IDs issued"}) {
+    EXPECT_EQ(std::count_if(messages.begin(), messages.end(),
+                            [&](const std::string& m) { return m.rfind(start, 0) == 0; }),
+              1)
+        << start << "\n"
+        << server.log();
+  }
+  expect_usage_error(run_process({SNOWIDD_PATH, "--log-format", "xml", "--check-config"}),
+                     "unknown log format 'xml'; expected text or json");
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "config.h"
 #include "etcd_settings.h"
+#include "json_log.h"
 #include "redis_settings.h"
 #include "text_file.h"
 #include "zookeeper_settings.h"
@@ -168,6 +170,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"sequence_start", {"random", always}},
       {"state_dir", {"/tmp/elsewhere", always}},
       {"log_level", {"debug", always}},
+      {"log_format", {"json", always}},
       {"audit_fsync", {"true", [](const Mode& m) { return m.audit; }}},
       {"segment_auto_create", {"true", segments}},
       {"segment_auto_create_step", {"10", segments}},
@@ -433,6 +436,26 @@ TEST(ConfigOptions, EveryOptionHasHelpFromTheExampleConfig) {
   EXPECT_EQ(option_help("etcd_password_file")->type, "FILE");
   EXPECT_EQ(option_help("max_drift_ms")->meaning,
             "How far (ms) the monotonic policy may run ahead of the clock.");
+}
+
+// log_format = "json": a record is one line holding one JSON object, even
+// when its message has quotes, newlines or bytes that are not UTF-8.
+TEST(JsonLog, EachRecordIsOneParsableLine) {
+  JsonLogFormatter formatter;
+  const std::string text = "a \"quoted\" line\nand \xff\xfe bytes";
+  const spdlog::details::log_msg msg(
+      spdlog::log_clock::time_point{std::chrono::milliseconds{1505914988849}}, spdlog::source_loc{},
+      "", spdlog::level::warn, text);
+  spdlog::memory_buf_t out;
+  formatter.format(msg, out);
+  const std::string line(out.data(), out.size());
+  ASSERT_EQ(line.find('\n'), line.size() - 1) << line;
+  const auto record = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_TRUE(record.is_object()) << line;
+  EXPECT_EQ(line.rfind("{\"time\":\"2017-09-20T13:43:08.849Z\",\"level\":\"warning\",", 0), 0u)
+      << line;
+  EXPECT_EQ(record.size(), 3u);
+  EXPECT_EQ(record["message"], "a \"quoted\" line\nand \ufffd\ufffd bytes");
 }
 
 // A config path that is not a readable file is an error naming it, never
