@@ -17,6 +17,7 @@
 
 #include "coordinator_factory.h"
 #include "listener.h"
+#include "option_help.h"
 #include "snowid/decode.h"
 #include "snowid/segment_store.h"
 #include "snowid/time_text.h"

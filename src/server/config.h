@@ -15,7 +15,6 @@
 #include "generator_config.h"
 #include "grpc_options.h"
 #include "http_options.h"
-#include "option_help.h"
 #include "resp_options.h"
 #include "segment_config.h"
 #include "snowid/error.h"
@@ -73,7 +72,10 @@ std::string effective_config_toml(const ServerConfig& config);
 
 // snowidd --help's words for option `name`: its type ("MILLISECONDS",
 // "ADDR:PORT", ...) and one-line meaning, generated at build time from the
-// comments of snowid.example.toml; nullptr if it has none.
+// comments of snowid.example.toml; nullptr if it has none. OptionHelp is
+// defined in the generated option_help.h, which only its readers include,
+// so that editing the example rebuilds no more than they.
+struct OptionHelp;
 const OptionHelp* option_help(std::string_view name);
 
 // Applies `name = value` (an option name in snake_case) to `config`. `source`

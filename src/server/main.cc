@@ -29,6 +29,7 @@
 #include "descriptor_budget.h"
 #include "json_log.h"
 #include "listener.h"
+#include "option_help.h"
 #include "peer_check.h"
 #include "service.h"
 #include "snowid/time_text.h"

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "etcd_settings.h"
 #include "json_log.h"
+#include "option_help.h"
 #include "redis_settings.h"
 #include "text_file.h"
 #include "zookeeper_settings.h"
