@@ -31,6 +31,7 @@
 #include "snowid/id_formats.h"
 #include "snowid/layout.h"
 #include "snowid/time_text.h"
+#include "snowid_version.h"
 #include "state_commands.h"
 #include "thrift_bench.h"
 
@@ -359,6 +360,8 @@ int run(int argc, char** argv) {
   CLI::App app{"snowid: unique, time-ordered 64-bit IDs (Snowflake layouts)", "snowid"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", fmt::format("snowid {}", kVersion),
+                       "Print the version (snowid <version>) and exit");
 
   LayoutArgs layout_args;
   GenArgs gen_args;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "coordinator_options.h"
+#include "text_file.h"
 
 namespace snowid {
 
@@ -21,6 +22,7 @@ OptionRows<EtcdSettings> etcd_access_rows() {
   return {
       text_row("etcd_user", &E::user),
       {"etcd_password", option::text(&E::password), option::secret(&E::password), {}},
+      option::text_row("etcd_password_file", &E::password_file),
       text_row("etcd_tls_ca", &E::tls_ca),
       text_row("etcd_tls_cert", &E::tls_cert),
       text_row("etcd_tls_key", &E::tls_key),
@@ -36,7 +38,9 @@ Result<EtcdOptions> etcd_options(const CoordinatorSetup& setup) {
   o.endpoints = *endpoints;
   o.endpoints_text = config.etcd.endpoints;
   o.user = config.etcd.user;
-  o.password = config.etcd.password;
+  auto password = secret_or_file(config.etcd.password, config.etcd.password_file, "etcd_password");
+  if (!password.ok()) return password.error();
+  o.password = std::move(*password);
   o.tls_ca_file = config.etcd.tls_ca;
   o.tls_cert_file = config.etcd.tls_cert;
   o.tls_key_file = config.etcd.tls_key;

@@ -19,6 +19,8 @@ struct EtcdSettings {
   // Optional authentication and TLS (see EtcdOptions).
   std::string user;
   std::string password;
+  // A file holding the password instead (its final newline not part of it).
+  std::string password_file;
   std::string tls_ca;
   std::string tls_cert;
   std::string tls_key;

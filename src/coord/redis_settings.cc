@@ -1,6 +1,7 @@
 #include "redis_settings.h"
 
 #include "coordinator_options.h"
+#include "text_file.h"
 
 namespace snowid {
 
@@ -18,6 +19,7 @@ OptionRows<RedisSettings> redis_access_rows() {
   return {
       option::text_row("redis_user", &R::user),
       {"redis_password", option::text(&R::password), option::secret(&R::password), {}},
+      option::text_row("redis_password_file", &R::password_file),
       {"redis_database", option::number(&R::database, 15u), option::shown(&R::database), {}},
   };
 }
@@ -31,7 +33,9 @@ Result<RedisOptions> redis_options(const CoordinatorSetup& setup) {
   o.endpoints = *endpoints;
   o.endpoints_text = config.endpoints;
   o.user = config.user;
-  o.password = config.password;
+  auto password = secret_or_file(config.password, config.password_file, "redis_password");
+  if (!password.ok()) return password.error();
+  o.password = std::move(*password);
   o.database = config.database;
   return o;
 }

@@ -19,11 +19,14 @@ struct RedisSettings {
   // Optional AUTH (see RedisOptions).
   std::string user;
   std::string password;
+  // A file holding the password instead (its final newline not part of it).
+  std::string password_file;
   unsigned database = 0;
 };
 
 // Rows of the option table, in table order: redis_endpoints, then (after
-// the general coordination rows) redis_user, redis_password, redis_database.
+// the general coordination rows) redis_user, redis_password, redis_password_file,
+// redis_database.
 OptionRows<RedisSettings> redis_endpoint_rows();
 OptionRows<RedisSettings> redis_access_rows();
 

@@ -1,6 +1,7 @@
 #include "zookeeper_settings.h"
 
 #include "coordinator_options.h"
+#include "text_file.h"
 
 namespace snowid {
 
@@ -18,6 +19,7 @@ OptionRows<ZooKeeperSettings> zookeeper_access_rows() {
   return {
       option::text_row("zookeeper_user", &Z::user),
       {"zookeeper_password", option::text(&Z::password), option::secret(&Z::password), {}},
+      option::text_row("zookeeper_password_file", &Z::password_file),
       {"zookeeper_tick_ms",
        option::positive_duration(&Z::tick_time),
        option::shown(&Z::tick_time),
@@ -34,7 +36,9 @@ Result<ZooKeeperOptions> zookeeper_options(const CoordinatorSetup& setup) {
   o.endpoints = *endpoints;
   o.endpoints_text = config.endpoints;
   o.user = config.user;
-  o.password = config.password;
+  auto password = secret_or_file(config.password, config.password_file, "zookeeper_password");
+  if (!password.ok()) return password.error();
+  o.password = std::move(*password);
   o.tick_time = config.tick_time;
   return o;
 }

@@ -21,12 +21,15 @@ struct ZooKeeperSettings {
   // Optional digest authentication (see ZooKeeperOptions).
   std::string user;
   std::string password;
+  // A file holding the password instead (its final newline not part of it).
+  std::string password_file;
   // The ensemble's tickTime (ZooKeeper's default is 2000 ms).
   std::chrono::milliseconds tick_time{2000};
 };
 
 // Rows of the option table, in table order: zookeeper_endpoints, then
 // (after the general coordination rows) zookeeper_user, zookeeper_password,
+// zookeeper_password_file,
 // zookeeper_tick_ms.
 OptionRows<ZooKeeperSettings> zookeeper_endpoint_rows();
 OptionRows<ZooKeeperSettings> zookeeper_access_rows();

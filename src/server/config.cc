@@ -17,6 +17,7 @@
 
 #include "coordinator_factory.h"
 #include "listener.h"
+#include "option_help.h"
 #include "snowid/decode.h"
 #include "snowid/segment_store.h"
 #include "snowid/time_text.h"
@@ -30,7 +31,7 @@ using Rows = OptionRows<ServerConfig>;
 using option::shown;
 
 // The server's own rows, in table order: max_batch; later bearer_token,
-// token_file and log_level; later segment_store.
+// token_file, log_level and log_format; later segment_store.
 Rows batch_rows() {
   return {{"max_batch",
            option::number(&ServerConfig::max_batch, std::uint32_t{1'000'000}),
@@ -58,6 +59,17 @@ Rows access_rows() {
              v));
        },
        shown(&ServerConfig::log_level),
+       {}},
+      {"log_format",
+       [](ServerConfig& c, const std::string& v) -> Status {
+         if (v != "text" && v != "json") {
+           return invalid_argument(
+               fmt::format("unknown log format '{}'; expected text or json", v.substr(0, 40)));
+         }
+         c.log_format = v;
+         return {};
+       },
+       shown(&ServerConfig::log_format),
        {}},
   };
 }
@@ -108,6 +120,13 @@ std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& co
   std::vector<std::pair<std::string, std::string>> out;
   for (const Row& o : options()) out.emplace_back(o.name, o.get(config));
   return out;
+}
+
+const OptionHelp* option_help(std::string_view name) {
+  for (const OptionHelp& help : kOptionHelp) {
+    if (help.name == name) return &help;
+  }
+  return nullptr;
 }
 
 Status load_token_file(ServerConfig& config) {
@@ -182,12 +201,59 @@ Status apply_option(ServerConfig& config, const std::string& name, const std::st
   return invalid_argument(fmt::format("{}: unknown option '{}'", source, name));
 }
 
-Status apply_environment(ServerConfig& config, char** environ_entries) {
+namespace {
+
+// Removes `prefix` from the front of `text`; false (and `text` unchanged) if
+// it is not there.
+bool consume(std::string_view& text, std::string_view prefix) {
+  if (text.substr(0, prefix.size()) != prefix) return false;
+  text.remove_prefix(prefix.size());
+  return true;
+}
+
+// Removes the leading run of characters `keep` accepts; false if there was none.
+template <typename Predicate>
+bool consume_while(std::string_view& text, Predicate keep) {
+  std::size_t n = 0;
+  while (n < text.size() && keep(static_cast<unsigned char>(text[n]))) ++n;
+  text.remove_prefix(n);
+  return n > 0;
+}
+
+}  // namespace
+
+bool is_kubernetes_service_link(std::string_view name) {
+  if (!consume(name, "SNOWID_")) return false;
+  // SNOWID_SERVICE_HOST, SNOWID_SERVICE_PORT, SNOWID_SERVICE_PORT_<NAME>
+  // (a named port, upper case, '-' as '_').
+  if (consume(name, "SERVICE_")) {
+    if (name == "HOST" || name == "PORT") return true;
+    return consume(name, "PORT_") &&
+           consume_while(
+               name,
+               [](unsigned char c) { return std::isupper(c) || std::isdigit(c) || c == '_'; }) &&
+           name.empty();
+  }
+  // SNOWID_PORT, SNOWID_PORT_<n>_<proto>[_PROTO|_PORT|_ADDR].
+  if (!consume(name, "PORT")) return false;
+  if (name.empty()) return true;
+  if (!consume(name, "_") || !consume_while(name, [](unsigned char c) { return std::isdigit(c); }))
+    return false;
+  if (!consume(name, "_TCP") && !consume(name, "_UDP") && !consume(name, "_SCTP")) return false;
+  return name.empty() || name == "_PROTO" || name == "_PORT" || name == "_ADDR";
+}
+
+Status apply_environment(ServerConfig& config, char** environ_entries,
+                         std::vector<std::string>* ignored) {
   for (char** e = environ_entries; e != nullptr && *e != nullptr; ++e) {
     const std::string entry(*e);
     if (entry.rfind("SNOWID_", 0) != 0) continue;
     const auto eq = entry.find('=');
     if (eq == std::string::npos) continue;
+    if (is_kubernetes_service_link(std::string_view(entry).substr(0, eq))) {
+      if (ignored != nullptr) ignored->push_back(entry.substr(0, eq));
+      continue;
+    }
     std::string name = entry.substr(7, eq - 7);
     for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     Status s = apply_option(config, name, entry.substr(eq + 1),

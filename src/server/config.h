@@ -42,6 +42,8 @@ struct ServerConfig {
   // part of it): the way to give it without showing it in `ps`.
   std::string token_file;
   std::string log_level = "info";
+  // "text" (the default) or "json": one JSON object per log line.
+  std::string log_format = "text";
   AuditOptions audit;
   SegmentConfig segment;
 };
@@ -68,13 +70,32 @@ std::vector<std::pair<std::string, std::string>> describe(const ServerConfig& co
 // URL's password) are comments.
 std::string effective_config_toml(const ServerConfig& config);
 
+// snowidd --help's words for option `name`: its type ("MILLISECONDS",
+// "ADDR:PORT", ...) and one-line meaning, generated at build time from the
+// comments of snowid.example.toml; nullptr if it has none. OptionHelp is
+// defined in the generated option_help.h, which only its readers include,
+// so that editing the example rebuilds no more than they.
+struct OptionHelp;
+const OptionHelp* option_help(std::string_view name);
+
 // Applies `name = value` (an option name in snake_case) to `config`. `source`
 // names where the value came from, for the error message.
 Status apply_option(ServerConfig& config, const std::string& name, const std::string& value,
                     const std::string& source);
 
-// Reads options from SNOWID_<OPTION> environment variables.
-Status apply_environment(ServerConfig& config, char** environ_entries);
+// True if `name` is one of the variables Kubernetes gives every pod of a
+// namespace with a Service named snowid ("service links"):
+// SNOWID_SERVICE_HOST, SNOWID_SERVICE_PORT, SNOWID_SERVICE_PORT_<NAME>,
+// SNOWID_PORT, SNOWID_PORT_<n>_<TCP|UDP|SCTP> and the same followed by
+// _PROTO, _PORT or _ADDR. No option's variable has one of these shapes.
+bool is_kubernetes_service_link(std::string_view name);
+
+// Reads options from SNOWID_<OPTION> environment variables. A SNOWID_
+// variable that names no option is kInvalidArgument (a misspelt option must
+// not pass unnoticed), except Kubernetes' service links, which are skipped
+// and, if `ignored` is given, appended to it by name.
+Status apply_environment(ServerConfig& config, char** environ_entries,
+                         std::vector<std::string>* ignored = nullptr);
 
 // Reads options from a TOML file. kInvalidArgument, naming the path, if it
 // is missing, a directory, a dangling symbolic link, not a regular file or

@@ -28,7 +28,9 @@
 #include "config.h"
 #include "descriptor_budget.h"
 #include "grpc_runtime.h"
+#include "json_log.h"
 #include "listener.h"
+#include "option_help.h"
 #include "peer_check.h"
 #include "service.h"
 #include "snowid/time_text.h"
@@ -86,16 +88,23 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   std::string config_file;
   bool check_config = false;
   app.add_option("--config", config_file, "TOML configuration file (see snowid.example.toml)");
+  app.set_version_flag("--version", fmt::format("snowid {}", kVersion),
+                       "Print the version (snowid <version>) and exit");
   app.add_flag("--check-config", check_config,
                "Validate the configuration, print the effective values and exit");
-  // One flag per configuration option; `defaults[i].first` names flag_values[i].
+  // One flag per configuration option, with its type and meaning from
+  // snowid.example.toml; `defaults[i].first` names flag_values[i].
   const ServerConfig default_config;
   const auto defaults = describe(default_config);
   std::vector<std::string> flag_values(defaults.size());
   for (std::size_t i = 0; i < defaults.size(); ++i) {
     const auto& [name, value] = defaults[i];
-    app.add_option(flag_name(name), flag_values[i],
-                   fmt::format("Option {} (default: {})", name, value.empty() ? "none" : value));
+    const OptionHelp* help = option_help(name);
+    CLI::Option* flag =
+        app.add_option(flag_name(name), flag_values[i],
+                       fmt::format("{} (default: {})", help != nullptr ? help->meaning : name,
+                                   value.empty() ? "none" : value));
+    if (help != nullptr) flag->type_name(std::string(help->type));
   }
   try {
     app.parse(argc, argv);
@@ -104,7 +113,8 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
     return fail(kExitUsage, e.what());
   }
 
-  Status s = apply_environment(config, environ);
+  std::vector<std::string> service_links;
+  Status s = apply_environment(config, environ, &service_links);
   std::size_t options_in_file = 0;
   if (s.ok() && !config_file.empty()) s = apply_toml_file(config, config_file, &options_in_file);
   for (std::size_t i = 0; s.ok() && i < defaults.size(); ++i) {
@@ -124,7 +134,17 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   }
 
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  if (config.log_format == "json") {
+    spdlog::set_formatter(std::make_unique<JsonLogFormatter>());
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  }
+  if (!service_links.empty()) {
+    spdlog::info(
+        "ignored environment variables {}: Kubernetes' service links of a Service named snowid, "
+        "not options",
+        fmt::join(service_links, ", "));
+  }
   if (!config_file.empty() && options_in_file == 0) {
     spdlog::warn(
         "config file {} sets no option: every option has its default, or the value of "

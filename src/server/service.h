@@ -21,10 +21,11 @@
 #include "snowid/generator.h"
 #include "snowid/id_formats.h"
 #include "snowid/segment.h"
+#include "snowid_version.h"
 
 namespace snowid::server {
 
-inline constexpr const char* kVersion = "0.1.0";
+using snowid::kVersion;  // CMake's project version
 
 // Tags /metrics and /v1/info list at most; the rest are summed up in
 // snowid_segment_tags. Tags a node knows are those requested from it that

@@ -35,6 +35,17 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
   EXPECT_NE(r.err.find(says), std::string::npos) << joined << r.err;
 }
 
+// --version prints CMake's project version, with or without a subcommand after it.
+TEST(Cli, VersionIsTheProjectVersion) {
+  for (const auto& args :
+       {std::vector<std::string>{"--version"}, std::vector<std::string>{"--version", "gen"}}) {
+    const ProcessResult r = snowid_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "snowid " SNOWID_PROJECT_VERSION "\n");
+    EXPECT_EQ(r.err, "");
+  }
+}
+
 TEST(Cli, ComposeKnownAnswer) {
   const ProcessResult r = snowid_cli({"compose", "--timestamp-ms", "1505914988849",
                                       "--datacenter", "17", "--worker", "25", "--sequence", "0"});

@@ -4,8 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
-
 #include <set>
 #include <thread>
 
@@ -280,21 +280,39 @@ TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
       << unreachable.err;
 }
 
-
 // snowidd against an etcd that demands TLS with a client certificate and a
-// password: it claims, serves, and gives the id back on SIGTERM.
+// password (read from a file, as recommended): it claims, serves, and gives
+// the id back on SIGTERM.
 TEST(ClusterServerSecured, ServesThroughAnEtcdWithTlsAndPasswordAuthentication) {
   test::EtcdCluster etcd(1, /*tls=*/true);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.enable_auth("snowid", "s3cret", "/snowid/"), "");
   test::TempDir dir;
-  ServerProcess node(SNOWIDD_PATH,
-                     {"--coordinator", "etcd", "--etcd-endpoints", etcd.endpoint(0), "--cluster",
-                      "secure", "--etcd-tls-ca", etcd.tls_ca(), "--etcd-tls-cert",
-                      etcd.client_certificate().cert, "--etcd-tls-key",
-                      etcd.client_certificate().key, "--etcd-user", "snowid", "--etcd-password",
-                      "s3cret", "--lease-ttl-s", "2", "--lease-safety-margin-ms", "500",
-                      "--claim-timeout-ms", "10000", "--state-dir", dir.file("n")});
+  { std::ofstream(dir.file("etcd-password")) << "s3cret\n"; }
+  ServerProcess node(SNOWIDD_PATH, {"--coordinator",
+                                    "etcd",
+                                    "--etcd-endpoints",
+                                    etcd.endpoint(0),
+                                    "--cluster",
+                                    "secure",
+                                    "--etcd-tls-ca",
+                                    etcd.tls_ca(),
+                                    "--etcd-tls-cert",
+                                    etcd.client_certificate().cert,
+                                    "--etcd-tls-key",
+                                    etcd.client_certificate().key,
+                                    "--etcd-user",
+                                    "snowid",
+                                    "--etcd-password-file",
+                                    dir.file("etcd-password"),
+                                    "--lease-ttl-s",
+                                    "2",
+                                    "--lease-safety-margin-ms",
+                                    "500",
+                                    "--claim-timeout-ms",
+                                    "10000",
+                                    "--state-dir",
+                                    dir.file("n")});
   ASSERT_TRUE(node.started()) << node.log();
   EXPECT_EQ(http_get(node.port(), "/v1/id").status, 200);
   EXPECT_EQ(http_get(node.port(), "/readyz").status, 200);

@@ -7,9 +7,16 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "config.h"
+#include "etcd_settings.h"
+#include "json_log.h"
+#include "option_help.h"
+#include "redis_settings.h"
+#include "text_file.h"
+#include "zookeeper_settings.h"
 
 namespace snowid::server {
 namespace {
@@ -135,16 +142,19 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"store_request_timeout_ms", {"1500", leased}},
       {"etcd_user", {"user", etcd}},
       {"etcd_password", {"password", etcd}},
+      {"etcd_password_file", {file, etcd}},
       {"etcd_tls_ca", {file, etcd}},
       {"etcd_tls_cert", {file, etcd}},
       {"etcd_tls_key", {file, etcd}},
       {"redis_endpoints", {"127.0.0.1:6380", redis}},
       {"redis_user", {"user", redis}},
       {"redis_password", {"password", redis}},
+      {"redis_password_file", {file, redis}},
       {"redis_database", {"3", redis}},
       {"zookeeper_endpoints", {"127.0.0.1:2182", zookeeper}},
       {"zookeeper_user", {"user", zookeeper}},
       {"zookeeper_password", {"password", zookeeper}},
+      {"zookeeper_password_file", {file, zookeeper}},
       {"zookeeper_tick_ms", {"1000", zookeeper}},
       {"preset", {"discord", always}},
       {"timestamp_bits", {"40", always}},
@@ -161,6 +171,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"sequence_start", {"random", always}},
       {"state_dir", {"/tmp/elsewhere", always}},
       {"log_level", {"debug", always}},
+      {"log_format", {"json", always}},
       {"audit_fsync", {"true", [](const Mode& m) { return m.audit; }}},
       {"segment_auto_create", {"true", segments}},
       {"segment_auto_create_step", {"10", segments}},
@@ -278,6 +289,174 @@ TEST(ConfigOptions, CheckConfigOutputLoadsBackUnchanged) {
     ASSERT_TRUE(validate(loaded).ok()) << validate(loaded).error().message;
     EXPECT_EQ(effective_config_toml(loaded), printed);
   }
+}
+
+// Kubernetes' service links for a Service named snowid are told apart from
+// options, including misspelt ones.
+TEST(ConfigEnvironment, KubernetesServiceLinksAreRecognisedByShape) {
+  for (const char* link :
+       {"SNOWID_SERVICE_HOST", "SNOWID_SERVICE_PORT", "SNOWID_SERVICE_PORT_HTTP",
+        "SNOWID_SERVICE_PORT_GRPC_API2", "SNOWID_PORT", "SNOWID_PORT_8080_TCP",
+        "SNOWID_PORT_9090_TCP_PROTO", "SNOWID_PORT_9090_TCP_PORT", "SNOWID_PORT_9090_TCP_ADDR",
+        "SNOWID_PORT_53_UDP", "SNOWID_PORT_7609_SCTP_ADDR"}) {
+    EXPECT_TRUE(is_kubernetes_service_link(link)) << link;
+  }
+  for (const char* other :
+       {"SNOWID_HTTPP", "SNOWID_HTTP", "SNOWID_WORKER_ID", "SNOWID_PORTS", "SNOWID_PORT_",
+        "SNOWID_PORT_8080", "SNOWID_PORT_8080_HTTP", "SNOWID_PORT_X_TCP", "SNOWID_PORT_8080_TCP_",
+        "SNOWID_PORT_8080_TCP_HOST", "SNOWID_SERVICE_HOSTS", "SNOWID_SERVICE_PORT_",
+        "SNOWID_SERVICE_PORT_http", "SNOWID_SERVICE", "SERVICE_HOST", "OTHER_PORT_80_TCP"}) {
+    EXPECT_FALSE(is_kubernetes_service_link(other)) << other;
+  }
+}
+
+TEST(ConfigEnvironment, ServiceLinksAreSkippedAndNamedMisspeltOptionsRefused) {
+  std::vector<std::string> entries = {"SNOWID_SERVICE_HOST=10.0.0.7",
+                                      "SNOWID_SERVICE_PORT=8080",
+                                      "SNOWID_SERVICE_PORT_HTTP=8080",
+                                      "SNOWID_PORT=tcp://10.0.0.7:8080",
+                                      "SNOWID_PORT_8080_TCP=tcp://10.0.0.7:8080",
+                                      "SNOWID_PORT_8080_TCP_PROTO=tcp",
+                                      "SNOWID_PORT_8080_TCP_PORT=8080",
+                                      "SNOWID_PORT_8080_TCP_ADDR=10.0.0.7",
+                                      "SNOWID_WORKER_ID=3",
+                                      "PATH=/usr/bin"};
+  auto environ_of = [](std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    for (std::string& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+  };
+  auto environ_entries = environ_of(entries);
+  ServerConfig config;
+  std::vector<std::string> ignored;
+  Status applied = apply_environment(config, environ_entries.data(), &ignored);
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_EQ(config.generator.worker_id, 3u);
+  EXPECT_EQ(ignored, (std::vector<std::string>{
+                         "SNOWID_SERVICE_HOST", "SNOWID_SERVICE_PORT", "SNOWID_SERVICE_PORT_HTTP",
+                         "SNOWID_PORT", "SNOWID_PORT_8080_TCP", "SNOWID_PORT_8080_TCP_PROTO",
+                         "SNOWID_PORT_8080_TCP_PORT", "SNOWID_PORT_8080_TCP_ADDR"}));
+
+  entries.push_back("SNOWID_HTTPP=127.0.0.1:8081");
+  environ_entries = environ_of(entries);
+  ServerConfig misspelt;
+  Status refused = apply_environment(misspelt, environ_entries.data());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("SNOWID_HTTPP"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("unknown option 'httpp'"), std::string::npos)
+      << refused.error().message;
+}
+
+// A password file gives the password without its final newline; a file that
+// is missing or holds nothing, or a password given both ways, is an error
+// naming the option.
+TEST(SecretFiles, ThePasswordIsTheFileWithoutItsFinalNewline) {
+  const std::string path = ::testing::TempDir() + "/snowid-secret";
+  for (const auto& [content, secret] :
+       std::vector<std::pair<std::string, std::string>>{{"s3cret\n", "s3cret"},
+                                                        {"s3cret", "s3cret"},
+                                                        {"s3cret\r\n", "s3cret"},
+                                                        {" two\nlines \n\n", " two\nlines \n"}}) {
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << content;
+    auto read = secret_or_file("", path, "etcd_password");
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    EXPECT_EQ(*read, secret);
+  }
+  auto given = secret_or_file("flag", "", "etcd_password");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(*given, "flag");
+  auto both = secret_or_file("flag", path, "etcd_password");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().message,
+            "etcd_password and etcd_password_file are both set: give the secret once");
+  for (const std::string content : {"", "\n", "\r\n"}) {
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << content;
+    auto empty = secret_or_file("", path, "redis_password");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_NE(empty.error().message.find("redis_password_file"), std::string::npos)
+        << empty.error().message;
+    EXPECT_NE(empty.error().message.find(path), std::string::npos) << empty.error().message;
+  }
+  for (const std::string& unreadable : {path + ".missing", ::testing::TempDir()}) {
+    auto missing = secret_or_file("", unreadable, "zookeeper_password");
+    ASSERT_FALSE(missing.ok()) << unreadable;
+    EXPECT_NE(missing.error().message.find("zookeeper_password_file"), std::string::npos)
+        << missing.error().message;
+  }
+}
+
+// Each store's password_file reaches the store's options, from the
+// configuration as resolved, and a bad one stops validation naming it.
+TEST(SecretFiles, EachStoresPasswordFileReachesItsOptions) {
+  const std::string path = ::testing::TempDir() + "/snowid-store-secret";
+  std::ofstream(path, std::ios::trunc) << "from-file\n";
+  auto resolved_with = [](const std::string& store, const std::string& option,
+                          const std::string& value) {
+    ServerConfig config;
+    EXPECT_TRUE(apply_option(config, "coordinator", store, "t").ok());
+    EXPECT_TRUE(apply_option(config, option, value, "t").ok());
+    return resolve_config(config);
+  };
+  auto etcd = resolved_with("etcd", "etcd_password_file", path);
+  ASSERT_TRUE(etcd.ok()) << etcd.error().message;
+  EXPECT_EQ(etcd_options(etcd->coordinator)->password, "from-file");
+  auto redis = resolved_with("redis", "redis_password_file", path);
+  ASSERT_TRUE(redis.ok()) << redis.error().message;
+  EXPECT_EQ(redis_options(redis->coordinator)->password, "from-file");
+  auto zookeeper = resolved_with("zookeeper", "zookeeper_password_file", path);
+  ASSERT_TRUE(zookeeper.ok()) << zookeeper.error().message;
+  EXPECT_EQ(zookeeper_options(zookeeper->coordinator)->password, "from-file");
+
+  auto missing = resolved_with("redis", "redis_password_file", path + ".missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("redis_password_file"), std::string::npos)
+      << missing.error().message;
+  ServerConfig both;
+  ASSERT_TRUE(apply_option(both, "coordinator", "etcd", "t").ok());
+  ASSERT_TRUE(apply_option(both, "etcd_password", "flag", "t").ok());
+  ASSERT_TRUE(apply_option(both, "etcd_password_file", path, "t").ok());
+  EXPECT_FALSE(validate(both).ok());
+}
+
+// snowidd --help gives every option a type and a one-line meaning, taken
+// from snowid.example.toml at build time, and names no option that is not one.
+TEST(ConfigOptions, EveryOptionHasHelpFromTheExampleConfig) {
+  std::set<std::string> rows;
+  for (const auto& [name, value] : describe(ServerConfig{})) {
+    rows.insert(name);
+    const OptionHelp* help = option_help(name);
+    ASSERT_NE(help, nullptr) << name << " has no comment in snowid.example.toml";
+    EXPECT_FALSE(help->type.empty()) << name;
+    EXPECT_GE(help->meaning.size(), 10u) << name << ": " << help->meaning;
+  }
+  for (const OptionHelp& help : kOptionHelp) EXPECT_EQ(rows.count(std::string(help.name)), 1u);
+  EXPECT_EQ(option_help("max_wait_ms")->type, "MILLISECONDS");
+  EXPECT_EQ(option_help("http")->type, "ADDR:PORT");
+  EXPECT_EQ(option_help("etcd_password_file")->type, "FILE");
+  EXPECT_EQ(option_help("max_drift_ms")->meaning,
+            "How far (ms) the monotonic policy may run ahead of the clock.");
+}
+
+// log_format = "json": a record is one line holding one JSON object, even
+// when its message has quotes, newlines or bytes that are not UTF-8.
+TEST(JsonLog, EachRecordIsOneParsableLine) {
+  JsonLogFormatter formatter;
+  const std::string text = "a \"quoted\" line\nand \xff\xfe bytes";
+  const spdlog::details::log_msg msg(
+      spdlog::log_clock::time_point{std::chrono::milliseconds{1505914988849}}, spdlog::source_loc{},
+      "", spdlog::level::warn, text);
+  spdlog::memory_buf_t out;
+  formatter.format(msg, out);
+  const std::string line(out.data(), out.size());
+  ASSERT_EQ(line.find('\n'), line.size() - 1) << line;
+  const auto record = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_TRUE(record.is_object()) << line;
+  EXPECT_EQ(line.rfind("{\"time\":\"2017-09-20T13:43:08.849Z\",\"level\":\"warning\",", 0), 0u)
+      << line;
+  EXPECT_EQ(record.size(), 3u);
+  EXPECT_EQ(record["message"], "a \"quoted\" line\nand \ufffd\ufffd bytes");
 }
 
 // A config path that is not a readable file is an error naming it, never
