@@ -8,7 +8,7 @@
 # and names the input that reproduces it.
 #
 #   scripts/fuzz.sh                      every target, 60 s each
-#   FUZZ_SECONDS=30 scripts/fuzz.sh      what scripts/test.sh runs
+#   FUZZ_SECONDS=20 scripts/fuzz.sh      what scripts/test.sh runs
 #   scripts/fuzz.sh http_parser config   only these targets
 #
 # Time: the number of targets (9) times FUZZ_SECONDS plus a few seconds each,

@@ -6,21 +6,44 @@
 # the normal build by scripts/test.sh, and are not built here. -O1 with line
 # tables: reports keep file and line, and the builds take about half the
 # time of -O2 with full debug information.
+#
+#   scripts/sanitize.sh          builds both, then runs the tests in each
+#   scripts/sanitize.sh build    only builds both (scripts/test.sh runs this
+#                                beside the normal tests, at idle priority)
+#   scripts/sanitize.sh test     only runs the tests of both builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
+what=${1:-all}
+case $what in
+  all | build | test) ;;
+  *)
+    echo "usage: scripts/sanitize.sh [build|test]" >&2
+    exit 2
+    ;;
+esac
+
+build_tsan() {
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DSNOWID_WERROR=ON \
+    -DSNOWID_BUILD_BENCH=OFF -DSNOWID_BUILD_CHAOS_TESTS=OFF -DSNOWID_SANITIZE=thread >/dev/null
+  cmake --build build-tsan --parallel "$(nproc)"
+}
+
 tests() {  # runs ctest in build directory $1
   (cd "$1" &&
     TSAN_OPTIONS="suppressions=$PWD/../tests/sanitizers/tsan.supp halt_on_error=1" \
     ctest --output-on-failure --parallel "$(nproc)" --timeout 900 --label-exclude chaos)
 }
 
-echo "== tests under address;undefined (clang)"
-scripts/asan-build.sh
-tests build-asan
-
-echo "== tests under thread (gcc)"
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DSNOWID_WERROR=ON \
-  -DSNOWID_BUILD_BENCH=OFF -DSNOWID_BUILD_CHAOS_TESTS=OFF -DSNOWID_SANITIZE=thread >/dev/null
-cmake --build build-tsan --parallel "$(nproc)"
-tests build-tsan
+if [ "$what" != test ]; then
+  echo "== build under address;undefined (clang)"
+  scripts/asan-build.sh
+  echo "== build under thread (gcc)"
+  build_tsan
+fi
+if [ "$what" != build ]; then
+  echo "== tests under address;undefined (clang)"
+  tests build-asan
+  echo "== tests under thread (gcc)"
+  tests build-tsan
+fi
