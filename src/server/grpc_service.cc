@@ -1,7 +1,9 @@
 #include "grpc_service.h"
 
 #include <fmt/format.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server_posix.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,6 +30,9 @@ namespace v1 = ::snowid::v1;
 
 constexpr int kMaxGrpcRequestBytes = 64 * 1024;
 constexpr int kMaxGrpcStreamsPerConnection = 1000;
+// The name under which the health service reports the node's readiness.
+constexpr const char* kIdServiceName = "snowid.v1.IdService";
+constexpr std::chrono::milliseconds kHealthPeriod{200};
 
 // The call's "authorization" metadata, nullopt if absent.
 GrpcAuthorization authorization(const grpc::CallbackServerContext* context) {
@@ -215,6 +220,27 @@ struct GrpcServer::Impl {
     service.metrics().set_grpc_connections(handed.size());
   }
 
+  // The standard health service (grpc.health.v1.Health): "" is SERVING
+  // while the server runs (a liveness probe), snowid.v1.IdService follows
+  // the node's readiness, as /readyz does (SERVING only while it can issue
+  // IDs: claimed, clock past the mark, audit log writable). Runs on `thread`
+  // every kHealthPeriod; a probe sees a change within that.
+  void publish_health() {
+    const bool ready = service.readiness().ok();
+    if (health_published && ready == health_ready) return;
+    server->GetHealthCheckService()->SetServingStatus(kIdServiceName, ready);
+    health_ready = ready;
+    health_published = true;
+  }
+
+  void publish_health_every_period() {
+    publish_health();
+    health_timer.expires_after(kHealthPeriod);
+    health_timer.async_wait([this](boost::system::error_code ec) {
+      if (!ec) publish_health_every_period();
+    });
+  }
+
   void sweep_every_period() {
     sweeper.expires_after(std::chrono::milliseconds{200});
     sweeper.async_wait([this](boost::system::error_code ec) {
@@ -232,6 +258,9 @@ struct GrpcServer::Impl {
   std::optional<boost::asio::ip::tcp::acceptor> acceptor;
   boost::asio::steady_timer retry{io};
   boost::asio::steady_timer sweeper{io};
+  boost::asio::steady_timer health_timer{io};
+  bool health_published = false;  // only on `thread`, as health_ready
+  bool health_ready = false;
   std::vector<std::pair<int, ino_t>> handed;  // only on `thread`
   std::thread thread;
 };
@@ -271,6 +300,11 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   auto listener = open_listener(impl_->io, config.grpc.endpoint);
   if (!listener.ok()) return listener.error();
   const bool tls = !config.http.tls_cert.empty();
+  // The standard health service and server reflection (so grpcurl and
+  // grpc_cli need no copy of the .proto): neither needs the token, as
+  // /healthz, /readyz and the published .proto do not.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   // Requests are a few bytes; anything large is a mistake or an attack.
   builder.SetMaxReceiveMessageSize(kMaxGrpcRequestBytes);
@@ -305,13 +339,15 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
     return Error{ErrorCode::kUnavailable,
                  fmt::format("grpc: cannot listen on {}", config.grpc.endpoint.text())};
   }
-  if (tls) return Endpoint{config.grpc.endpoint.host, static_cast<std::uint16_t>(port)};
-  port = listener->local_endpoint().port();
-  impl_->acceptor.emplace(std::move(*listener));
-  impl_->max_connections =
-      static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.connections_for("grpc")));
-  impl_->accept();
-  impl_->sweep_every_period();
+  if (!tls) {
+    port = listener->local_endpoint().port();
+    impl_->acceptor.emplace(std::move(*listener));
+    impl_->max_connections =
+        static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.connections_for("grpc")));
+    impl_->accept();
+    impl_->sweep_every_period();
+  }
+  impl_->publish_health_every_period();
   impl_->thread = std::thread([this] { impl_->io.run(); });
   return Endpoint{config.grpc.endpoint.host, static_cast<std::uint16_t>(port)};
 }
@@ -323,10 +359,13 @@ void GrpcServer::shutdown(std::chrono::milliseconds grace) {
       if (impl->acceptor) impl->acceptor->close(ignored);
       impl->retry.cancel();
       impl->sweeper.cancel();
+      impl->health_timer.cancel();
     });
     impl_->thread.join();
   }
   if (!impl_->server) return;
+  // Every status NOT_SERVING from here on, Watch streams told so.
+  impl_->server->GetHealthCheckService()->Shutdown();
   impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
   impl_->server->Wait();
   impl_->server.reset();

@@ -32,6 +32,7 @@
 #include "listener.h"
 #include "option_help.h"
 #include "peer_check.h"
+#include "process_metrics.h"
 #include "service.h"
 #include "snowid/time_text.h"
 
@@ -230,6 +231,7 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   out.service = std::make_unique<IdService>(config, std::move(*node));
   out.service->set_segments(out.segments.get());
   out.service->set_audit_log(std::move(audit_log));
+  out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
 }
 

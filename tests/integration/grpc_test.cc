@@ -1,18 +1,25 @@
 // The real snowidd over gRPC (a generated stub on a real channel), and both
 // APIs at once.
+#include <google/protobuf/descriptor.pb.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <tuple>
 
 #include "Snowflake.h"
+#include "chaos.h"  // wait_until
+#include "faketime.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -245,6 +252,111 @@ TEST_F(GrpcTest, LoadToolRunsAndVerifies) {
   const auto bad = test::run_process({SNOWID_CLI_PATH, "bench", "grpc", "--concurrency", "0"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(test::split_lines(bad.err).size(), 1u) << bad.err;
+}
+
+// The status the standard health service gives `service`; UNKNOWN with the
+// call's error if the call failed.
+struct HealthAnswer {
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  grpc::health::v1::HealthCheckResponse::ServingStatus status =
+      grpc::health::v1::HealthCheckResponse::UNKNOWN;
+};
+HealthAnswer check_health(int grpc_port, const std::string& service) {
+  auto health = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(grpc_port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds{5});
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = health->Check(&context, request, &response);
+  return {status.error_code(), response.status()};
+}
+
+TEST_F(GrpcTest, HealthServiceAnswersAsTheProbesDo) {
+  const std::string faketime = test::faketime_library();
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  using grpc::health::v1::HealthCheckResponse;
+  const std::vector<std::string> args{"--clock-policy", "wait",        "--max-start-wait-ms",
+                                      "8000",           "--state-dir", dir.file("state")};
+  {
+    ServerProcess first(SNOWIDD_PATH, args);
+    ASSERT_TRUE(first.started()) << first.log();
+    EXPECT_EQ(check_health(first.grpc_port(), "").status, HealthCheckResponse::SERVING);
+    EXPECT_EQ(check_health(first.grpc_port(), "snowid.v1.IdService").status,
+              HealthCheckResponse::SERVING);
+    EXPECT_EQ(check_health(first.grpc_port(), "no.such.Service").code, grpc::StatusCode::NOT_FOUND);
+    ASSERT_EQ(test::http_get(first.port(), "/v1/ids?count=1000").status, 200);
+    first.signal(SIGKILL);
+    first.wait();
+  }
+  // Restarted with the clock 2 s behind its mark, the node waits for its
+  // clock: alive ("" SERVING), not ready (NOT_SERVING, as /readyz's 503),
+  // then ready once its clock has passed the mark.
+  ServerProcess restarted(SNOWIDD_PATH, args,
+                          {{"LD_PRELOAD", faketime},
+                           {"FAKETIME", "-2s"},
+                           {"ASAN_OPTIONS", "verify_asan_link_order=0"}});
+  ASSERT_TRUE(restarted.started()) << restarted.log();
+  EXPECT_EQ(check_health(restarted.grpc_port(), "").status, HealthCheckResponse::SERVING);
+  EXPECT_EQ(check_health(restarted.grpc_port(), "snowid.v1.IdService").status,
+            HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(test::http_get(restarted.port(), "/readyz").status, 503);
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        return check_health(restarted.grpc_port(), "snowid.v1.IdService").status ==
+               HealthCheckResponse::SERVING;
+      },
+      std::chrono::seconds{10}))
+      << restarted.log();
+  EXPECT_EQ(test::http_get(restarted.port(), "/readyz").status, 200);
+  // Stopping: NOT_SERVING is not required of a stopped server, only that
+  // the stop is clean.
+  restarted.signal(SIGTERM);
+  EXPECT_EQ(restarted.wait(), 0) << restarted.log();
+}
+
+TEST_F(GrpcTest, ReflectionListsTheServicesAndDescribesThem) {
+  start();
+  namespace reflection = grpc::reflection::v1alpha;
+  auto stub_of_reflection = reflection::ServerReflection::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server->grpc_port()), grpc::InsecureChannelCredentials()));
+  auto call = context();
+  auto stream = stub_of_reflection->ServerReflectionInfo(call.get());
+  reflection::ServerReflectionRequest list;
+  list.set_list_services("");
+  ASSERT_TRUE(stream->Write(list));
+  reflection::ServerReflectionResponse listed;
+  ASSERT_TRUE(stream->Read(&listed));
+  std::set<std::string> names;
+  for (const auto& service : listed.list_services_response().service()) {
+    names.insert(service.name());
+  }
+  EXPECT_TRUE(names.count("snowid.v1.IdService")) << testing::PrintToString(names);
+  EXPECT_TRUE(names.count("grpc.reflection.v1alpha.ServerReflection"))
+      << testing::PrintToString(names);
+
+  // The file that defines the service, as grpcurl fetches it to call
+  // NextId without the .proto.
+  reflection::ServerReflectionRequest file;
+  file.set_file_containing_symbol("snowid.v1.IdService");
+  ASSERT_TRUE(stream->Write(file));
+  reflection::ServerReflectionResponse described;
+  ASSERT_TRUE(stream->Read(&described));
+  ASSERT_TRUE(described.has_file_descriptor_response()) << described.DebugString();
+  bool found = false;
+  for (const std::string& bytes : described.file_descriptor_response().file_descriptor_proto()) {
+    google::protobuf::FileDescriptorProto proto;
+    ASSERT_TRUE(proto.ParseFromString(bytes));
+    if (proto.name() != "snowid/v1/snowid.proto") continue;
+    for (const auto& service : proto.service()) {
+      if (service.name() != "IdService") continue;
+      for (const auto& method : service.method()) found |= method.name() == "NextId";
+    }
+  }
+  EXPECT_TRUE(found) << described.DebugString();
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_TRUE(stream->Finish().ok());
 }
 
 }  // namespace

@@ -199,6 +199,53 @@ TEST_F(HttpTest, HeadGetsHeadersOnlyAndIssuesNothing) {
       << metrics;
 }
 
+TEST_F(HttpTest, MetricsDescribeTheProcessAndTheBuild) {
+  auto server = start(dir);
+  const std::string metrics = http_get(server->port(), "/metrics").body;
+  // The version `snowidd --version` prints, and the compiler that built it.
+  const auto version = test::run_process({SNOWIDD_PATH, "--version"});
+  ASSERT_EQ(version.exit_code, 0);
+  const std::string printed = version.out.substr(0, version.out.find('\n'));
+  ASSERT_EQ(printed.rfind("snowid ", 0), 0u) << printed;
+  EXPECT_TRUE(std::regex_search(
+      metrics, std::regex("\nsnowid_build_info\\{version=\"" + printed.substr(7) +
+                          "\",compiler=\"(gcc|clang) [0-9]+\\.[0-9]+\\.[0-9]+\"\\} 1\n")))
+      << metrics;
+  // Read from /proc: each in a range only a real reading falls in.
+  const auto cpu = test::metric(metrics, "process_cpu_seconds_total");
+  ASSERT_TRUE(cpu.has_value()) << metrics;
+  EXPECT_GT(*cpu, 0.0);
+  EXPECT_LT(*cpu, 600.0);
+  const auto resident = test::metric(metrics, "process_resident_memory_bytes");
+  ASSERT_TRUE(resident.has_value());
+  EXPECT_GT(*resident, 1e6);
+  EXPECT_LT(*resident, 4e9);
+  const auto virtual_memory = test::metric(metrics, "process_virtual_memory_bytes");
+  ASSERT_TRUE(virtual_memory.has_value());
+  EXPECT_GE(*virtual_memory, *resident);
+  const auto fds = test::metric(metrics, "process_open_fds");
+  const auto max_fds = test::metric(metrics, "process_max_fds");
+  ASSERT_TRUE(fds.has_value() && max_fds.has_value());
+  EXPECT_GE(*fds, 4.0);  // stdin, stdout, stderr, the listeners, the state file
+  EXPECT_LT(*fds, *max_fds);
+  // Opening connections shows in the count of descriptors.
+  std::vector<std::unique_ptr<test::HttpConnection>> held;
+  for (int i = 0; i < 20; ++i) {
+    held.push_back(std::make_unique<test::HttpConnection>(server->port()));
+    ASSERT_TRUE(held.back()->send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(held.back()->read().status, 200);
+  }
+  const auto more = test::metric(http_get(server->port(), "/metrics").body, "process_open_fds");
+  ASSERT_TRUE(more.has_value());
+  EXPECT_GE(*more, *fds + 20);
+  const auto started = test::metric(metrics, "process_start_time_seconds");
+  ASSERT_TRUE(started.has_value());
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_LT(*started, now + 2);
+  EXPECT_GT(*started, now - 120);
+}
+
 TEST_F(HttpTest, OversizedHeadersAndBodies) {
   auto server = start(dir);
   const int port = server->port();
