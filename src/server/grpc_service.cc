@@ -360,6 +360,10 @@ void GrpcServer::shutdown(std::chrono::milliseconds grace) {
       impl->retry.cancel();
       impl->sweeper.cancel();
       impl->health_timer.cancel();
+      // A periodic handler already queued with success (its timer expired
+      // before the cancel) would arm its timer again and keep run() going:
+      // stop the loop itself rather than wait for it to run out of work.
+      impl->io.stop();
     });
     impl_->thread.join();
   }
