@@ -1,24 +1,46 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages snowid needs to build and test, skipping
-# those already present. Safe to run repeatedly.
+# Installs the Debian 12 packages snowid needs, skipping those already
+# present. Safe to run repeatedly.
+#
+#   scripts/install-deps.sh run    what building and running snowidd and the
+#                                  snowid CLI need (scripts/run.sh)
+#   scripts/install-deps.sh [test] that, plus the servers, clients and tools
+#                                  the test suite, the sanitizer builds and the
+#                                  fuzzers use (scripts/test.sh)
 set -euo pipefail
 
+what=${1:-test}
+case $what in
+  run | test) ;;
+  *)
+    echo "usage: scripts/install-deps.sh [run|test]" >&2
+    exit 2
+    ;;
+esac
+
+# The compiler, build tools and the -dev packages of every library snowid
+# links; the Thrift and protobuf/gRPC compilers generate code at build time.
 packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libtomlplusplus-dev libboost-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev libpq-dev postgresql
-  libssl-dev openssl faketime curl etcd-server etcd-client slowhttptest
-  libhiredis-dev redis-server redis-tools
-  # Twitter Snowflake's Thrift service: the C++ library and compiler; the
-  # Python client the tests generate with it, and Python's Redis client.
-  libthrift-dev thrift-compiler python3-thrift python3-redis
-  libzookeeper-mt-dev zookeeper
-  # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
-  # packages only recommend it) and llvm-symbolizer for readable crash reports.
-  clang libclang-rt-14-dev llvm
+  libsqlite3-dev libpq-dev libssl-dev libhiredis-dev libzookeeper-mt-dev
+  libthrift-dev thrift-compiler
 )
+if [ "$what" = test ]; then
+  packages+=(
+    libgtest-dev libgmock-dev libbenchmark-dev
+    # Real servers the tests start on loopback, and their clients.
+    postgresql etcd-server etcd-client redis-server redis-tools zookeeper
+    openssl faketime curl slowhttptest
+    # The Python clients the tests generate from Twitter's IDL (Thrift) and
+    # Python's Redis client.
+    python3-thrift python3-redis
+    # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
+    # packages only recommend it) and llvm-symbolizer for readable crash reports.
+    clang libclang-rt-14-dev llvm
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

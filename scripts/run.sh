@@ -7,6 +7,7 @@
 # default state_dir, relative to the repository, where this script runs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
+# Only what building and running need: no test servers, no test libraries.
+scripts/install-deps.sh run
+scripts/build.sh -DSNOWID_BUILD_TESTS=OFF -DSNOWID_BUILD_BENCH=OFF
 exec build/src/server/snowidd "$@"
