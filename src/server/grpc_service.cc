@@ -75,6 +75,13 @@ class IdStream final : public grpc::ServerBidiReactor<v1::NextIdsRequest, v1::Ne
   v1::NextIdsResponse response_;
 };
 
+// Ends a unary call answered inline with `status`.
+grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
 // Every call is answered inline by grpc_calls.h.
 class Handlers final : public v1::IdService::CallbackService {
  public:
@@ -83,58 +90,46 @@ class Handlers final : public v1::IdService::CallbackService {
   grpc::ServerUnaryReactor* NextId(grpc::CallbackServerContext* context,
                                    const v1::NextIdRequest* request,
                                    v1::NextIdResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(answer_next_id(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context, answer_next_id(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerUnaryReactor* NextIds(grpc::CallbackServerContext* context,
                                     const v1::NextIdsRequest* request,
                                     v1::NextIdsResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(answer_next_ids(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context, answer_next_ids(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const v1::DecodeRequest* request,
                                    v1::DecodeResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(answer_decode(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context, answer_decode(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerUnaryReactor* Info(grpc::CallbackServerContext* context,
                                  const v1::InfoRequest* request,
                                  v1::InfoResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(answer_info(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context, answer_info(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerUnaryReactor* NextSegmentIds(grpc::CallbackServerContext* context,
                                            const v1::NextSegmentIdsRequest* request,
                                            v1::NextSegmentIdsResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(answer_next_segment_ids(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context,
+                  answer_next_segment_ids(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerUnaryReactor* NextFormattedIds(grpc::CallbackServerContext* context,
                                              const v1::NextFormattedIdsRequest* request,
                                              v1::NextFormattedIdsResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(
-        answer_next_formatted_ids(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context,
+                  answer_next_formatted_ids(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerUnaryReactor* DecodeText(grpc::CallbackServerContext* context,
                                        const v1::DecodeTextRequest* request,
                                        v1::DecodeTextResponse* response) override {
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(answer_decode_text(service_, authorization(context), *request, *response));
-    return reactor;
+    return finish(context,
+                  answer_decode_text(service_, authorization(context), *request, *response));
   }
 
   grpc::ServerBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse>* StreamIds(
