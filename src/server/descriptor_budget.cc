@@ -16,6 +16,8 @@ namespace {
 // segment store, etcd, gRPC's own threads and pipes.
 constexpr std::uint64_t kSpareDescriptors = 64;
 
+}  // namespace
+
 std::uint64_t open_descriptors() {
   std::error_code ec;
   std::uint64_t count = 0;
@@ -25,8 +27,6 @@ std::uint64_t open_descriptors() {
   }
   return count;
 }
-
-}  // namespace
 
 std::string DescriptorBudget::describe() const {
   std::string shares;

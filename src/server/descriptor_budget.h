@@ -20,6 +20,10 @@
 
 namespace snowid::server {
 
+// Entries of /proc/self/fd: the descriptors open in this process, the one
+// reading the directory included; 0 if /proc cannot be read.
+std::uint64_t open_descriptors();
+
 struct DescriptorBudget {
   std::uint64_t limit = 0;   // the soft open-file limit in force
   std::uint64_t in_use = 0;  // descriptors open when it was made

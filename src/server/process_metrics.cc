@@ -1,6 +1,5 @@
 #include "process_metrics.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "descriptor_budget.h"
 #include "snowid_version.h"
 
 namespace snowid::server {
@@ -19,18 +19,6 @@ namespace {
 
 double seconds_of(const timeval& t) {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-}
-
-// Descriptors open in this process (the one reading /proc/self/fd excluded).
-std::optional<std::int64_t> open_descriptors() {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return std::nullopt;
-  std::int64_t count = 0;
-  while (const dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] != '.') ++count;
-  }
-  ::closedir(dir);
-  return count - 1;
 }
 
 // Field `index` (1-based, as in proc(5)) of /proc/self/stat. The second
@@ -100,8 +88,9 @@ void ProcessMetrics::render(std::string& out) const {
     gauge(out, "process_virtual_memory_bytes", "Virtual memory size, in bytes.",
           static_cast<double>(*bytes));
   }
-  if (const auto fds = open_descriptors()) {
-    gauge(out, "process_open_fds", "Open file descriptors.", static_cast<double>(*fds));
+  // The count includes the descriptor that read it.
+  if (const std::uint64_t fds = open_descriptors(); fds > 0) {
+    gauge(out, "process_open_fds", "Open file descriptors.", static_cast<double>(fds - 1));
   }
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
