@@ -39,6 +39,10 @@ if [ "$what" = test ]; then
     # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
     # packages only recommend it) and llvm-symbolizer for readable crash reports.
     clang libclang-rt-14-dev llvm
+    # The Debian package (scripts/package.sh) and its test: man pages from
+    # --help, dpkg-shlibdeps for Depends, systemd-analyze verify on the unit
+    # (which runs man to find the unit's Documentation=).
+    help2man dpkg-dev systemd man-db
   )
 fi
 
@@ -46,10 +50,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing: ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
