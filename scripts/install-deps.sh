@@ -46,6 +46,12 @@ if [ "$what" = test ]; then
   )
 fi
 
+# The Kubernetes manifest's check (tests/kubernetes) runs on Node.js, with
+# npm's package of the Kubernetes API schemas (kubernetes-models) pinned by
+# tests/kubernetes/package-lock.json. The machine's own Node.js and npm when
+# it has them, Debian's otherwise.
+if [ "$what" = test ] && ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -57,4 +63,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+kubernetes_check="$(dirname "$0")/../tests/kubernetes"
+# node_modules/.installed-lock: the lock file it was installed from.
+if [ "$what" = test ] && ! cmp -s "$kubernetes_check/package-lock.json" \
+    "$kubernetes_check/node_modules/.installed-lock"; then
+  echo "installing the Kubernetes schema check's npm packages"
+  npm ci --prefix "$kubernetes_check" --no-audit --no-fund --loglevel=error
+  cp "$kubernetes_check/package-lock.json" "$kubernetes_check/node_modules/.installed-lock"
 fi
