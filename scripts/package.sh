@@ -23,8 +23,8 @@ command -v help2man >/dev/null || {
   echo "help2man is missing (the man pages): scripts/install-deps.sh test" >&2
   exit 1
 }
-# Configured again: a help2man installed since is found.
-cmake "$build" >/dev/null
+# Configured again if help2man was installed since.
+grep -q '^HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt" || cmake "$build" >/dev/null
 cmake --build "$build" --parallel "$(nproc)" \
   --target snowid snowidd snowid_man_pages snowid_bash_completion >/dev/null
 mkdir -p "$output"
