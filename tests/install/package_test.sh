@@ -2,7 +2,8 @@
 # The Debian package, built by scripts/package.sh and installed on this
 # machine with dpkg (root only; skipped otherwise): its contents and control
 # fields, /usr/bin/snowid and /usr/bin/snowidd --version, the packaged
-# configuration through `snowidd --check-config`, the unit through
+# configuration through `snowidd --check-config` and serving an ID as the
+# snowid user, the unit through
 # `systemd-analyze verify` (which also finds its man page), the man pages and
 # bash completion; then `dpkg -r` and `dpkg --purge` leave none of its files.
 # The package is purged on every exit, failures included. A snowid package
@@ -34,7 +35,9 @@ run_dpkg() {
   cat "$work/dpkg.log" >&2
   return 1
 }
+server=""
 cleanup() {
+  if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
   if installed; then run_dpkg --purge snowid || echo "could not purge snowid" >&2; fi
   rm -rf "$work"
 }
@@ -76,6 +79,25 @@ getent passwd snowid >/dev/null || fail "no snowid user"
 /usr/bin/snowidd --config /etc/snowid/snowid.toml --check-config >"$work/effective.toml" ||
   fail "the packaged configuration does not check"
 grep -qx 'state_dir = "/var/lib/snowid"' "$work/effective.toml" || fail "state_dir is not /var/lib/snowid"
+# It serves as the snowid user, as the unit runs it (on free ports, its
+# state in a directory of the test's): an ID over HTTP, then SIGTERM, exit 0.
+chmod 755 "$work"
+install -d -o snowid -g snowid -m 0750 "$work/state"
+setpriv --reuid=snowid --regid=snowid --init-groups /usr/bin/snowidd --config /etc/snowid/snowid.toml --http 127.0.0.1:0 \
+  --grpc 127.0.0.1:0 --state-dir "$work/state" >"$work/server.log" 2>&1 &
+server=$!
+port=""
+for _ in $(seq 100); do
+  port=$(grep -o 'http 127\.0\.0\.1:[0-9]*' "$work/server.log" | head -1 | cut -d: -f2 || true)
+  [ -n "$port" ] || ! kill -0 "$server" 2>/dev/null || { sleep 0.1; continue; }
+  break
+done
+[ -n "$port" ] || { cat "$work/server.log" >&2; fail "snowidd did not start as snowid"; }
+curl -fsS "http://127.0.0.1:$port/v1/id" | grep -q '"id":"[0-9]*"' || fail "no ID from the packaged snowidd"
+kill -TERM "$server"
+wait "$server" || { cat "$work/server.log" >&2; fail "snowidd did not stop cleanly on SIGTERM"; }
+server=""
+[ "$(stat -c %U "$work/state/generator.state")" = snowid ] || fail "the state file is not snowid's"
 systemd-analyze verify /usr/lib/systemd/system/snowidd.service >"$work/verify.log" 2>&1 ||
   { cat "$work/verify.log" >&2; fail "systemd-analyze verify"; }
 [ ! -s "$work/verify.log" ] || { cat "$work/verify.log" >&2; fail "systemd-analyze verify warns"; }
