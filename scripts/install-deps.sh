@@ -19,19 +19,21 @@ case $what in
 esac
 
 # The compiler, build tools and the -dev packages of every library snowid
-# links; the Thrift and protobuf/gRPC compilers generate code at build time.
+# links (each pulls in its runtime library, e.g. libmariadb-dev libmariadb3);
+# the Thrift and protobuf/gRPC compilers generate code at build time.
 packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libtomlplusplus-dev libboost-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libsqlite3-dev libpq-dev libssl-dev libhiredis-dev libzookeeper-mt-dev
+  libsqlite3-dev libpq-dev libmariadb-dev libssl-dev libhiredis-dev libzookeeper-mt-dev
   libthrift-dev thrift-compiler
 )
 if [ "$what" = test ]; then
   packages+=(
     libgtest-dev libgmock-dev libbenchmark-dev
     # Real servers the tests start on loopback, and their clients.
-    postgresql etcd-server etcd-client redis-server redis-tools zookeeper
+    postgresql mariadb-server mariadb-client etcd-server etcd-client redis-server redis-tools
+    zookeeper
     openssl faketime curl slowhttptest
     # The Python clients the tests generate from Twitter's IDL (Thrift) and
     # Python's Redis client.

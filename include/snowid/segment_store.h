@@ -57,7 +57,9 @@ struct SegmentRange {
 struct SegmentStoreOptions {
   // Longest time one call may take, connection included. PostgreSQL: also
   // the connect_timeout and the server-side statement_timeout. SQLite: the
-  // busy timeout while another process holds the write lock.
+  // busy timeout while another process holds the write lock. MySQL: rounded
+  // up to whole seconds, the connect, read and write timeouts of the socket
+  // and innodb_lock_wait_timeout (a connect plus one round trip per call).
   std::chrono::milliseconds call_timeout{3000};
 };
 
@@ -65,7 +67,7 @@ class SegmentStore {
  public:
   virtual ~SegmentStore() = default;
 
-  // "sqlite" or "postgresql".
+  // "sqlite", "postgresql" or "mysql" (MariaDB or MySQL).
   virtual const char* kind() const = 0;
 
   // Adds a tag whose first number will be `start`. kAlreadyExists if the tag
@@ -98,9 +100,13 @@ class SegmentStore {
 //   sqlite:///var/lib/snowid/segments.db   absolute path (three slashes)
 //   sqlite://segments.db                   path relative to the working directory
 //   postgresql://user@host:5432/db?...     libpq connection URI (also postgres://)
+//   mysql://user@host:3306/db?...          MariaDB or MySQL (also mariadb://);
+//                                          ?layout=leaf serves Meituan Leaf's
+//                                          leaf_alloc table in place, ?password_file=PATH
 // SQLite opens the file at once (kInvalidArgument / kUnavailable if it cannot).
-// PostgreSQL connects lazily: a database that is down makes calls fail with
-// kUnavailable, never this function. kInvalidArgument for an unknown scheme.
+// PostgreSQL and MySQL connect lazily: a database that is down makes calls
+// fail with kUnavailable, never this function. kInvalidArgument for an
+// unknown scheme or a URL that cannot be parsed.
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
                                                          const SegmentStoreOptions& options = {});
 

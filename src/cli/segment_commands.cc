@@ -65,8 +65,9 @@ SegmentCommands::SegmentCommands(CLI::App& app) {
   segment_ = app.add_subcommand("segment", "Manage segment-mode tags (dense numbers per tag)");
   segment_->require_subcommand(1);
   const std::string store_help =
-      "Store URL: sqlite:///abs/path.db, sqlite://relative.db or "
-      "postgresql://user@host:port/db (default sqlite://.snowid/segments.db)";
+      "Store URL: sqlite:///abs/path.db, sqlite://relative.db, "
+      "postgresql://user@host:port/db or mysql://user@host:port/db[?layout=leaf] "
+      "(default sqlite://.snowid/segments.db)";
 
   create_ = segment_->add_subcommand("create", "Add a tag");
   create_->add_option("tag", tag_, "Tag name: [a-zA-Z][a-zA-Z0-9_.-]{0,63}")->required();

@@ -1,5 +1,6 @@
 // The segment store's statements, written once for SQLite and PostgreSQL
-// (see sql_connection.h), and the choice of database by URL.
+// (see sql_connection.h; MariaDB/MySQL has its own dialect in
+// mysql_segment_store.cc), and the choice of database by URL.
 //
 // No-repeat invariant, store side: a tag's max_id only grows, and a range is
 // taken by the single statement kTakeRange, which raises max_id and returns
@@ -14,10 +15,12 @@
 #include <charconv>
 
 #include "sql_connection.h"
+#include "sql_segment_store.h"
 
 namespace snowid {
 namespace {
 
+using segment::SegmentStatements;
 using segment::SqlConnection;
 using segment::SqlRows;
 using segment::SqlValue;
@@ -39,6 +42,10 @@ constexpr const char* kSetStep =
 constexpr const char* kListTags =
     "SELECT tag, max_id, step, description, CAST(updated_at AS TEXT) FROM snowid_segments "
     "ORDER BY tag LIMIT $1";
+
+SegmentStatements portable_statements() {
+  return {kTakeRange, kTagExists, kCreateTag, kSetStep, kListTags};
+}
 
 constexpr std::size_t kMaxTagLength = 64;
 constexpr std::size_t kMaxDescriptionBytes = 256;
@@ -67,8 +74,8 @@ Error not_found(std::string_view tag) {
 
 class SqlSegmentStore final : public SegmentStore {
  public:
-  explicit SqlSegmentStore(std::unique_ptr<SqlConnection> connection)
-      : connection_(std::move(connection)) {}
+  SqlSegmentStore(std::unique_ptr<SqlConnection> connection, SegmentStatements statements)
+      : connection_(std::move(connection)), statements_(std::move(statements)) {}
 
   const char* kind() const override { return connection_->kind(); }
 
@@ -81,8 +88,8 @@ class SqlSegmentStore final : public SegmentStore {
       return invalid_argument(fmt::format("description is {} bytes; at most {} allowed",
                                           description.size(), kMaxDescriptionBytes));
     }
-    auto rows =
-        connection_->query(kCreateTag, {std::string(tag), start, step, std::string(description)});
+    auto rows = connection_->query(statements_.create_tag,
+                                   {std::string(tag), start, step, std::string(description)});
     if (!rows.ok()) return rows.error();
     if (rows->empty()) {
       return Error{ErrorCode::kAlreadyExists, fmt::format("segment tag '{}' already exists", tag)};
@@ -98,7 +105,7 @@ class SqlSegmentStore final : public SegmentStore {
 
   Result<std::vector<SegmentTagRecord>> list_tags(std::size_t max_rows) override {
     const auto limit = static_cast<std::int64_t>(std::min(max_rows, kAllSegmentTags));
-    auto rows = connection_->query(kListTags, {limit});
+    auto rows = connection_->query(statements_.list_tags, {limit});
     if (!rows.ok()) return rows.error();
     std::vector<SegmentTagRecord> records;
     records.reserve(rows->size());
@@ -116,7 +123,7 @@ class SqlSegmentStore final : public SegmentStore {
   Status set_step(std::string_view tag, std::int64_t step) override {
     if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
     if (Status valid = validate_step(step); !valid.ok()) return valid;
-    auto rows = connection_->query(kSetStep, {std::string(tag), step});
+    auto rows = connection_->query(statements_.set_step, {std::string(tag), step});
     if (!rows.ok()) return rows.error();
     if (rows->empty()) return not_found(tag);
     return {};
@@ -130,10 +137,10 @@ class SqlSegmentStore final : public SegmentStore {
                                           kMinSegmentStep, kMaxSegmentStep, *increment));
     }
     const SqlValue by = increment ? SqlValue(*increment) : SqlValue();
-    auto rows = connection_->query(kTakeRange, {std::string(tag), by});
+    auto rows = connection_->query(statements_.take_range, {std::string(tag), by});
     if (!rows.ok()) return rows.error();
     if (rows->empty()) {
-      auto exists = connection_->query(kTagExists, {std::string(tag)});
+      auto exists = connection_->query(statements_.tag_exists, {std::string(tag)});
       if (!exists.ok()) return exists.error();
       if (exists->empty()) return not_found(tag);
       return Error{ErrorCode::kUnavailable,
@@ -155,9 +162,15 @@ class SqlSegmentStore final : public SegmentStore {
   }
 
   std::unique_ptr<SqlConnection> connection_;
+  SegmentStatements statements_;
 };
 
 }  // namespace
+
+std::unique_ptr<SegmentStore> segment::make_sql_segment_store(
+    std::unique_ptr<SqlConnection> connection, SegmentStatements statements) {
+  return std::make_unique<SqlSegmentStore>(std::move(connection), std::move(statements));
+}
 
 Status validate_segment_tag(std::string_view tag) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
@@ -186,18 +199,23 @@ Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
     }
     auto connection = segment::open_sqlite(path, options.call_timeout);
     if (!connection.ok()) return connection.error();
-    return std::unique_ptr<SegmentStore>(std::make_unique<SqlSegmentStore>(std::move(*connection)));
+    return std::unique_ptr<SegmentStore>(
+        segment::make_sql_segment_store(std::move(*connection), portable_statements()));
   }
   if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
     auto connection = segment::open_postgres(std::string(url), options.call_timeout);
     if (!connection.ok()) return connection.error();
-    return std::unique_ptr<SegmentStore>(std::make_unique<SqlSegmentStore>(std::move(*connection)));
+    return std::unique_ptr<SegmentStore>(
+        segment::make_sql_segment_store(std::move(*connection), portable_statements()));
+  }
+  if (url.starts_with("mysql://") || url.starts_with("mariadb://")) {
+    return segment::open_mysql_segment_store(url, options);
   }
   // Only the scheme is echoed: the rest may hold a password.
   const auto scheme_end = url.find("://");
   return invalid_argument(fmt::format(
       "unknown segment store scheme '{}': use sqlite:///path/file.db, sqlite://relative.db or "
-      "postgresql://user@host:port/db",
+      "postgresql://user@host:port/db or mysql://user@host:port/db",
       scheme_end == std::string_view::npos ? url.substr(0, 16) : url.substr(0, scheme_end)));
 }
 

@@ -1,0 +1,34 @@
+// The one SegmentStore written in SQL (segment_store.cc), shared by every
+// database: each supplies its connection and its dialect of the statements.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "snowid/segment_store.h"
+#include "sql_connection.h"
+
+namespace snowid::segment {
+
+// What each statement receives ($1, $2 ...) and must return. take_range is
+// the statement the no-repeat invariant rests on: it raises the tag's max_id
+// and returns the new value atomically (see segment_store.cc).
+struct SegmentStatements {
+  std::string take_range;  // ($1 tag, $2 increment or NULL for the step) -> (new max_id, step), or
+                           // no row if nothing was taken (unknown tag, or 2^63-1 would be passed)
+  std::string tag_exists;  // ($1 tag) -> (max_id) if the tag exists
+  std::string create_tag;  // ($1 tag, $2 max_id, $3 step, $4 description) -> a row if inserted,
+                           // none if the tag was present
+  std::string set_step;    // ($1 tag, $2 step) -> a row if the tag exists
+  std::string list_tags;   // ($1 limit) -> (tag, max_id, step, description, updated_at) by tag
+};
+
+std::unique_ptr<SegmentStore> make_sql_segment_store(std::unique_ptr<SqlConnection> connection,
+                                                     SegmentStatements statements);
+
+// mysql:// and mariadb:// URLs (mysql_segment_store.cc).
+Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view url,
+                                                               const SegmentStoreOptions& options);
+
+}  // namespace snowid::segment

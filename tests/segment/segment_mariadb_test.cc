@@ -1,0 +1,384 @@
+// Segment mode on a real MariaDB server made for the test program (one
+// mariadbd shared by every test here): the store's contract, its URL and
+// password handling, several processes on one table, and serving Meituan
+// Leaf's leaf_alloc table in place, before and after Leaf itself.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "id_checks.h"
+#include "mariadb_process.h"
+#include "segment_test_support.h"
+#include "snowid/segment.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+const std::string kCli = SNOWID_CLI_PATH;
+const std::string kLoad = SEGMENT_LOAD_PATH;
+
+// Meituan Leaf's table, as its scripts/leaf_alloc.sql creates it.
+constexpr const char* kLeafTable =
+    "CREATE TABLE `leaf_alloc` ("
+    "  `biz_tag` varchar(128) NOT NULL DEFAULT '',"
+    "  `max_id` bigint(20) NOT NULL DEFAULT '1',"
+    "  `step` int(11) NOT NULL,"
+    "  `description` varchar(256) DEFAULT NULL,"
+    "  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,"
+    "  PRIMARY KEY (`biz_tag`)"
+    ") ENGINE=InnoDB";
+
+class SegmentMariadb : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (test::MariadbProcess::available()) server_ = new test::MariadbProcess();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (server_ == nullptr) GTEST_SKIP() << "MariaDB (mariadb-server) is not installed";
+    ASSERT_TRUE(server_->started()) << server_->error();
+  }
+
+  static std::unique_ptr<SegmentStore> store(const std::string& query = "") {
+    SegmentStoreOptions options;
+    options.call_timeout = milliseconds{10000};
+    auto opened = open_segment_store(server_->url(query), options);
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    return opened.ok() ? std::move(*opened) : nullptr;
+  }
+
+  // Takes one range the way a Leaf node does (IDAllocMapper's statements in
+  // one transaction, `step` NULL: the row's step) and returns the numbers
+  // Leaf would hand out: [max_id - step, max_id).
+  static std::vector<std::int64_t> leaf_fetch(const std::string& tag,
+                                              std::optional<int> custom_step = std::nullopt) {
+    const std::string by = custom_step ? std::to_string(*custom_step) : "step";
+    std::string out;
+    EXPECT_TRUE(server_->sql(
+        "START TRANSACTION; UPDATE leaf_alloc SET max_id = max_id + " + by + " WHERE biz_tag = '" +
+            tag + "'; SELECT max_id, step FROM leaf_alloc WHERE biz_tag = '" + tag + "'; COMMIT;",
+        &out))
+        << server_->error();
+    const auto tab = out.find('\t');
+    if (tab == std::string::npos) {
+      ADD_FAILURE() << "Leaf's SELECT returned '" << out << "'";
+      return {};
+    }
+    const std::int64_t max_id = std::stoll(out.substr(0, tab));
+    const std::int64_t step = custom_step ? *custom_step : std::stoll(out.substr(tab + 1));
+    std::vector<std::int64_t> numbers;
+    for (std::int64_t n = max_id - step; n < max_id; ++n) numbers.push_back(n);
+    return numbers;
+  }
+
+  static inline test::MariadbProcess* server_ = nullptr;
+};
+
+TEST_F(SegmentMariadb, StoreCreatesItsTableAndTakesRanges) {
+  auto db = store();
+  ASSERT_NE(db, nullptr);
+  EXPECT_STREQ(db->kind(), "mysql");
+  ASSERT_TRUE(db->ping().ok());
+  ASSERT_TRUE(db->create_tag("my.basic", 1, 100, "first 'quoted' \\ text").ok());
+  EXPECT_EQ(db->create_tag("my.basic", 1, 100, "").error().code, ErrorCode::kAlreadyExists);
+  auto first = db->take_range("my.basic", std::nullopt);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->first, 1);
+  EXPECT_EQ(first->end, 101);
+  EXPECT_EQ(first->configured_step, 100);
+  auto second = db->take_range("my.basic", 1000);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->first, 101);
+  EXPECT_EQ(second->end, 1101);
+  EXPECT_EQ(db->take_range("my.none", std::nullopt).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(db->set_step("my.none", 5).error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(db->set_step("my.basic", 5).ok());
+  ASSERT_TRUE(db->set_step("my.basic", 5).ok()) << "setting the same step again is no error";
+  EXPECT_EQ(db->set_step("my.basic", 0).error().code, ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(db->create_tag("My.Basic", 7, 3, "").ok()) << "tags are case-sensitive";
+  auto tags = db->list_tags(kAllSegmentTags);
+  ASSERT_TRUE(tags.ok()) << tags.error().message;
+  bool seen = false;
+  for (const auto& tag : *tags) {
+    if (tag.tag != "my.basic") continue;
+    seen = true;
+    EXPECT_EQ(tag.max_id, 1101);
+    EXPECT_EQ(tag.step, 5);
+    EXPECT_EQ(tag.description, "first 'quoted' \\ text");
+    EXPECT_EQ(tag.updated_at.size(), 19u) << tag.updated_at;
+  }
+  EXPECT_TRUE(seen);
+  auto one = db->list_tags(1);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ(one->front().tag, tags->front().tag);
+  // A second store (a second connection) continues where the first stopped.
+  auto third = store()->take_range("my.basic", std::nullopt);
+  ASSERT_TRUE(third.ok()) << third.error().message;
+  EXPECT_EQ(third->first, 1101);
+  EXPECT_EQ(third->end, 1106);
+}
+
+TEST_F(SegmentMariadb, TheOverflowGuardKeepsMaxIdWithin63Bits) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  auto db = store();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->create_tag("my.edge", kMax - 15, 10, "").ok());
+  auto last = db->take_range("my.edge", std::nullopt);
+  ASSERT_TRUE(last.ok()) << last.error().message;
+  EXPECT_EQ(last->end, kMax - 5);
+  auto too_far = db->take_range("my.edge", std::nullopt);
+  ASSERT_FALSE(too_far.ok());
+  EXPECT_EQ(too_far.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(too_far.error().message.find("used up"), std::string::npos) << too_far.error().message;
+  auto exact = db->take_range("my.edge", 5);
+  ASSERT_TRUE(exact.ok()) << exact.error().message;
+  EXPECT_EQ(exact->end, kMax);
+  EXPECT_EQ(db->take_range("my.edge", 1).error().code, ErrorCode::kUnavailable);
+  auto tags = db->list_tags(kAllSegmentTags);
+  ASSERT_TRUE(tags.ok());
+  for (const auto& tag : *tags) {
+    if (tag.tag == "my.edge") {
+      EXPECT_EQ(tag.max_id, kMax);
+    }
+  }
+}
+
+TEST_F(SegmentMariadb, BadUrlsAreRefusedWithoutShowingThePassword) {
+  const std::string port = std::to_string(server_->port());
+  for (const std::string& url : std::vector<std::string>{
+           "mysql://127.0.0.1:" + port + "/snowid",                       // no user
+           "mysql://u:topsecret@127.0.0.1:" + port,                       // no database
+           "mysql://u:topsecret@127.0.0.1:" + port + "/",                 // empty database
+           "mysql://u:topsecret@127.0.0.1:99999/snowid",                  // bad port
+           "mysql://u:topsecret@127.0.0.1:x/snowid",                      // bad port
+           "mysql://u:topsecret@:3306/snowid",                            // no host
+           "mysql://u:topsecret@127.0.0.1/snowid?sslmode=on",             // unknown parameter
+           "mysql://u:topsecret@127.0.0.1/snowid?layout=dynamo",          // unknown layout
+           "mysql://u:topsecret@127.0.0.1/snowid?table=leaf_alloc",       // table without leaf
+           "mysql://u:topsecret@127.0.0.1/snowid?layout=leaf&table=a;b",  // not an identifier
+           "mysql://u:topsecret@127.0.0.1/snowid?password_file=/x",       // password twice
+           "mysql://u:top%zzsecret@127.0.0.1/snowid",                     // bad escape
+           "mariadb://u@127.0.0.1/snowid?password_file=/nonexistent/pw",  // unreadable file
+       }) {
+    auto opened = open_segment_store(url);
+    ASSERT_FALSE(opened.ok()) << url;
+    EXPECT_EQ(opened.error().code, ErrorCode::kInvalidArgument) << url;
+    EXPECT_EQ(opened.error().message.find("topsecret"), std::string::npos)
+        << opened.error().message;
+    EXPECT_NE(opened.error().message.find("MySQL URL"), std::string::npos)
+        << opened.error().message;
+  }
+}
+
+TEST_F(SegmentMariadb, PasswordsComeFromTheUrlOrAFile) {
+  SegmentStoreOptions options;
+  options.call_timeout = milliseconds{10000};
+  const std::string port = std::to_string(server_->port());
+  auto wrong = open_segment_store("mysql://snowid:not-it@127.0.0.1:" + port + "/snowid", options);
+  ASSERT_TRUE(wrong.ok()) << "connecting is lazy";
+  const Status refused = (*wrong)->ping();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("Access denied"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().message.find("not-it"), std::string::npos) << refused.error().message;
+
+  test::TempDir dir;
+  const std::string file = dir.file("password");
+  ASSERT_EQ(test::run_process(
+                {"/bin/sh", "-c",
+                 std::string("printf '%s\\n' '") + test::MariadbProcess::kPassword + "' > " + file})
+                .exit_code,
+            0);
+  auto from_file = open_segment_store(
+      "mariadb://snowid@127.0.0.1:" + port + "/snowid?password_file=" + file, options);
+  ASSERT_TRUE(from_file.ok()) << from_file.error().message;
+  const Status answered = (*from_file)->ping();
+  EXPECT_TRUE(answered.ok()) << answered.error().message;
+}
+
+TEST_F(SegmentMariadb, UnreachableServerIsATimelyTransientError) {
+  SegmentStoreOptions options;
+  options.call_timeout = milliseconds{1000};
+  auto down = open_segment_store("mysql://snowid@127.0.0.1:1/snowid", options);
+  ASSERT_TRUE(down.ok());
+  const auto started = SteadyClock::now();
+  auto range = (*down)->take_range("my.basic", std::nullopt);
+  ASSERT_FALSE(range.ok());
+  EXPECT_EQ(range.error().code, ErrorCode::kUnavailable);
+  EXPECT_LT(SteadyClock::now() - started, seconds{3});
+  // And it keeps failing, without hanging, on the next call.
+  EXPECT_EQ((*down)->ping().error().code, ErrorCode::kUnavailable);
+}
+
+TEST_F(SegmentMariadb, TheCliManagesTags) {
+  const auto run = [](std::vector<std::string> args) {
+    args.insert(args.begin(), kCli);
+    args.push_back("--segment-store");
+    args.push_back(server_->url());
+    return test::run_process(args, {}, seconds{20});
+  };
+  const auto created = run({"segment", "create", "my.cli", "--step", "30"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(run({"segment", "create", "my.cli"}).exit_code, 1);
+  ASSERT_EQ(run({"segment", "set-step", "my.cli", "60"}).exit_code, 0);
+  auto listed = run({"segment", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("my.cli"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find(" 60 "), std::string::npos) << listed.out;
+  EXPECT_EQ(run({"segment", "set-step", "my.nope", "5"}).exit_code, 1);
+}
+
+TEST_F(SegmentMariadb, TwoProcessesUnderLoadNeverShareANumber) {
+  auto db = store();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->create_tag("my.shared", 1, 50, "").ok());
+  // Small ranges so that the two processes fetch often and race on the row.
+  const test::LoadRuns runs = test::run_loads_at_once(
+      {kLoad, server_->url(), "my.shared", "50000", "10", "50"}, 2, seconds{90});
+  ASSERT_EQ(runs.failures, "");
+  for (const auto& numbers : runs.numbers) EXPECT_EQ(numbers.size(), 50000u);
+  EXPECT_EQ(test::check_unique_and_increasing(runs.numbers), "");
+}
+
+// Leaf's table served in place: Leaf hands out numbers, then snowid from the
+// same row, then Leaf again (and snowid and Leaf at once); no number twice.
+TEST_F(SegmentMariadb, ServesLeafsTableBetweenLeafRuns) {
+  ASSERT_TRUE(server_->sql(kLeafTable)) << server_->error();
+  ASSERT_TRUE(
+      server_->sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) "
+                   "VALUES ('leaf-test', 1, 100, 'Test leaf Segment Mode Get Id')"))
+      << server_->error();
+
+  // Leaf serves: its first fetch, a grown step, then the row's step.
+  std::vector<std::int64_t> leaf_before;
+  for (std::optional<int> step : {std::optional<int>(), std::optional<int>(200),
+                                  std::optional<int>(400), std::optional<int>()}) {
+    const auto numbers = leaf_fetch("leaf-test", step);
+    leaf_before.insert(leaf_before.end(), numbers.begin(), numbers.end());
+  }
+  ASSERT_EQ(leaf_before.front(), 1);
+  ASSERT_EQ(leaf_before.size(), 800u);
+
+  // snowid serves the same row: two allocators, as two snowidd nodes.
+  SegmentAllocatorOptions options;
+  options.max_step = 1000;
+  options.store.call_timeout = milliseconds{10000};
+  options.request_timeout = milliseconds{10000};
+  std::vector<std::vector<std::int64_t>> from_snowid(2);
+  {
+    std::vector<std::unique_ptr<SegmentAllocator>> nodes;
+    for (int n = 0; n < 2; ++n) {
+      auto allocator = SegmentAllocator::open(server_->url("?layout=leaf"), options);
+      ASSERT_TRUE(allocator.ok()) << allocator.error().message;
+      nodes.push_back(std::move(*allocator));
+    }
+    for (int round = 0; round < 30; ++round) {
+      for (std::size_t n = 0; n < nodes.size(); ++n) {
+        const Status taken = nodes[n]->next("leaf-test", 97, from_snowid[n]);
+        ASSERT_TRUE(taken.ok()) << taken.error().message;
+      }
+    }
+  }
+  const std::int64_t leaf_highest = *std::max_element(leaf_before.begin(), leaf_before.end());
+  for (const auto& numbers : from_snowid) {
+    ASSERT_FALSE(numbers.empty());
+    EXPECT_GT(*std::min_element(numbers.begin(), numbers.end()), leaf_highest);
+  }
+
+  // Leaf again after snowid: its numbers are above all of snowid's.
+  std::vector<std::int64_t> leaf_after;
+  for (int fetch = 0; fetch < 3; ++fetch) {
+    const auto numbers = leaf_fetch("leaf-test");
+    leaf_after.insert(leaf_after.end(), numbers.begin(), numbers.end());
+  }
+  std::int64_t snowid_highest = 0;
+  for (const auto& numbers : from_snowid) {
+    snowid_highest = std::max(snowid_highest, *std::max_element(numbers.begin(), numbers.end()));
+  }
+  EXPECT_GT(*std::min_element(leaf_after.begin(), leaf_after.end()), snowid_highest);
+
+  // And both at once: a snowid process and Leaf fetching in turn.
+  std::vector<std::int64_t> leaf_during;
+  test::TempDir dir;
+  {
+    test::BackgroundProcess load(
+        {kLoad, server_->url("?layout=leaf"), "leaf-test", "20000", "7", "300"},
+        dir.file("load.out"));
+    for (int fetch = 0; fetch < 20; ++fetch) {
+      const auto numbers = leaf_fetch("leaf-test", fetch % 2 == 0 ? 50 : 100);
+      leaf_during.insert(leaf_during.end(), numbers.begin(), numbers.end());
+    }
+    EXPECT_EQ(load.wait(seconds{90}), 0) << test::read_file(dir.file("load.out.err"));
+  }
+  const auto load_numbers = test::read_numbers(dir.file("load.out"));
+  EXPECT_EQ(load_numbers.size(), 20000u);
+
+  EXPECT_EQ(test::check_unique_and_increasing({leaf_before, from_snowid[0], from_snowid[1],
+                                               leaf_after, leaf_during, load_numbers}),
+            "");
+
+  // snowid's CLI lists Leaf's row; Leaf's update_time is kept up to date.
+  auto leaf_store = store("?layout=leaf");
+  ASSERT_NE(leaf_store, nullptr);
+  auto rows = leaf_store->list_tags(kAllSegmentTags);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().tag, "leaf-test");
+  EXPECT_EQ(rows->front().description, "Test leaf Segment Mode Get Id");
+  EXPECT_EQ(rows->front().step, 100);
+  EXPECT_FALSE(rows->front().updated_at.empty());
+}
+
+TEST_F(SegmentMariadb, LeafLayoutNeverCreatesATableAndRefusesTagsOutsideTheRule) {
+  auto missing = store("?layout=leaf&table=no_such_table");
+  ASSERT_NE(missing, nullptr);
+  const Status refused = missing->ping();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("'no_such_table' does not exist"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("never creates"), std::string::npos)
+      << refused.error().message;
+  std::string tables;
+  ASSERT_TRUE(server_->sql("SHOW TABLES LIKE 'no_such_table'", &tables)) << server_->error();
+  EXPECT_EQ(tables, "");
+
+  // Another name for Leaf's table, and a biz_tag snowid cannot serve.
+  std::string ddl(kLeafTable);
+  ddl.replace(ddl.find("`leaf_alloc`"), 12, "`t_leaf_alloc`");
+  ASSERT_TRUE(server_->sql(ddl)) << server_->error();
+  const std::string long_tag(100, 'x');
+  ASSERT_TRUE(server_->sql("INSERT INTO t_leaf_alloc (biz_tag, max_id, step) VALUES ('" + long_tag +
+                           "', 1, 10), ('ok-tag', 5, 10)"))
+      << server_->error();
+  auto leaf = store("?layout=leaf&table=t_leaf_alloc");
+  ASSERT_NE(leaf, nullptr);
+  auto rows = leaf->list_tags(kAllSegmentTags);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(rows->size(), 2u);
+  auto refused_tag = leaf->take_range(long_tag, std::nullopt);
+  ASSERT_FALSE(refused_tag.ok());
+  EXPECT_EQ(refused_tag.error().code, ErrorCode::kInvalidArgument);
+  auto served = leaf->take_range("ok-tag", std::nullopt);
+  ASSERT_TRUE(served.ok()) << served.error().message;
+  EXPECT_EQ(served->first, 5);
+  EXPECT_EQ(served->end, 15);
+  // Creating a tag adds a row to Leaf's table (as an operator would by hand).
+  ASSERT_TRUE(leaf->create_tag("new-tag", 1, 500, "").ok());
+  std::string row;
+  ASSERT_TRUE(
+      server_->sql("SELECT max_id, step FROM t_leaf_alloc WHERE biz_tag = 'new-tag'", &row));
+  EXPECT_EQ(row, "1\t500\n");
+}
+
+}  // namespace
+}  // namespace snowid

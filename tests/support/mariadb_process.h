@@ -1,0 +1,51 @@
+// A throw-away MariaDB server for tests: mariadb-install-db in a temporary
+// directory, one mariadbd on a free loopback port (and a socket in that
+// directory), with password authentication on: the database `snowid` and
+// the account snowid@127.0.0.1 (password kPassword) that owns it. The test
+// administers it as root over the socket (mariadb client).
+//
+// The server is stopped by its pid (SIGTERM, then waited for) and the
+// directory removed at destruction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "subprocess.h"
+
+namespace snowid::test {
+
+class MariadbProcess {
+ public:
+  static constexpr const char* kPassword = "s3cret-pw";
+
+  // Creates the data directory and starts the server; check started() and error().
+  MariadbProcess();
+  ~MariadbProcess();
+  MariadbProcess(const MariadbProcess&) = delete;
+  MariadbProcess& operator=(const MariadbProcess&) = delete;
+
+  // True if the MariaDB server and client are installed.
+  static bool available();
+
+  bool started() const { return server_ != nullptr; }
+  const std::string& error() const { return error_; }
+  int port() const { return port_; }
+  // mysql://snowid:PASSWORD@127.0.0.1:PORT/snowid, then `query` ("?layout=leaf").
+  std::string url(const std::string& query = "") const;
+
+  // Runs SQL as root in database snowid (mariadb client, batch mode, no
+  // column names); returns its output (error() says why on failure).
+  bool sql(const std::string& statements, std::string* output = nullptr);
+
+ private:
+  bool start();
+  void stop();
+
+  TempDir dir_;
+  int port_ = 0;
+  std::unique_ptr<BackgroundProcess> server_;
+  std::string error_;
+};
+
+}  // namespace snowid::test
