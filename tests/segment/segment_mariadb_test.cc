@@ -207,35 +207,11 @@ TEST_F(SegmentMariadb, PasswordsComeFromTheUrlOrAFile) {
 }
 
 TEST_F(SegmentMariadb, UnreachableServerIsATimelyTransientError) {
-  SegmentStoreOptions options;
-  options.call_timeout = milliseconds{1000};
-  auto down = open_segment_store("mysql://snowid@127.0.0.1:1/snowid", options);
-  ASSERT_TRUE(down.ok());
-  const auto started = SteadyClock::now();
-  auto range = (*down)->take_range("my.basic", std::nullopt);
-  ASSERT_FALSE(range.ok());
-  EXPECT_EQ(range.error().code, ErrorCode::kUnavailable);
-  EXPECT_LT(SteadyClock::now() - started, seconds{3});
-  // And it keeps failing, without hanging, on the next call.
-  EXPECT_EQ((*down)->ping().error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(test::check_unreachable_is_timely("mysql://snowid@127.0.0.1:1/snowid"), "");
 }
 
 TEST_F(SegmentMariadb, TheCliManagesTags) {
-  const auto run = [](std::vector<std::string> args) {
-    args.insert(args.begin(), kCli);
-    args.push_back("--segment-store");
-    args.push_back(server_->url());
-    return test::run_process(args, {}, seconds{20});
-  };
-  const auto created = run({"segment", "create", "my.cli", "--step", "30"});
-  ASSERT_EQ(created.exit_code, 0) << created.err;
-  EXPECT_EQ(run({"segment", "create", "my.cli"}).exit_code, 1);
-  ASSERT_EQ(run({"segment", "set-step", "my.cli", "60"}).exit_code, 0);
-  auto listed = run({"segment", "list"});
-  ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("my.cli"), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find(" 60 "), std::string::npos) << listed.out;
-  EXPECT_EQ(run({"segment", "set-step", "my.nope", "5"}).exit_code, 1);
+  EXPECT_EQ(test::check_cli_manages_tags(kCli, server_->url(), "my"), "");
 }
 
 TEST_F(SegmentMariadb, TwoProcessesUnderLoadNeverShareANumber) {

@@ -70,33 +70,12 @@ TEST_F(SegmentPostgres, StoreCreatesItsTableAndTakesRanges) {
 }
 
 TEST_F(SegmentPostgres, TheCliManagesTags) {
-  const auto run = [](std::vector<std::string> args) {
-    args.insert(args.begin(), kCli);
-    args.push_back("--segment-store");
-    args.push_back(postgres_->url());
-    return test::run_process(args, {}, seconds{20});
-  };
-  ASSERT_EQ(run({"segment", "create", "pg.cli", "--step", "30"}).exit_code, 0);
-  EXPECT_EQ(run({"segment", "create", "pg.cli"}).exit_code, 1);
-  ASSERT_EQ(run({"segment", "set-step", "pg.cli", "60"}).exit_code, 0);
-  auto listed = run({"segment", "list"});
-  ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("pg.cli"), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find(" 60 "), std::string::npos) << listed.out;
-  EXPECT_EQ(run({"segment", "set-step", "pg.nope", "5"}).exit_code, 1);
+  EXPECT_EQ(test::check_cli_manages_tags(kCli, postgres_->url(), "pg"), "");
 }
 
 TEST_F(SegmentPostgres, UnreachableServerIsATimelyTransientError) {
   // A port nobody listens on: refused at once, and bounded whatever happens.
-  SegmentStoreOptions options;
-  options.call_timeout = milliseconds{1000};
-  auto down = open_segment_store("postgresql://postgres@127.0.0.1:1/postgres", options);
-  ASSERT_TRUE(down.ok());
-  const auto started = SteadyClock::now();
-  auto range = (*down)->take_range("pg.basic", std::nullopt);
-  ASSERT_FALSE(range.ok());
-  EXPECT_EQ(range.error().code, ErrorCode::kUnavailable);
-  EXPECT_LT(SteadyClock::now() - started, seconds{3});
+  EXPECT_EQ(test::check_unreachable_is_timely("postgresql://postgres@127.0.0.1:1/postgres"), "");
 }
 
 TEST_F(SegmentPostgres, TwoProcessesUnderLoadNeverShareANumber) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -81,6 +82,50 @@ inline LoadRuns run_loads_at_once(const std::vector<std::string>& argv, std::siz
     runs.numbers.push_back(parse_numbers(result.out));
   }
   return runs;
+}
+
+// What a database store must do for `snowid segment` (create, a second
+// create refused, set-step, list, set-step of an unknown tag refused) on
+// `url`, with tags `prefix`.cli and `prefix`.nope: "" if it did, else what went wrong.
+inline std::string check_cli_manages_tags(const std::string& cli, const std::string& url,
+                                          const std::string& prefix) {
+  const auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), cli);
+    args.push_back("--segment-store");
+    args.push_back(url);
+    return run_process(args, {}, std::chrono::seconds{20});
+  };
+  const std::string tag = prefix + ".cli";
+  const ProcessResult created = run({"segment", "create", tag, "--step", "30"});
+  if (created.exit_code != 0) return "create: " + created.err;
+  if (run({"segment", "create", tag}).exit_code != 1) return "a second create did not exit 1";
+  const ProcessResult stepped = run({"segment", "set-step", tag, "60"});
+  if (stepped.exit_code != 0) return "set-step: " + stepped.err;
+  const ProcessResult listed = run({"segment", "list"});
+  if (listed.exit_code != 0) return "list: " + listed.err;
+  if (listed.out.find(tag) == std::string::npos || listed.out.find(" 60 ") == std::string::npos) {
+    return "list shows no " + tag + " with step 60: " + listed.out;
+  }
+  if (run({"segment", "set-step", prefix + ".nope", "5"}).exit_code != 1) {
+    return "set-step of an unknown tag did not exit 1";
+  }
+  return "";
+}
+
+// A store at a port nobody listens on (`url`): take_range fails with
+// kUnavailable within 3 s. "" if so, else what went wrong.
+inline std::string check_unreachable_is_timely(const std::string& url) {
+  SegmentStoreOptions options;
+  options.call_timeout = std::chrono::milliseconds{1000};
+  auto down = open_segment_store(url, options);
+  if (!down.ok()) return "open: " + down.error().message;
+  const auto started = std::chrono::steady_clock::now();
+  auto range = (*down)->take_range("unreachable", std::nullopt);
+  if (range.ok()) return "a range from an unreachable store";
+  if (range.error().code != ErrorCode::kUnavailable)
+    return "not kUnavailable: " + range.error().message;
+  if (std::chrono::steady_clock::now() - started > std::chrono::seconds{3}) return "took over 3 s";
+  return "";
 }
 
 }  // namespace snowid::test
