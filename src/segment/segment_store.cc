@@ -7,6 +7,8 @@
 // the new value atomically. The caller owns [new max_id - increment,
 // new max_id); no other caller can be handed any of it, whatever the
 // interleaving of nodes, because the database serialises updates of one row.
+// (MariaDB/MySQL, without UPDATE ... RETURNING, takes it in one transaction
+// holding the row's lock: mysql_segment_store.cc.)
 #include "snowid/segment_store.h"
 
 #include <fmt/format.h>

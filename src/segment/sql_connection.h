@@ -2,7 +2,9 @@
 // store's statements and checks are written once for SQLite and PostgreSQL.
 //
 // Statements use PostgreSQL's $1, $2 ... placeholders; the SQLite connection
-// binds them by name, so one statement text serves both databases.
+// binds them by name, so one statement text serves both databases. The
+// MariaDB connection replaces them with escaped values (its statements are
+// its own: sql_segment_store.h).
 #pragma once
 
 #include <chrono>
@@ -41,7 +43,7 @@ class SqlConnection {
   // on any failure; the next call reconnects if the connection was lost.
   virtual Result<SqlRows> query(const std::string& sql, const std::vector<SqlValue>& params) = 0;
 
-  // "sqlite" or "postgresql".
+  // "sqlite", "postgresql" or "mysql".
   virtual const char* kind() const = 0;
 };
 

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 
 #include "id_checks.h"
 #include "mariadb_process.h"
 #include "segment_test_support.h"
+#include "server_process.h"
 #include "snowid/segment.h"
 
 namespace snowid {
@@ -21,6 +23,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 const std::string kCli = SNOWID_CLI_PATH;
 const std::string kLoad = SEGMENT_LOAD_PATH;
+const std::string kServer = SNOWIDD_PATH;
 
 // Meituan Leaf's table, as its scripts/leaf_alloc.sql creates it.
 constexpr const char* kLeafTable =
@@ -53,6 +56,15 @@ class SegmentMariadb : public ::testing::Test {
     auto opened = open_segment_store(server_->url(query), options);
     EXPECT_TRUE(opened.ok()) << opened.error().message;
     return opened.ok() ? std::move(*opened) : nullptr;
+  }
+
+  // Leaf's table in database snowid, made by the first test that needs it.
+  static void make_leaf_table() {
+    std::string found;
+    ASSERT_TRUE(server_->sql("SHOW TABLES LIKE 'leaf_alloc'", &found)) << server_->error();
+    if (found.empty()) {
+      ASSERT_TRUE(server_->sql(kLeafTable)) << server_->error();
+    }
   }
 
   // Takes one range the way a Leaf node does (IDAllocMapper's statements in
@@ -210,6 +222,55 @@ TEST_F(SegmentMariadb, UnreachableServerIsATimelyTransientError) {
   EXPECT_EQ(test::check_unreachable_is_timely("mysql://snowid@127.0.0.1:1/snowid"), "");
 }
 
+// A row another session keeps locked: the call gives up after the call
+// timeout (innodb_lock_wait_timeout, the socket timeouts), and the next call
+// after the lock is gone takes a range on a new connection.
+TEST_F(SegmentMariadb, ALockedRowIsATimelyTransientError) {
+  ASSERT_NE(store(), nullptr);
+  ASSERT_TRUE(store()->create_tag("my.locked", 1, 10, "").ok());
+  test::TempDir dir;
+  test::BackgroundProcess holder(
+      {"/usr/bin/mariadb", "--no-defaults", "--socket=" + server_->socket(), "-u", "root", "-D",
+       "snowid", "-e",
+       "START TRANSACTION; UPDATE snowid_segments SET step = step WHERE tag = 'my.locked'; "
+       "SELECT SLEEP(4); COMMIT;"},
+      dir.file("holder.out"));
+  std::this_thread::sleep_for(milliseconds{500});  // the holder has the lock
+  SegmentStoreOptions options;
+  options.call_timeout = milliseconds{1000};
+  auto opened = open_segment_store(server_->url(), options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  const auto started = SteadyClock::now();
+  auto blocked = (*opened)->take_range("my.locked", std::nullopt);
+  const auto took = SteadyClock::now() - started;
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.error().code, ErrorCode::kUnavailable);
+  EXPECT_LT(took, milliseconds{3000}) << blocked.error().message;
+  EXPECT_EQ(holder.wait(seconds{30}), 0) << test::read_file(dir.file("holder.out.err"));
+  auto taken = (*opened)->take_range("my.locked", std::nullopt);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_EQ(taken->end - taken->first, 10);
+}
+
+// The server restarted under a store: a call may fail (the old connection
+// is gone), the next one reconnects, and numbers go on from the row.
+TEST_F(SegmentMariadb, ReconnectsAfterTheServerRestarts) {
+  auto db = store();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->create_tag("my.restart", 1, 10, "").ok());
+  auto before = db->take_range("my.restart", std::nullopt);
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  server_->stop();
+  auto down = db->take_range("my.restart", std::nullopt);
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().code, ErrorCode::kUnavailable);
+  ASSERT_TRUE(server_->start()) << server_->error();
+  Result<SegmentRange> after = db->take_range("my.restart", std::nullopt);
+  if (!after.ok()) after = db->take_range("my.restart", std::nullopt);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_GE(after->first, before->end);
+}
+
 TEST_F(SegmentMariadb, TheCliManagesTags) {
   EXPECT_EQ(test::check_cli_manages_tags(kCli, server_->url(), "my"), "");
 }
@@ -229,7 +290,7 @@ TEST_F(SegmentMariadb, TwoProcessesUnderLoadNeverShareANumber) {
 // Leaf's table served in place: Leaf hands out numbers, then snowid from the
 // same row, then Leaf again (and snowid and Leaf at once); no number twice.
 TEST_F(SegmentMariadb, ServesLeafsTableBetweenLeafRuns) {
-  ASSERT_TRUE(server_->sql(kLeafTable)) << server_->error();
+  make_leaf_table();
   ASSERT_TRUE(
       server_->sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) "
                    "VALUES ('leaf-test', 1, 100, 'Test leaf Segment Mode Get Id')"))
@@ -308,11 +369,39 @@ TEST_F(SegmentMariadb, ServesLeafsTableBetweenLeafRuns) {
   ASSERT_NE(leaf_store, nullptr);
   auto rows = leaf_store->list_tags(kAllSegmentTags);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ(rows->front().tag, "leaf-test");
-  EXPECT_EQ(rows->front().description, "Test leaf Segment Mode Get Id");
-  EXPECT_EQ(rows->front().step, 100);
-  EXPECT_FALSE(rows->front().updated_at.empty());
+  const auto row = std::find_if(rows->begin(), rows->end(),
+                                [](const SegmentTagRecord& r) { return r.tag == "leaf-test"; });
+  ASSERT_NE(row, rows->end());
+  EXPECT_EQ(row->description, "Test leaf Segment Mode Get Id");
+  EXPECT_EQ(row->step, 100);
+  EXPECT_FALSE(row->updated_at.empty());
+}
+
+// snowidd pointed at Leaf's table answers Leaf's route above Leaf's numbers,
+// and shows the store without its password.
+TEST_F(SegmentMariadb, SnowiddServesLeafsTable) {
+  make_leaf_table();
+  ASSERT_TRUE(server_->sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('web', 1, 50)"))
+      << server_->error();
+  std::vector<std::int64_t> numbers = leaf_fetch("web");
+  const std::int64_t leaf_highest = numbers.back();
+  test::TempDir state;
+  test::ServerProcess snowidd(
+      kServer, {"--state-dir", state.path(), "--segment-store", server_->url("?layout=leaf")});
+  ASSERT_TRUE(snowidd.started()) << snowidd.log();
+  std::vector<std::int64_t> served;
+  for (int i = 0; i < 60; ++i) {
+    const test::HttpReply reply = test::http_get(snowidd.port(), "/api/segment/get/web");
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    served.push_back(std::stoll(reply.body));
+  }
+  EXPECT_GT(served.front(), leaf_highest);
+  const auto after = leaf_fetch("web");
+  EXPECT_EQ(test::check_unique_and_increasing({numbers, served, after}), "");
+  const test::HttpReply info = test::http_get(snowidd.port(), "/v1/info");
+  EXPECT_EQ(info.body.find(test::MariadbProcess::kPassword), std::string::npos) << info.body;
+  EXPECT_NE(info.body.find("layout=leaf"), std::string::npos) << info.body;
+  EXPECT_EQ(snowidd.log().find(test::MariadbProcess::kPassword), std::string::npos);
 }
 
 TEST_F(SegmentMariadb, LeafLayoutNeverCreatesATableAndRefusesTagsOutsideTheRule) {

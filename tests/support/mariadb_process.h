@@ -30,18 +30,22 @@ class MariadbProcess {
 
   bool started() const { return server_ != nullptr; }
   const std::string& error() const { return error_; }
+  // The socket root's client connects to.
+  std::string socket() const { return dir_.file("mariadb.sock"); }
   int port() const { return port_; }
   // mysql://snowid:PASSWORD@127.0.0.1:PORT/snowid, then `query` ("?layout=leaf").
   std::string url(const std::string& query = "") const;
+
+  // Stops the server (SIGTERM to its pid, waited for) and starts it again on
+  // the same port; start() waits until it answers (false, see error(), if not).
+  void stop();
+  bool start();
 
   // Runs SQL as root in database snowid (mariadb client, batch mode, no
   // column names); returns its output (error() says why on failure).
   bool sql(const std::string& statements, std::string* output = nullptr);
 
  private:
-  bool start();
-  void stop();
-
   TempDir dir_;
   int port_ = 0;
   std::unique_ptr<BackgroundProcess> server_;
