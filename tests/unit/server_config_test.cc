@@ -25,6 +25,9 @@ TEST(RedactStoreUrl, HidesTheUserInfoPassword) {
   EXPECT_EQ(redact_store_url("postgresql://snowid:secret@db:5432/ids?sslmode=require"),
             "postgresql://snowid:***@db:5432/ids?sslmode=require");
   EXPECT_EQ(redact_store_url("postgres://u:p@[::1]/db"), "postgres://u:***@[::1]/db");
+  // The MySQL store reads its user info the same way: the last '@' before the first '/'.
+  EXPECT_EQ(redact_store_url("mysql://leaf:p@ss@db:3306/leaf?layout=leaf"),
+            "mysql://leaf:***@db:3306/leaf?layout=leaf");
 }
 
 // libpq ends the user info at the first '/', not at '?' or '#': found by
