@@ -20,6 +20,9 @@
 // the table: it creates snowid's own table if missing, or refuses to go on
 // if a table it must not create (Leaf's) is missing.
 //
+// TLS: with ssl_ca the connection is encrypted and the server's certificate
+// verified (chain and host name); without it, nothing is encrypted.
+//
 // Secrets: the password is passed to the library and never appears in an
 // error message. Neither option files (my.cnf) nor MYSQL_PWD are read: the
 // password is always passed explicitly ("" without one).
@@ -78,6 +81,12 @@ class MariadbConnection final : public SqlConnection {
     mysql_optionsv(mysql_, MYSQL_OPT_RECONNECT,
                    &no);  // a silent reconnect would lose a transaction
     mysql_optionsv(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (!options_.ssl_ca.empty()) {
+      const my_bool yes = 1;
+      mysql_optionsv(mysql_, MYSQL_OPT_SSL_CA, options_.ssl_ca.c_str());
+      mysql_optionsv(mysql_, MYSQL_OPT_SSL_ENFORCE, &yes);
+      mysql_optionsv(mysql_, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+    }
     if (mysql_real_connect(mysql_, options_.host.c_str(), options_.user.c_str(),
                            options_.password.c_str(), options_.database.c_str(), options_.port,
                            nullptr, CLIENT_MULTI_STATEMENTS) == nullptr) {

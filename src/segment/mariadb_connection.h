@@ -15,6 +15,9 @@ struct MariadbOptions {
   std::string user;
   std::string password;
   std::string database;
+  // Not empty: TLS is required and the server's certificate must chain to
+  // this CA file and name the host. Empty: no TLS.
+  std::string ssl_ca;
   // Bounds the connect and each round trip (rounded up to whole seconds).
   std::chrono::milliseconds timeout{3000};
   // The table the store uses, checked on every new connection: created with

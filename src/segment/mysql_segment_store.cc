@@ -14,6 +14,9 @@
 //   password_file=PATH    the password, read once when the store is opened (a
 //                         final newline is not part of it); not with a password
 //                         in the URL
+//   ssl_ca=PATH           require TLS and verify the server's certificate
+//                         against this CA file (chain and host name); without
+//                         it the connection is not encrypted
 // MYSQL_PWD and option files (my.cnf) are not read. Port 3306 by default.
 //
 // No-repeat invariant, MySQL side: MariaDB has no UPDATE ... RETURNING, so a
@@ -101,7 +104,7 @@ SegmentStatements mysql_statements(const TableLayout& layout) {
 Error bad_url(std::string_view why) {
   return Error{ErrorCode::kInvalidArgument,
                fmt::format("bad MySQL URL: {} (mysql://user[:password]@host[:port]/database"
-                           "[?layout=leaf&table=NAME&password_file=PATH])",
+                           "[?layout=leaf&table=NAME&password_file=PATH&ssl_ca=PATH])",
                            why)};
 }
 
@@ -226,6 +229,9 @@ Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view 
         table = *value;
       } else if (name == "password_file") {
         password_file = *value;
+      } else if (name == "ssl_ca") {
+        if (value->empty()) return bad_url("ssl_ca needs a CA file");
+        connection.ssl_ca = *value;
       } else {
         return bad_url(fmt::format("unknown parameter '{}'", name.substr(0, 32)));
       }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <thread>
 
+#include "certificates.h"
 #include "id_checks.h"
 #include "mariadb_process.h"
 #include "segment_test_support.h"
@@ -216,6 +217,34 @@ TEST_F(SegmentMariadb, PasswordsComeFromTheUrlOrAFile) {
   ASSERT_TRUE(from_file.ok()) << from_file.error().message;
   const Status answered = (*from_file)->ping();
   EXPECT_TRUE(answered.ok()) << answered.error().message;
+}
+
+// ssl_ca: TLS, and the server's certificate checked against the CA file.
+TEST_F(SegmentMariadb, SslCaRequiresAVerifiedTlsConnection) {
+  const std::string tls = "mysql://tls:" + std::string(test::MariadbProcess::kPassword) +
+                          "@127.0.0.1:" + std::to_string(server_->port()) + "/snowid";
+  SegmentStoreOptions options;
+  options.call_timeout = milliseconds{10000};
+  // The account requires TLS: refused without ssl_ca, served with it.
+  auto plain = open_segment_store(tls, options);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  const Status denied = (*plain)->ping();
+  ASSERT_FALSE(denied.ok());
+  EXPECT_NE(denied.error().message.find("Access denied"), std::string::npos)
+      << denied.error().message;
+  auto verified = open_segment_store(tls + "?ssl_ca=" + server_->ca_file(), options);
+  ASSERT_TRUE(verified.ok()) << verified.error().message;
+  const Status answered = (*verified)->ping();
+  EXPECT_TRUE(answered.ok()) << answered.error().message;
+  // A server whose certificate does not chain to the CA file is refused.
+  test::TempDir dir;
+  const auto other = test::make_self_signed_certificate(dir.path(), "other", "127.0.0.1");
+  auto impostor = open_segment_store(server_->url("?ssl_ca=" + other.cert), options);
+  ASSERT_TRUE(impostor.ok()) << impostor.error().message;
+  const Status refused = (*impostor)->ping();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("TLS"), std::string::npos) << refused.error().message;
 }
 
 TEST_F(SegmentMariadb, UnreachableServerIsATimelyTransientError) {

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "certificates.h"
+
 namespace snowid::test {
 namespace {
 
@@ -36,10 +38,20 @@ MariadbProcess::MariadbProcess() {
     error_ = describe("mariadb-install-db", installed);
     return;
   }
+  try {
+    make_self_signed_certificate(dir_.path(), "server", "127.0.0.1");
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return;
+  }
   if (!start()) return;
-  const std::string setup = std::string("CREATE DATABASE snowid; ") +
-                            "CREATE USER 'snowid'@'127.0.0.1' IDENTIFIED BY '" + kPassword +
-                            "'; GRANT ALL ON snowid.* TO 'snowid'@'127.0.0.1';";
+  const std::string password = kPassword;
+  const std::string setup =
+      "CREATE DATABASE snowid; "
+      "CREATE USER 'snowid'@'127.0.0.1' IDENTIFIED BY '" +
+      password + "'; " + "GRANT ALL ON snowid.* TO 'snowid'@'127.0.0.1'; " +
+      "CREATE USER 'tls'@'127.0.0.1' IDENTIFIED BY '" + password + "' REQUIRE SSL; " +
+      "GRANT ALL ON snowid.* TO 'tls'@'127.0.0.1';";
   const ProcessResult created =
       run_process({kClient, "--no-defaults", "--socket=" + dir_.file("mariadb.sock"), "-u", "root",
                    "-e", setup});
@@ -69,7 +81,9 @@ bool MariadbProcess::start() {
                                    "--skip-name-resolve",
                                    "--innodb-buffer-pool-size=32M",
                                    "--innodb-flush-log-at-trx-commit=2",
-                                   "--max-connections=60"};
+                                   "--max-connections=60",
+                                   "--ssl-cert=" + dir_.file("server.pem"),
+                                   "--ssl-key=" + dir_.file("server-key.pem")};
   if (::geteuid() == 0) argv.push_back("--user=root");
   server_ = std::make_unique<BackgroundProcess>(argv, dir_.file("server.out"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{60};

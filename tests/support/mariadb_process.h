@@ -1,8 +1,10 @@
 // A throw-away MariaDB server for tests: mariadb-install-db in a temporary
 // directory, one mariadbd on a free loopback port (and a socket in that
 // directory), with password authentication on: the database `snowid` and
-// the account snowid@127.0.0.1 (password kPassword) that owns it. The test
-// administers it as root over the socket (mariadb client).
+// the accounts snowid@127.0.0.1 and tls@127.0.0.1 (REQUIRE SSL), both with
+// password kPassword, that own it. TLS with a self-signed certificate for
+// 127.0.0.1 (ca_file()). The test administers it as root over the socket
+// (mariadb client).
 //
 // The server is stopped by its pid (SIGTERM, then waited for) and the
 // directory removed at destruction.
@@ -30,6 +32,8 @@ class MariadbProcess {
 
   bool started() const { return server_ != nullptr; }
   const std::string& error() const { return error_; }
+  // The server's self-signed certificate: the CA file a client trusts.
+  std::string ca_file() const { return dir_.file("server.pem"); }
   // The socket root's client connects to.
   std::string socket() const { return dir_.file("mariadb.sock"); }
   int port() const { return port_; }
