@@ -139,7 +139,12 @@ TEST(SegmentStore, BadStepsAndStartsAreRefused) {
 
 TEST(SegmentStore, UrlsChooseTheStore) {
   TempDir dir;
-  EXPECT_EQ(open_segment_store("mysql://x@y/z").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(open_segment_store("mongodb://x@y/z").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(open_segment_store("mysql://x@y").error().code, ErrorCode::kInvalidArgument);
+  // MySQL connects lazily: a well-formed URL opens without a server.
+  auto mysql = open_segment_store("mariadb://x@127.0.0.1:1/z?layout=leaf");
+  ASSERT_TRUE(mysql.ok()) << mysql.error().message;
+  EXPECT_STREQ((*mysql)->kind(), "mysql");
   EXPECT_EQ(open_segment_store("segments.db").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(open_segment_store("sqlite://").error().code, ErrorCode::kInvalidArgument);
   auto secret = open_segment_store("redis://user:hunter2@host");
