@@ -78,8 +78,8 @@ class MariadbConnection final : public SqlConnection {
     mysql_optionsv(mysql_, MYSQL_OPT_READ_TIMEOUT, &seconds);
     mysql_optionsv(mysql_, MYSQL_OPT_WRITE_TIMEOUT, &seconds);
     mysql_optionsv(mysql_, MYSQL_OPT_PROTOCOL, &tcp);  // "localhost" too goes over TCP
-    mysql_optionsv(mysql_, MYSQL_OPT_RECONNECT,
-                   &no);  // a silent reconnect would lose a transaction
+    // A silent reconnect inside the library would lose an open transaction.
+    mysql_optionsv(mysql_, MYSQL_OPT_RECONNECT, &no);
     mysql_optionsv(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     if (!options_.ssl_ca.empty()) {
       const my_bool yes = 1;
