@@ -479,7 +479,9 @@ std::string percent_decoded(std::string_view text) {
 
 }  // namespace
 
-std::string redact_store_url(std::string_view url) {
+namespace {
+
+std::string redact_one_store_url(std::string_view url) {
   std::string out(url);
   // user:PASSWORD@host in the authority part. libpq ends the authority at
   // the first '/' only, so a '?' or '#' before the '@' is part of the
@@ -511,6 +513,20 @@ std::string redact_store_url(std::string_view url) {
       out.replace(equals + 1, end - equals - 1, "***");
     }
     pos = out.find('&', start);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string redact_store_url(std::string_view url) {
+  // Several URLs separated by spaces: a ticket-server set.
+  std::string out;
+  for (std::size_t at = 0; at <= url.size();) {
+    const std::size_t space = std::min(url.find(' ', at), url.size());
+    out += redact_one_store_url(url.substr(at, space - at));
+    if (space < url.size()) out += ' ';
+    at = space + 1;
   }
   return out;
 }

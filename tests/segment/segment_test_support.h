@@ -39,6 +39,10 @@ class FlakyStore final : public SegmentStore {
     if (down_->load()) return outage();
     return real_->take_range(tag, increment);
   }
+  Result<TicketIdentity> ticket_identity() override {
+    if (down_->load()) return outage();
+    return real_->ticket_identity();
+  }
 
  private:
   static Error outage() { return Error{ErrorCode::kUnavailable, "test outage"}; }

@@ -25,6 +25,8 @@ TEST(RedactStoreUrl, HidesTheUserInfoPassword) {
   EXPECT_EQ(redact_store_url("postgresql://snowid:secret@db:5432/ids?sslmode=require"),
             "postgresql://snowid:***@db:5432/ids?sslmode=require");
   EXPECT_EQ(redact_store_url("postgres://u:p@[::1]/db"), "postgres://u:***@[::1]/db");
+  EXPECT_EQ(redact_store_url("postgresql://a:x@h1/db sqlite:///s.db postgresql://b:y@h2/db"),
+            "postgresql://a:***@h1/db sqlite:///s.db postgresql://b:***@h2/db");
 }
 
 // libpq ends the user info at the first '/', not at '?' or '#': found by
