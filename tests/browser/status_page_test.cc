@@ -1,5 +1,6 @@
 // The status page (GET /) in a real browser: headless Chromium loads it from
-// a real snowidd with a bearer token and segment mode on, under load, runs
+// a real snowidd with a bearer token, in cluster mode on a real Redis and
+// with segment mode on, under load, runs
 // its script under the page's Content-Security-Policy, and leaves the DOM
 // (--dump-dom) and a screenshot. The page must have drawn every chart from
 // its own polls, shown the node's data and written no console message; a
@@ -19,6 +20,7 @@
 #include "chaos.h"
 #include "http_checks.h"
 #include "png_image.h"
+#include "redis_process.h"
 #include "server_process.h"
 #include "subprocess.h"
 
@@ -142,12 +144,18 @@ class StatusPageTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_FALSE(test::find_program("chromium").empty())
         << "chromium is not installed (scripts/install-deps.sh test installs it)";
+    ASSERT_TRUE(redis.started()) << redis.why();
+    redis.cli({"SET", "snowid:{c}:created", "0"});  // a new cluster: no wait ahead of the clock
     const std::string store = "sqlite://" + dir.file("segments.db");
     const auto created = test::run_process(
         {SNOWID_CLI_PATH, "segment", "create", "order", "--step", "500", "--segment-store", store});
     ASSERT_EQ(created.exit_code, 0) << created.err;
-    server = test::start(dir, {"--bearer-token", kToken, "--segment-store", store});
+    server = test::start(dir, {"--bearer-token", kToken, "--segment-store", store, "--coordinator",
+                               "redis", "--redis-endpoints", redis.endpoint(), "--cluster", "c"});
     ASSERT_TRUE(server->started());
+    ASSERT_TRUE(
+        test::wait_until([&] { return http_get(server->port(), "/readyz").status == 200; }, 20s))
+        << server->log();
     load = std::thread([this] { run_load(); });
   }
 
@@ -171,6 +179,7 @@ class StatusPageTest : public ::testing::Test {
   }
 
   test::TempDir dir;
+  test::RedisServer redis;
   std::unique_ptr<test::ServerProcess> server;
   std::atomic<bool> stop{false};
   std::thread load;
@@ -190,9 +199,12 @@ TEST_F(StatusPageTest, WithTheTokenItDrawsEveryChartAndLogsNothing) {
   const std::string samples = attribute(run.dom, body, "data-samples");
   ASSERT_FALSE(samples.empty()) << run.dom;
   EXPECT_GE(std::stoi(samples), 3);
-  // The node's facts and the segment tag's buffers, and never the token.
+  // The node's facts, its claim, the segment tag's buffers, and never the token.
   EXPECT_NE(run.dom.find("<dt>high-water mark</dt>"), std::string::npos);
-  EXPECT_NE(run.dom.find("<dt>worker</dt><dd>0</dd>"), std::string::npos);
+  EXPECT_NE(run.dom.find("<dt>coordinator</dt><dd>redis</dd>"), std::string::npos) << run.dom;
+  EXPECT_NE(run.dom.find("<dt>claim</dt><dd>held</dd>"), std::string::npos) << run.dom;
+  EXPECT_NE(run.dom.find("<dt>reservation − clock</dt>"), std::string::npos);
+  EXPECT_NE(run.dom.find("<dt>worker</dt><dd>"), std::string::npos);
   EXPECT_NE(run.dom.find("<td>order</td>"), std::string::npos) << run.dom;
   EXPECT_EQ(run.dom.find(kToken), std::string::npos);
 
