@@ -13,6 +13,7 @@
 #include "info_json.h"
 #include "leaf_monitor_routes.h"
 #include "snowid/decode.h"
+#include "status_page.h"
 
 namespace snowid::server {
 namespace {
@@ -245,6 +246,7 @@ Route route_of(std::string_view path, std::string_view& tail) {
   if (path == "/decodeSnowflakeId") return Route::kLeafDecode;
   if (path == "/cache") return Route::kLeafCache;
   if (path == "/db") return Route::kLeafDb;
+  if (path == "/") return Route::kStatusPage;
   return Route::kOther;
 }
 
@@ -377,6 +379,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     return;
   }
   if (answer_probe(service, route, response)) return;
+  // The status page holds no data (its script fetches it with the token),
+  // so it is public as the probes are, its query ignored (status_page.h).
+  if (route == Route::kStatusPage) return answer_status_page(response);
 
   // The token first, then the request's parameters: every route from here
   // on takes a query, and accepts its own parameters only. (The probes and

@@ -14,6 +14,8 @@
 //   GET /decodeSnowflakeId?snowflakeId=N, /cache, /db  Leaf's decoding and
 //       monitoring routes (leaf_monitor_routes.h)
 //   GET /healthz, /readyz (generator; segment state in the body), /readyz/segment, /metrics
+//   GET /                       the status page (status_page.h): public, its data fetched
+//       by its script from the token-protected routes
 // IDs are JSON strings. `Accept: text/plain` or `?format=text` gives bare IDs,
 // one per line. Errors: {"error":"…"} with 400/401/404/405/503 (segment
 // routes: 404 also for an unknown tag, 503 while the store is down and the

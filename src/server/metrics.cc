@@ -31,6 +31,8 @@ std::string_view route_name(Route route) {
       return "/v1/ulid";
     case Route::kObjectId:
       return "/v1/objectid";
+    case Route::kStatusPage:
+      return "/";
     case Route::kOther: return "other";
   }
   return "other";

@@ -39,9 +39,10 @@ enum class Route {
   kUuid,
   kUlid,
   kObjectId,
+  kStatusPage,
   kOther,
 };
-inline constexpr std::size_t kRouteCount = 18;
+inline constexpr std::size_t kRouteCount = 19;
 static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
 std::string_view route_name(Route route);
 
