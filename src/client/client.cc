@@ -50,10 +50,6 @@ std::int64_t coarse_now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::int64_t steady_ns(steady_clock::time_point t) {
-  return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()).count();
-}
-
 bool valid_name(std::string_view name, std::string_view more, std::size_t max) {
   if (name.empty() || name.size() > max) return false;
   const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
