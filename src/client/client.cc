@@ -179,18 +179,8 @@ class GrpcClient final : public Client {
   Status next(std::span<std::int64_t> out) override {
     std::int64_t now = coarse_now_ns();
     for (std::int64_t& slot : out) {
-      std::int64_t expires = 0;
-      std::uint64_t position = 0;
-      bool taken = false;
-      while (snowflake_.ring.take(slot, expires, position)) {
-        note_taken(snowflake_, position);
-        if (expires > now) {
-          taken = true;
-          break;
-        }
-      }
-      if (taken) continue;
-      auto waited = take(snowflake_);
+      if (take_fresh(snowflake_, now, slot)) continue;
+      auto waited = wait_and_take(snowflake_);
       if (!waited.ok()) return waited.error();
       slot = *waited;
       now = coarse_now_ns();
@@ -211,19 +201,20 @@ class GrpcClient final : public Client {
   // read; the wait only when the ring is empty.
   Result<std::int64_t> take(Buffer& buffer) {
     std::int64_t id = 0;
-    std::int64_t expires = 0;
-    std::uint64_t position = 0;
-    const std::int64_t now = coarse_now_ns();
-    while (buffer.ring.take(id, expires, position)) {
-      note_taken(buffer, position);
-      if (expires > now) return id;
-      // Too old: dropped, never handed out.
-    }
+    if (take_fresh(buffer, coarse_now_ns(), id)) return id;
     return wait_and_take(buffer);
   }
 
-  void note_taken(Buffer& buffer, std::uint64_t position) {
-    if (position == buffer.refill_trigger.load(std::memory_order_relaxed)) wake_refill();
+  // Takes IDs until one has not expired at `now`; false once the ring is
+  // empty. Expired IDs are dropped, never handed out.
+  bool take_fresh(Buffer& buffer, std::int64_t now, std::int64_t& id) {
+    std::int64_t expires = 0;
+    std::uint64_t position = 0;
+    while (buffer.ring.take(id, expires, position)) {
+      if (position == buffer.refill_trigger.load(std::memory_order_relaxed)) wake_refill();
+      if (expires > now) return true;
+    }
+    return false;
   }
 
   void wake_refill() {
@@ -245,13 +236,7 @@ class GrpcClient final : public Client {
         seen = news_;
       }
       std::int64_t id = 0;
-      std::int64_t expires = 0;
-      std::uint64_t position = 0;
-      const std::int64_t now = coarse_now_ns();
-      while (buffer.ring.take(id, expires, position)) {
-        note_taken(buffer, position);
-        if (expires > now) return id;
-      }
+      if (take_fresh(buffer, coarse_now_ns(), id)) return id;
       std::unique_lock lock(mutex_);
       if (buffer.refused && buffer.error) return *buffer.error;
       wake_ = true;

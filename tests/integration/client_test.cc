@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include "certificates.h"
+#include "id_ring.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "subprocess.h"
@@ -105,6 +107,49 @@ TEST(ClientOptionsTest, EveryBadOptionIsNamed) {
   auto client = Client::open(missing_ca);
   ASSERT_FALSE(client.ok());
   EXPECT_NE(client.error().message.find("/nonexistent/ca.pem"), std::string::npos);
+}
+
+// The ring's invariant, without a network: one producer, four consumers on
+// a small ring that wraps thousands of times; every value comes out exactly
+// once, and each consumer sees its values in increasing order.
+TEST(IdRingTest, EveryValueIsTakenExactlyOnce) {
+  constexpr std::int64_t kValues = 2'000'000;
+  constexpr std::size_t kConsumers = 4;
+  client::IdRing ring(256);
+  std::vector<std::vector<std::int64_t>> taken(kConsumers);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> consumers;
+  for (std::size_t c = 0; c < kConsumers; ++c) {
+    consumers.emplace_back([&, c] {
+      std::int64_t id = 0;
+      std::int64_t expires = 0;
+      std::uint64_t position = 0;
+      for (;;) {
+        if (ring.take(id, expires, position)) {
+          EXPECT_EQ(expires, id * 3);  // the cell was read whole
+          taken[c].push_back(id);
+        } else if (done.load()) {
+          if (!ring.take(id, expires, position)) return;
+          taken[c].push_back(id);
+        }
+      }
+    });
+  }
+  for (std::int64_t v = 0; v < kValues;) {
+    if (ring.put(v, v * 3)) ++v;
+  }
+  done = true;
+  for (auto& consumer : consumers) consumer.join();
+  std::vector<std::int64_t> all;
+  for (const auto& values : taken) {
+    EXPECT_TRUE(std::is_sorted(values.begin(), values.end()));
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(kValues));
+  for (std::int64_t v = 0; v < kValues; ++v) {
+    ASSERT_EQ(all[static_cast<std::size_t>(v)], v);
+  }
 }
 
 // No node ever answers: next() returns kUnavailable after empty_wait, not
@@ -222,6 +267,67 @@ TEST(ClientTest, FailoverKeepsIdsUniqueAndErrorsBounded) {
   const auto closing = steady_clock::now();
   client.reset();
   EXPECT_LT(steady_clock::now() - closing, seconds{2});
+}
+
+// A node that hangs (SIGSTOP) rather than dies: the call deadline moves
+// the client on to the next node; a client whose only node hangs errs
+// within empty_wait and is destroyed at once, its call in flight cancelled.
+TEST(ClientTest, AHungNodeIsLeftByDeadlineAndCancelledAtShutdown) {
+  test::TempDir dir;
+  auto hung = start(dir.file("a"), {"--worker-id", "1"});
+  auto healthy = start(dir.file("b"), {"--worker-id", "2"});
+  ASSERT_TRUE(hung->started() && healthy->started());
+  hung->signal(SIGSTOP);
+
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*hung), endpoint_of(*healthy)};
+  options.call_deadline = milliseconds{100};
+  options.empty_wait = milliseconds{1000};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  for (int i = 0; i < 5000; ++i) {
+    auto id = client->next();
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ASSERT_EQ(decode(Layout{}, *id)->worker, 2u);
+  }
+
+  ClientOptions alone;
+  alone.endpoints = {endpoint_of(*hung)};
+  alone.call_deadline = seconds{30};
+  alone.empty_wait = milliseconds{100};
+  auto stuck = open_client(alone);
+  ASSERT_TRUE(stuck);
+  const auto began = steady_clock::now();
+  auto id = stuck->next();
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, ErrorCode::kUnavailable);
+  EXPECT_LT(steady_clock::now() - began, milliseconds{100 + 300});
+  const auto closing = steady_clock::now();
+  stuck.reset();  // the refill thread is inside a 30 s call
+  EXPECT_LT(steady_clock::now() - closing, seconds{1});
+  hung->signal(SIGCONT);
+}
+
+TEST(ClientTest, Tls) {
+  test::TempDir dir;
+  const auto files = test::make_self_signed_certificate(dir.path(), "server");
+  auto server = start(dir.file("state"), {"--tls-cert", files.cert, "--tls-key", files.key});
+  ASSERT_TRUE(server->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.tls = true;
+  options.root_ca_file = files.cert;
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  auto id = client->next();
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  // Plain text to a TLS port gets nothing.
+  ClientOptions plain = options;
+  plain.tls = false;
+  plain.root_ca_file.clear();
+  plain.empty_wait = milliseconds{100};
+  auto refused = open_client(plain);
+  EXPECT_FALSE(refused->next().ok());
 }
 
 TEST(ClientTest, OldIdsAreDroppedNotHandedOut) {
