@@ -330,6 +330,32 @@ TEST(ClientTest, Tls) {
   EXPECT_FALSE(refused->next().ok());
 }
 
+// The batch doubles while refills come faster than refill_period / 2: a
+// fast consumer of 200,000 IDs costs a few dozen NextIds calls, not the
+// 2,000 that batches of initial_batch would take.
+TEST(ClientTest, BatchSizeFollowsConsumption) {
+  test::TempDir dir;
+  auto server = start(dir.file("state"));
+  ASSERT_TRUE(server->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.initial_batch = 100;
+  options.max_batch = 12'800;
+  options.refill_period = milliseconds{1000};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  std::vector<std::int64_t> ids(200'000);
+  ASSERT_TRUE(client->next(ids).ok());
+  const std::string metrics = test::http_get(server->port(), "/metrics").body;
+  const std::string line =
+      "snowid_requests_total{protocol=\"grpc\",call=\"next_ids\",outcome=\"ok\"} ";
+  const auto at = metrics.find(line);
+  ASSERT_NE(at, std::string::npos) << metrics.substr(0, 3000);
+  const long calls = std::stol(metrics.substr(at + line.size()));
+  EXPECT_GE(calls, 8);   // 100 to 12,800 takes 7 doublings
+  EXPECT_LE(calls, 60);  // 200,000 / 12,800 = 16 at the top size, plus the ramp
+}
+
 TEST(ClientTest, OldIdsAreDroppedNotHandedOut) {
   test::TempDir dir;
   auto server = start(dir.file("state"));
