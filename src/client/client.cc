@@ -40,6 +40,8 @@ using std::chrono::steady_clock;
 
 constexpr std::uint32_t kMaxBatchLimit = 1'000'000;
 constexpr std::int64_t kNeverExpires = std::numeric_limits<std::int64_t>::max();
+// More than CLOCK_MONOTONIC_COARSE's resolution (one kernel tick, 1-10 ms).
+constexpr milliseconds kCoarseTick{10};
 
 // CLOCK_MONOTONIC at tick resolution (a few ms) in ns: read from memory the
 // kernel shares, no system call, so cheap enough for every take. The same
@@ -288,7 +290,9 @@ class GrpcClient final : public Client {
         refill(*buffer, wake_at);
         std::int64_t expires = 0;
         if (buffer->ring.oldest_expires(expires) && expires != kNeverExpires) {
-          wake_at = std::min(wake_at, steady_clock::time_point(nanoseconds(expires)));
+          // Past the expiry by a coarse tick, or the coarse clock may not
+          // show it yet and the loop would spin.
+          wake_at = std::min(wake_at, steady_clock::time_point(nanoseconds(expires)) + kCoarseTick);
         }
       }
       std::unique_lock lock(mutex_);
