@@ -110,10 +110,10 @@ Failure classify(grpc::StatusCode code) {
 // One buffer: Snowflake IDs (tag empty) or one segment tag's numbers.
 struct Buffer {
   Buffer(std::string tag_name, std::size_t capacity, std::uint32_t first_batch)
-      : tag(std::move(tag_name)), ring(capacity), batch(first_batch) {}
+      : ring(capacity), tag(std::move(tag_name)), batch(first_batch) {}
 
+  client::IdRing ring;  // first: its cache-line alignment costs no padding here
   const std::string tag;
-  client::IdRing ring;
   // The ring position whose taker wakes the refill thread: the one that
   // leaves fewer than the low-water mark buffered. Written by the refill
   // thread after each batch, read (relaxed) by takers.
