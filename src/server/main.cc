@@ -130,6 +130,10 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   if (!checked.ok()) return fail(kExitUsage, checked.error().message);
   resolved = std::move(*checked);
   if (check_config) {
+    // The key file must load, as at a start; its key is never shown.
+    if (auto opaque = load_opaque_ids(config); !opaque.ok()) {
+      return fail(kExitUsage, opaque.error().message);
+    }
     std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
   }
@@ -182,6 +186,8 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
   // instead of killing the process: the audit log then answers 503.
   std::signal(SIGXFSZ, SIG_IGN);
+  auto opaque_ids = load_opaque_ids(config);
+  if (!opaque_ids.ok()) return fail(kExitUsage, opaque_ids.error().message);
   std::unique_ptr<AuditLog> audit_log;
   if (!config.audit.log.empty()) {
     auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
@@ -231,6 +237,7 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   out.service = std::make_unique<IdService>(config, std::move(*node));
   out.service->set_segments(out.segments.get());
   out.service->set_audit_log(std::move(audit_log));
+  out.service->set_opaque_ids(std::move(*opaque_ids));
   out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
 }
@@ -264,11 +271,12 @@ void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdSer
   const std::string& segment_url = resolved.segment_url;
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
-      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}",
+      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}, opaque IDs {}",
       kVersion, describe(layout), generator.options().datacenter_id, generator.options().worker_id,
       identity, clock_policy_name(config.generator.clock_policy), config.generator.max_wait.count(),
       config.generator.max_drift.count(), mark, fmt::join(bound, ", "),
-      segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text);
+      segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text,
+      service.opaque_ids_enabled() ? "on" : "off");
   const auto wall = SystemClock::instance().now_fresh();
   if (config.generator.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
       stats.mark_at_start && *stats.mark_at_start >= wall) {

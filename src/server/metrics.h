@@ -39,9 +39,11 @@ enum class Route {
   kUuid,
   kUlid,
   kObjectId,
+  kOpaqueEncode,
+  kOpaqueDecode,
   kOther,
 };
-inline constexpr std::size_t kRouteCount = 18;
+inline constexpr std::size_t kRouteCount = 20;
 static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
 std::string_view route_name(Route route);
 
