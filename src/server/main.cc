@@ -81,10 +81,12 @@ void keep_maintaining(asio::steady_timer& timer, IdService& service) {
 using Exit = std::optional<int>;
 
 // Step 1. Defaults, SNOWID_ variables, --config, flags, token_file; validated
-// and resolved once (layout, node id, generator, coordinator, segment store).
+// and resolved once (layout, node id, generator, coordinator, segment store);
+// the opaque ID key read from opaque_key_file, before anything is logged.
 // Ends the process (Exit) for --help, --check-config and bad input.
 Exit load_configuration(int argc, char** argv, ServerConfig& config,
-                        std::optional<ResolvedConfig>& resolved) {
+                        std::optional<ResolvedConfig>& resolved,
+                        std::unique_ptr<OpaqueIds>& opaque_ids) {
   CLI::App app{"snowidd: the snowid ID server", "snowidd"};
   std::string config_file;
   bool check_config = false;
@@ -129,11 +131,11 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   Result<ResolvedConfig> checked = resolve_config(config);
   if (!checked.ok()) return fail(kExitUsage, checked.error().message);
   resolved = std::move(*checked);
+  // The key file must load, for --check-config too; its key is never shown.
+  auto opaque = load_opaque_ids(config);
+  if (!opaque.ok()) return fail(kExitUsage, opaque.error().message);
+  opaque_ids = std::move(*opaque);
   if (check_config) {
-    // The key file must load, as at a start; its key is never shown.
-    if (auto opaque = load_opaque_ids(config); !opaque.ok()) {
-      return fail(kExitUsage, opaque.error().message);
-    }
     std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
   }
@@ -165,6 +167,8 @@ struct Subsystems {
   // Segment mode: opened after the generator, destroyed after the listeners
   // stopped (service holds a pointer to it until then).
   std::unique_ptr<SegmentAllocator> segments;
+  // Read with the configuration (step 1); handed to the service.
+  std::unique_ptr<OpaqueIds> opaque_ids;
   std::unique_ptr<IdService> service;
 };
 
@@ -186,8 +190,6 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
   // instead of killing the process: the audit log then answers 503.
   std::signal(SIGXFSZ, SIG_IGN);
-  auto opaque_ids = load_opaque_ids(config);
-  if (!opaque_ids.ok()) return fail(kExitUsage, opaque_ids.error().message);
   std::unique_ptr<AuditLog> audit_log;
   if (!config.audit.log.empty()) {
     auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
@@ -237,7 +239,7 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   out.service = std::make_unique<IdService>(config, std::move(*node));
   out.service->set_segments(out.segments.get());
   out.service->set_audit_log(std::move(audit_log));
-  out.service->set_opaque_ids(std::move(*opaque_ids));
+  out.service->set_opaque_ids(std::move(out.opaque_ids));
   out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
 }
@@ -390,8 +392,10 @@ int shut_down(Subsystems& subsystems) {
 int run(int argc, char** argv) {
   ServerConfig config;
   std::optional<ResolvedConfig> resolved;
-  if (Exit exit = load_configuration(argc, argv, config, resolved)) return *exit;
   Subsystems subsystems;
+  if (Exit exit = load_configuration(argc, argv, config, resolved, subsystems.opaque_ids)) {
+    return *exit;
+  }
   if (Exit exit = open_subsystems(config, *resolved, subsystems)) return *exit;
   if (Exit exit = serve_until_signal(config, *resolved, subsystems)) return *exit;
   return shut_down(subsystems);
