@@ -80,6 +80,7 @@ class OpaqueIds {
  private:
   OpaqueIds(unsigned width, EVP_CIPHER_CTX* prepared);
   Status run(std::span<std::uint64_t> values, bool inverse) const;
+  Result<Id> map_one(Id id, bool inverse) const;
   // The calling thread's copy of prepared_; null if OpenSSL fails.
   EVP_CIPHER_CTX* thread_cipher() const;
 

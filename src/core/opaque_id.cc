@@ -136,21 +136,17 @@ EVP_CIPHER_CTX* OpaqueIds::thread_cipher() const {
   return cached.ctx;
 }
 
-Result<Id> OpaqueIds::to_opaque(Id id) const {
+Result<Id> OpaqueIds::to_opaque(Id id) const { return map_one(id, false); }
+
+Result<Id> OpaqueIds::from_opaque(Id opaque) const { return map_one(opaque, true); }
+
+Result<Id> OpaqueIds::map_one(Id id, bool inverse) const {
   if (id < 0 || static_cast<std::uint64_t>(id) > mask(width_)) {
-    return invalid_argument(fmt::format("ID {} is outside 0..2^{}-1", id, width_));
+    return invalid_argument(
+        fmt::format("{}ID {} is outside 0..2^{}-1", inverse ? "opaque " : "", id, width_));
   }
   std::uint64_t value = static_cast<std::uint64_t>(id);
-  if (Status done = permute(std::span(&value, 1)); !done.ok()) return done.error();
-  return static_cast<Id>(value);
-}
-
-Result<Id> OpaqueIds::from_opaque(Id opaque) const {
-  if (opaque < 0 || static_cast<std::uint64_t>(opaque) > mask(width_)) {
-    return invalid_argument(fmt::format("opaque ID {} is outside 0..2^{}-1", opaque, width_));
-  }
-  std::uint64_t value = static_cast<std::uint64_t>(opaque);
-  if (Status done = invert(std::span(&value, 1)); !done.ok()) return done.error();
+  if (Status done = run(std::span(&value, 1), inverse); !done.ok()) return done.error();
   return static_cast<Id>(value);
 }
 

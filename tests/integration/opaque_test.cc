@@ -25,20 +25,11 @@ using test::http_get;
 using test::HttpReply;
 using test::ProcessResult;
 using test::run_process;
+using test::texts_of;
 
 // A key whose hex text and raw bytes are both easy to look for.
 constexpr const char* kKey = "6f70617175652d6b65792d746573742d3031323334353637383961626364";
 constexpr const char* kToken = "opaque-test-token-0123456789";
-
-std::vector<std::string> texts_of(const HttpReply& r) {
-  std::vector<std::string> out;
-  const auto json = nlohmann::json::parse(r.body);
-  if (json.contains("id")) out.push_back(json["id"].get<std::string>());
-  if (json.contains("ids")) {
-    for (const auto& s : json["ids"]) out.push_back(s.get<std::string>());
-  }
-  return out;
-}
 
 class OpaqueTest : public ::testing::Test {
  protected:
