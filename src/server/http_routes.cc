@@ -137,14 +137,11 @@ Status check_parameters(Route route, const Target& target) {
   return {};
 }
 
-// A HEAD on a route that issues numbers: the request's checks, then the
-// GET's header fields; nothing is issued, so the length is not known.
-template <typename Request>
-void answer_head(const IdService& service, const Request& request, IdFormat format,
-                 HttpResponse& response) {
-  if (Answer admitted = service.admit(request); !admitted.ok()) {
-    return set_refusal(response, admitted);
-  }
+// A HEAD on a route that issues numbers: the request's checks (`admitted`,
+// the service's admit()), then the GET's header fields; nothing is issued,
+// so the length is not known.
+void answer_head(const Answer& admitted, IdFormat format, HttpResponse& response) {
+  if (!admitted.ok()) return set_refusal(response, admitted);
   if (format != IdFormat::kJson) set_text_type(response);
   response.length_unknown = true;
 }
@@ -480,8 +477,13 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       }
       const IdRequest id_request{authorization, agent, 1};
       const IdFormat id_format = leaf ? IdFormat::kLeafText : format;
-      if (response.head) return answer_head(service, id_request, id_format, response);
-      return issue_one(service, id_request, id_format, id_form(target), response);
+      const IdForm form = id_form(target);
+      if (response.head) {
+        return answer_head(
+            form.opaque ? service.admit_opaque(id_request) : service.admit(id_request), id_format,
+            response);
+      }
+      return issue_one(service, id_request, id_format, form, response);
     }
     case Route::kIds: {
       auto count = parse_count(target);
@@ -491,8 +493,13 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
                          fmt::format("count is required (1..{})", service.config().max_batch));
       }
       const IdRequest ids_request{authorization, agent, **count};
-      if (response.head) return answer_head(service, ids_request, format, response);
-      return issue_many(service, ids_request, format, id_form(target), response);
+      const IdForm form = id_form(target);
+      if (response.head) {
+        return answer_head(
+            form.opaque ? service.admit_opaque(ids_request) : service.admit(ids_request), format,
+            response);
+      }
+      return issue_many(service, ids_request, format, form, response);
     }
     case Route::kUuid:
     case Route::kUlid:
@@ -500,7 +507,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       auto count = parse_count(target);
       if (!count.ok()) return set_invalid(response, count.error());
       const IdRequest formatted_request{authorization, agent, count->value_or(1)};
-      if (response.head) return answer_head(service, formatted_request, format, response);
+      if (response.head) return answer_head(service.admit(formatted_request), format, response);
       return issue_formatted(service, formatted_request, kind_of(route), count->has_value(), format,
                              response);
     }
@@ -513,7 +520,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
         segment_request.count = *count;
       }
       const IdFormat segment_format = route == Route::kLeafSegment ? IdFormat::kLeafText : format;
-      if (response.head) return answer_head(service, segment_request, segment_format, response);
+      if (response.head) {
+        return answer_head(service.admit(segment_request), segment_format, response);
+      }
       return issue_segment(service, segment_request, segment_format, response);
     }
     case Route::kDecode: {

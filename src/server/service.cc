@@ -146,9 +146,13 @@ Answer IdService::check_opaque_ids() const {
   return {};
 }
 
-Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out) {
+Answer IdService::admit_opaque(const IdRequest& request) const {
   if (Answer admitted = admit(request); !admitted.ok()) return admitted;
-  if (Answer on = check_opaque_ids(); !on.ok()) return on;
+  return check_opaque_ids();
+}
+
+Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out) {
+  if (Answer admitted = admit_opaque(request); !admitted.ok()) return admitted;
   const std::size_t first = out.size();
   if (Answer answer = next_ids(request, out); !answer.ok()) {
     out.resize(first);

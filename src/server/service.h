@@ -163,6 +163,8 @@ class IdService {
   // `snowid check` finds duplicates as ever (opaque IDs are distinct exactly
   // when those are).
   Answer next_opaque_ids(const IdRequest& request, std::vector<Id>& out);
+  // Everything next_opaque_ids() checks before it issues (HTTP HEAD).
+  Answer admit_opaque(const IdRequest& request) const;
   // The opaque ID of the decimal Snowflake ID `id_text`, and the Snowflake
   // ID of `opaque_text` (in `encoding`). Token, then kDisabled unless
   // opaque_key_file is set, then kInvalidArgument for text that is no ID.

@@ -131,6 +131,13 @@ TEST_F(OpaqueTest, EncodingsGiveFixedWidthTextThatSortsAsTheIds) {
     const auto text = get(port, "/v1/ids?count=3&format=text&encoding=" + encoding);
     ASSERT_EQ(text.status, 200);
     for (const auto& line : test::split_lines(text.body)) EXPECT_EQ(line.size(), width);
+    // Opaque IDs as text lines: format=opaque and Accept: text/plain.
+    const auto opaque_text = http_get(port, "/v1/ids?count=3&format=opaque&encoding=" + encoding,
+                                      {auth[0], "Accept: text/plain"});
+    ASSERT_EQ(opaque_text.status, 200) << opaque_text.body;
+    const auto lines = test::split_lines(opaque_text.body);
+    ASSERT_EQ(lines.size(), 3u) << opaque_text.body;
+    EXPECT_EQ(cli_decode(lines, encoding).size(), 3u);
   }
 }
 
@@ -162,6 +169,10 @@ TEST_F(OpaqueTest, WithoutAKeyTheRoutesAnswer404NamingTheOption) {
                                    "/v1/opaque/encode/1", "/v1/opaque/decode/1"}) {
     expect_json_error(http_get(port, target), 404, "opaque_key_file");
   }
+  // A HEAD gets the GET's refusal.
+  test::HttpConnection conn(port);
+  ASSERT_TRUE(conn.send("HEAD /v1/id?format=opaque HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(conn.read_head().status, 404);
   // Fixed-width text needs no key.
   EXPECT_EQ(http_get(port, "/v1/id?encoding=base62").status, 200);
   const auto info = nlohmann::json::parse(http_get(port, "/v1/info").body);
