@@ -212,34 +212,6 @@ TEST_F(OpaqueTest, TheKeyAppearsInNoOutput) {
   }
 }
 
-TEST_F(OpaqueTest, ABadKeyFileStopsTheStart) {
-  const std::string short_key = dir.file("short.key");
-  std::ofstream(short_key) << "tooshort-secret\n";  // 15 bytes
-  struct Case {
-    std::string path;
-    std::string says;
-  };
-  for (const Case& c :
-       {Case{short_key, "at least 16"}, Case{dir.file("absent.key"), "not a readable"},
-        Case{dir.path(), "not a readable"}}) {
-    for (const bool check_config : {false, true}) {
-      std::vector<std::string> argv = {
-          SNOWIDD_PATH, "--opaque-key-file", c.path,   "--state-dir", dir.file("state"),
-          "--http",     "127.0.0.1:0",       "--grpc", "127.0.0.1:0"};
-      if (check_config) argv.push_back("--check-config");
-      const ProcessResult r = run_process(argv, {}, std::chrono::seconds{10});
-      EXPECT_FALSE(r.timed_out) << "snowidd ran with a bad key file";
-      EXPECT_EQ(r.exit_code, 2) << r.err;
-      EXPECT_EQ(r.out, "");
-      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-      EXPECT_NE(r.err.find("snowidd: opaque_key_file " + c.path + ": "), std::string::npos)
-          << r.err;
-      EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
-      EXPECT_EQ(r.err.find("tooshort-secret"), std::string::npos) << r.err;
-    }
-  }
-}
-
 // The audit log records the Snowflake IDs behind the opaque IDs sent, so
 // `snowid check --audit` accepts them once mapped back, and would refuse
 // the opaque values themselves.
