@@ -164,6 +164,11 @@ IdForm id_form(const Target& target) {
   return form;
 }
 
+// What a GET of /v1/id or /v1/ids checks before it issues, for a HEAD.
+Answer admit_ids(const IdService& service, const IdRequest& request, IdForm form) {
+  return form.opaque ? service.admit_opaque(request) : service.admit(request);
+}
+
 void issue_one(IdService& service, const IdRequest& request, IdFormat format, IdForm form,
                HttpResponse& response) {
   if (form.opaque) {
@@ -479,9 +484,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       const IdFormat id_format = leaf ? IdFormat::kLeafText : format;
       const IdForm form = id_form(target);
       if (response.head) {
-        return answer_head(
-            form.opaque ? service.admit_opaque(id_request) : service.admit(id_request), id_format,
-            response);
+        return answer_head(admit_ids(service, id_request, form), id_format, response);
       }
       return issue_one(service, id_request, id_format, form, response);
     }
@@ -495,9 +498,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       const IdRequest ids_request{authorization, agent, **count};
       const IdForm form = id_form(target);
       if (response.head) {
-        return answer_head(
-            form.opaque ? service.admit_opaque(ids_request) : service.admit(ids_request), format,
-            response);
+        return answer_head(admit_ids(service, ids_request, form), format, response);
       }
       return issue_many(service, ids_request, format, form, response);
     }
