@@ -8,6 +8,7 @@ if(SNOWID_WERROR)
   target_compile_options(snowid_warnings INTERFACE -Werror)
 endif()
 
+# Build-only: an installed static library does not carry them to consumers.
 function(snowid_warnings target)
-  target_link_libraries(${target} PRIVATE snowid_warnings)
+  target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:snowid_warnings>)
 endfunction()

@@ -39,17 +39,37 @@ if [ "$what" = test ]; then
     # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
     # packages only recommend it) and llvm-symbolizer for readable crash reports.
     clang libclang-rt-14-dev llvm
+    # The Debian package (scripts/package.sh) and its test: man pages from
+    # --help, dpkg-shlibdeps for Depends, systemd-analyze verify on the unit
+    # (which runs man to find the unit's Documentation=).
+    help2man dpkg-dev systemd man-db
   )
 fi
+
+# The Kubernetes manifest's check (tests/kubernetes) runs on Node.js, with
+# npm's package of the Kubernetes API schemas (kubernetes-models) pinned by
+# tests/kubernetes/package-lock.json. The machine's own Node.js and npm when
+# it has them, Debian's otherwise.
+if [ "$what" = test ] && ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing: ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+kubernetes_check="$(dirname "$0")/../tests/kubernetes"
+# node_modules/.installed-lock: the lock file it was installed from.
+if [ "$what" = test ] && ! cmp -s "$kubernetes_check/package-lock.json" \
+    "$kubernetes_check/node_modules/.installed-lock"; then
+  echo "installing the Kubernetes schema check's npm packages"
+  npm ci --prefix "$kubernetes_check" --no-audit --no-fund --loglevel=error
+  cp "$kubernetes_check/package-lock.json" "$kubernetes_check/node_modules/.installed-lock"
+fi

@@ -1,13 +1,19 @@
 // The segment allocator: numbers per tag from memory, ranges from the store
 // fetched ahead by one background thread.
 //
-// Each tag has a TagState guarded by its own mutex: the current range, a
-// standby range, and the bookkeeping of the fetch in flight. A request takes
-// numbers from the current range; once the current range's prefetch mark is
-// passed it queues a fetch for the standby range; when the current range
-// runs out the standby one replaces it. Only if both are empty does a
-// request wait for the store (counted in requests_waited), and only for
-// request_timeout, or not at all while the store is known to be failing.
+// Each tag has a TagState: two range slots (current and standby), a cursor
+// into the current one, and, under the tag's mutex, the bookkeeping of the
+// fetch in flight. A request takes numbers from the current range without a
+// lock (one compare-and-swap on the cursor, see RangeCursor); the request
+// that passes the range's prefetch mark queues a fetch for the standby range;
+// when the current range runs out, the first request to notice takes the
+// tag's mutex and makes the standby range current. Only if both are empty
+// does a request wait for the store (counted in requests_waited), and only
+// for request_timeout, or not at all while the store is known to be failing.
+//
+// Tags are found without a lock too: a tag whose first fetch succeeded is
+// entered in KnownTags, an open-addressing table that readers probe with
+// atomic loads; tags not (yet) known go through the mutex-guarded map.
 //
 // The background thread makes the store calls: it takes queued fetches in
 // order, retries failed ones with exponential backoff and pings an
@@ -16,18 +22,20 @@
 // single-threaded, so every store call is made under store_mutex_; the only
 // caller besides the background thread is store_rows() (snowidd's /db).
 //
-// Lock order: tags_mutex_ before a tag's mutex before queue_mutex_;
-// store_status_mutex_ before queue_mutex_. store_mutex_ is taken with no
-// other lock held.
+// Lock order: tags_mutex_ before a tag's mutex before queue_mutex_ or
+// known_tags_mutex_; store_status_mutex_ before queue_mutex_. store_mutex_
+// is taken with no other lock held.
 #include "snowid/segment.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -42,8 +50,7 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// Numbers [next, end) of one range; the background fetch of the following
-// range starts once next reaches prefetch_at.
+// Numbers [next, end) of one range, as the snapshots show it.
 struct Buffer {
   std::int64_t next = 0;
   std::int64_t end = 0;
@@ -57,17 +64,117 @@ SegmentRangeState range_state(const Buffer& buffer) {
   return SegmentRangeState{buffer.next, buffer.end, buffer.size, buffer.prefetch_at};
 }
 
-struct TagState {
+// The cursor word: a range generation above a 30-bit offset into the range.
+// Generation g's range lives in slot g % 2.
+constexpr int kOffsetBits = 30;
+constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kOffsetBits) - 1;
+// Ranges are cut to this size so that an offset always fits its field; the
+// numbers cut off are skipped, never handed out (gaps are allowed).
+constexpr std::int64_t kMaxRangeSize = static_cast<std::int64_t>(kOffsetMask);
+static_assert(kMaxSegmentStep <= kMaxRangeSize, "a configured step must fit one range");
+
+// One range slot. Written only under the tag's mutex, and only while the slot
+// is not current (it is the standby slot); read by requests without a lock.
+struct RangeSlot {
+  std::atomic<std::int64_t> first{0};
+  std::atomic<std::int64_t> size{0};
+  std::atomic<std::int64_t> prefetch_offset{0};  // the fetch of the next range starts here
+};
+
+// Numbers of the current range, handed out without a lock.
+//
+// No-repeat invariant, request side: a request reads the cursor word (g, o),
+// then slot g % 2's first and size, then compare-and-swaps the word from
+// (g, o) to (g, o + n) with o + n <= size, and owns [first + o, first + o + n).
+// Every operation is sequentially consistent. A successful swap proves that
+// the word was still (g, o): no other request took those numbers (each swap
+// moves the offset past what it takes, and the offset never goes back within
+// a generation), and slot g % 2 still held generation g's range when it was
+// read, because the slot is refilled only after the word has moved on to
+// generation g + 1 (the swap would then have failed; generations wrap after
+// 2^34 ranges, far beyond any request's delay). Only the holder of the tag's
+// mutex moves the word to a new generation, and only once the offset has
+// reached the range's size, which no request's swap can pass.
+struct RangeCursor {
+  std::atomic<std::uint64_t> word{0};  // generation << kOffsetBits | offset
+  RangeSlot slots[2];
+
+  struct Taken {
+    std::int64_t first = 0;
+    std::int64_t count = 0;  // 0: the current range is used up
+    bool passed_prefetch_mark = false;
+  };
+
+  // Takes up to `wanted` numbers from the current range.
+  Taken take(std::int64_t wanted) {
+    std::uint64_t word_seen = word.load();
+    for (;;) {
+      const RangeSlot& slot = slots[(word_seen >> kOffsetBits) & 1];
+      const auto offset = static_cast<std::int64_t>(word_seen & kOffsetMask);
+      const std::int64_t size = slot.size.load();
+      const std::int64_t first = slot.first.load();
+      const std::int64_t prefetch_offset = slot.prefetch_offset.load();
+      if (offset >= size) return {};
+      const std::int64_t n = std::min(wanted, size - offset);
+      if (word.compare_exchange_weak(word_seen, word_seen + static_cast<std::uint64_t>(n))) {
+        return Taken{first + offset, n, offset < prefetch_offset && offset + n >= prefetch_offset};
+      }
+    }
+  }
+
+  // The current range as the snapshots show it. Requires: the tag's mutex held.
+  Buffer current() const { return buffer(word.load() >> kOffsetBits, word.load() & kOffsetMask); }
+  Buffer standby() const { return buffer((word.load() >> kOffsetBits) + 1, 0); }
+
+  std::int64_t current_offset() const {
+    return static_cast<std::int64_t>(word.load() & kOffsetMask);
+  }
+  bool current_used_up() const { return current_offset() >= current_slot().size.load(); }
+
+  // Fills the standby slot. Requires: the tag's mutex held.
+  void fill_standby(std::int64_t first, std::int64_t size, std::int64_t prefetch_offset) {
+    RangeSlot& slot = slots[((word.load() >> kOffsetBits) + 1) & 1];
+    slot.first.store(first);
+    slot.size.store(size);
+    slot.prefetch_offset.store(prefetch_offset);
+  }
+
+  // Makes the standby range current. Requires: the tag's mutex held and the
+  // current range used up, so that no request can move the word meanwhile.
+  void switch_to_standby() {
+    const std::uint64_t generation = word.load() >> kOffsetBits;
+    word.store((generation + 1) << kOffsetBits);
+  }
+
+ private:
+  const RangeSlot& current_slot() const { return slots[(word.load() >> kOffsetBits) & 1]; }
+
+  Buffer buffer(std::uint64_t generation, std::uint64_t offset) const {
+    const RangeSlot& slot = slots[generation & 1];
+    Buffer result;
+    const std::int64_t first = slot.first.load();
+    result.size = slot.size.load();
+    result.next = first + static_cast<std::int64_t>(offset);
+    result.end = first + result.size;
+    result.prefetch_at = first + slot.prefetch_offset.load();
+    return result;
+  }
+};
+
+struct TagState : std::enable_shared_from_this<TagState> {
   explicit TagState(std::string name) : tag(std::move(name)) {}
 
   const std::string tag;
-  std::mutex mutex;
+
+  // Read and written by requests without a lock; its own cache line, apart
+  // from the bookkeeping below.
+  alignas(64) RangeCursor cursor;
+
+  alignas(64) std::mutex mutex;
   std::condition_variable fetch_finished;
 
   // Everything below is guarded by `mutex`.
-  Buffer current;
-  Buffer standby;
-  bool standby_ready = false;
+  bool standby_ready = false;  // the standby slot holds the next range
   // A fetch is queued, running, or waiting to be retried. At most one at a time.
   bool fetch_pending = false;
   // Increments when a fetch succeeds or fails, so a waiting request notices.
@@ -83,12 +190,77 @@ struct TagState {
   std::int64_t step = 0;          // increment of the latest fetch
   milliseconds last_fetch_at{0};  // Clock time of the latest fetch
 
-  std::uint64_t numbers_issued = 0;
+  std::uint64_t issued_before_current = 0;  // numbers of the ranges used up
   std::uint64_t segments_fetched = 0;
   std::uint64_t requests_waited = 0;
   std::uint64_t store_errors = 0;
   microseconds fetch_latency_total{0};
   microseconds fetch_latency_max{0};
+
+  // Requires: mutex held.
+  std::uint64_t numbers_issued() const {
+    return issued_before_current + static_cast<std::uint64_t>(cursor.current_offset());
+  }
+};
+
+// The tags whose first fetch succeeded, found without a lock. Open addressing
+// with linear probing, at most half full, so every probe ends at an empty
+// slot. Entries are never removed, and the TagStates they point to live as
+// long as the allocator (the map in SegmentAllocatorImpl keeps known tags).
+// A full table is replaced by one twice its size; the old one is kept until
+// the end, since a request may still be probing it.
+class KnownTags {
+ public:
+  KnownTags() { grow(16); }
+
+  TagState* find(std::string_view tag) const {
+    const Table& table = *current_.load(std::memory_order_acquire);
+    for (std::size_t i = std::hash<std::string_view>{}(tag);; ++i) {
+      TagState* state = table.slots[i & table.mask].load(std::memory_order_acquire);
+      if (state == nullptr || state->tag == tag) return state;
+    }
+  }
+
+  // Requires: one caller at a time, and `state` not present.
+  void add(TagState* state) {
+    if ((count_ + 1) * 2 > tables_.back()->mask + 1) grow((tables_.back()->mask + 1) * 2);
+    place(*tables_.back(), state);
+    ++count_;
+  }
+
+ private:
+  struct Table {
+    explicit Table(std::size_t capacity)
+        : mask(capacity - 1), slots(std::make_unique<std::atomic<TagState*>[]>(capacity)) {}
+    std::size_t mask;
+    std::unique_ptr<std::atomic<TagState*>[]> slots;
+  };
+
+  static void place(Table& table, TagState* state) {
+    for (std::size_t i = std::hash<std::string_view>{}(state->tag);; ++i) {
+      std::atomic<TagState*>& slot = table.slots[i & table.mask];
+      if (slot.load(std::memory_order_relaxed) == nullptr) {
+        slot.store(state, std::memory_order_release);
+        return;
+      }
+    }
+  }
+
+  void grow(std::size_t capacity) {
+    auto table = std::make_unique<Table>(capacity);
+    if (!tables_.empty()) {
+      const Table& old = *tables_.back();
+      for (std::size_t i = 0; i <= old.mask; ++i) {
+        if (TagState* state = old.slots[i].load(std::memory_order_relaxed)) place(*table, state);
+      }
+    }
+    current_.store(table.get(), std::memory_order_release);
+    tables_.push_back(std::move(table));
+  }
+
+  std::atomic<const Table*> current_{nullptr};
+  std::vector<std::unique_ptr<Table>> tables_;  // every table made; the last is current
+  std::size_t count_ = 0;
 };
 
 struct StringHash {
@@ -183,13 +355,14 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       if (!state->known) continue;
       SegmentTagStats& s = result.emplace_back();
       s.tag = name;
-      s.numbers_issued = state->numbers_issued;
+      s.numbers_issued = state->numbers_issued();
       s.segments_fetched = state->segments_fetched;
       s.current_step = state->step;
       s.configured_step = state->configured_step;
+      const Buffer current = state->cursor.current();
       s.buffered_numbers =
-          state->current.left() + (state->standby_ready ? state->standby.left() : 0);
-      s.current_range_size = state->current.size;
+          current.left() + (state->standby_ready ? state->cursor.standby().left() : 0);
+      s.current_range_size = current.size;
       s.standby_ready = state->standby_ready;
       s.requests_waited = state->requests_waited;
       s.store_errors = state->store_errors;
@@ -218,8 +391,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       SegmentBufferState& view = snapshot.tags.emplace_back();
       view.tag = state->tag;
       view.initialized = state->known;
-      view.current = range_state(state->current);
-      if (state->standby_ready) view.standby = range_state(state->standby);
+      view.current = range_state(state->cursor.current());
+      if (state->standby_ready) view.standby = range_state(state->cursor.standby());
       view.standby_ready = state->standby_ready;
       view.fetch_pending = state->fetch_pending;
       view.step = state->step;
@@ -277,9 +450,24 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   // Takes `count` numbers of `tag` and passes them to `sink(first, n)` in
   // runs of consecutive numbers, waiting for the store only when both of the
   // tag's ranges are empty.
+  // The request path of a known tag takes no lock while its current range
+  // lasts: one probe of KnownTags and one compare-and-swap on the cursor.
   template <typename Sink>
   Status take(std::string_view tag, std::int64_t count, Sink&& sink) {
     if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
+    if (TagState* known = known_tags_.find(tag)) {
+      const RangeCursor::Taken taken = known->cursor.take(count);
+      if (taken.count > 0) {
+        sink(taken.first, taken.count);
+        if (taken.passed_prefetch_mark) {
+          std::lock_guard lock(known->mutex);
+          request_fetch(known->shared_from_this());
+        }
+        count -= taken.count;
+        if (count == 0) return {};
+      }
+      return take_from(known->shared_from_this(), count, sink);
+    }
     const std::shared_ptr<TagState> state = find_or_add(tag);
     Status taken = take_from(state, count, sink);
     if (!taken.ok() && taken.error().code == ErrorCode::kNotFound) forget_if_unknown(tag);
@@ -294,17 +482,17 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     std::unique_lock lock(state.mutex);
     std::int64_t remaining = count;
     while (remaining > 0) {
-      if (state.current.left() == 0 && state.standby_ready) {
-        state.current = state.standby;
-        state.standby_ready = false;
+      // Requests without the lock may take numbers meanwhile, so the cursor
+      // decides; under the lock the range can only shrink, never switch.
+      const RangeCursor::Taken taken = state.cursor.take(remaining);
+      if (taken.count > 0) {
+        sink(taken.first, taken.count);
+        remaining -= taken.count;
+        if (taken.passed_prefetch_mark) request_fetch(shared);
+        continue;
       }
-      if (state.current.left() > 0) {
-        const std::int64_t n = std::min(remaining, state.current.left());
-        sink(state.current.next, n);
-        state.current.next += n;
-        state.numbers_issued += static_cast<std::uint64_t>(n);
-        remaining -= n;
-        if (state.current.next >= state.current.prefetch_at) request_fetch(shared);
+      if (state.standby_ready) {
+        make_standby_current(state);
         continue;
       }
       if (!waited) {
@@ -448,7 +636,9 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       state->retry_delay = milliseconds{0};
       ++state->segments_fetched;
       // With prefetch_at_used_fraction 0 a fresh current range wants its standby at once.
-      if (state->current.next >= state->current.prefetch_at) request_fetch(state);
+      if (state->cursor.current().next >= state->cursor.current().prefetch_at) {
+        request_fetch(state);
+      }
     } else {
       ++state->store_errors;
       state->last_error = accepted.error();
@@ -470,10 +660,11 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   // No-repeat invariant, allocator side: every number handed out for a tag
   // comes from a range the store gave this allocator alone (see
   // segment_store.cc), and ranges are accepted in strictly increasing order:
-  // a range must start at or above the end of the previous one. Numbers are
-  // handed out in order under the tag's mutex, so they strictly increase and
-  // none is handed out twice. A store that goes back (max_id lowered by hand,
-  // a restored backup) is refused here instead of repeating numbers.
+  // a range must start at or above the end of the previous one. Within a
+  // range, RangeCursor hands each number out once and in order, so a tag's
+  // numbers strictly increase and none is handed out twice. A store that goes
+  // back (max_id lowered by hand, a restored backup) is refused here instead
+  // of repeating numbers.
   // Requires: state.mutex held.
   Status accept_range(TagState& state, const SegmentRange& range,
                       std::optional<std::int64_t> increment) {
@@ -484,24 +675,31 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
                                range.first, range.end, state.tag, state.accepted_end)};
     }
     state.accepted_end = range.end;
+    if (!state.known) {
+      std::lock_guard tags_lock(known_tags_mutex_);
+      known_tags_.add(&state);
+    }
     state.known = true;
     state.configured_step = range.configured_step;
     state.step = increment.value_or(range.configured_step);
     state.last_fetch_at = clock_.now();
-    Buffer buffer;
-    buffer.next = range.first;
-    buffer.end = range.end;
-    buffer.size = range.end - range.first;
+    // Numbers past kMaxRangeSize are skipped: accepted_end stays the range's end.
+    const std::int64_t size = std::min(range.end - range.first, kMaxRangeSize);
     const double fraction = std::clamp(options_.prefetch_at_used_fraction, 0.0, 1.0);
-    buffer.prefetch_at = range.first + static_cast<std::int64_t>(
-                                           std::floor(fraction * static_cast<double>(buffer.size)));
-    if (state.current.left() == 0) {
-      state.current = buffer;
-    } else {
-      state.standby = buffer;
-      state.standby_ready = true;
-    }
+    const auto prefetch_offset =
+        static_cast<std::int64_t>(std::floor(fraction * static_cast<double>(size)));
+    state.cursor.fill_standby(range.first, size, prefetch_offset);
+    state.standby_ready = true;
+    if (state.cursor.current_used_up()) make_standby_current(state);
     return {};
+  }
+
+  // Requires: state.mutex held, state.standby_ready, and the current range
+  // used up (RangeCursor::switch_to_standby).
+  static void make_standby_current(TagState& state) {
+    state.issued_before_current += static_cast<std::uint64_t>(state.cursor.current().size);
+    state.cursor.switch_to_standby();
+    state.standby_ready = false;
   }
 
   std::unique_ptr<SegmentStore> store_;
@@ -509,8 +707,12 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   const SegmentAllocatorOptions options_;
   Clock& clock_;
 
+  // Every tag requested whose first fetch succeeded or is pending. Known tags
+  // are never removed, which keeps known_tags_' pointers valid.
   mutable std::shared_mutex tags_mutex_;
   std::unordered_map<std::string, std::shared_ptr<TagState>, StringHash, std::equal_to<>> tags_;
+  std::mutex known_tags_mutex_;  // serialises known_tags_.add
+  KnownTags known_tags_;
 
   mutable std::mutex store_status_mutex_;
   std::string store_error_;  // empty while the store answers

@@ -416,11 +416,72 @@ TEST(SegmentAllocator, SteadyStateRequestsNeverWaitForTheStore) {
   EXPECT_GT(stats.current_step, 10000);  // ranges went fast: the step grew
 }
 
-// A store that hands out the same range again (as after max_id was lowered
-// by hand or a backup restored): the allocator must refuse it.
-class RewoundStore final : public SegmentStore {
+// Ranges of one to eight numbers, so that nearly every request races the
+// switch to the next range; batches larger than a range take the lock-free
+// path, the switch and the wait in one call.
+TEST(SegmentAllocator, RangeSwitchesUnderContentionNeverRepeatOrReorder) {
+  TempDir dir;
+  auto store = sqlite_store(dir);
+  ASSERT_TRUE(store->create_tag("tiny", 1, 1, "").ok());
+  SegmentAllocatorOptions options;
+  options.max_step = 8;
+  options.prefetch_at_used_fraction = 0.0;  // the standby is fetched as soon as a range starts
+  auto allocator = allocator_on(std::move(store), options);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::int64_t>> per_thread(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::int64_t>& mine = per_thread[static_cast<std::size_t>(t)];
+      for (int i = 0; i < 150; ++i) {
+        const std::size_t count = static_cast<std::size_t>(1 + (i + t) % 7);
+        ASSERT_TRUE(allocator->next("tiny", count, mine).ok());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(test::check_unique_and_increasing(per_thread), "");
+  std::uint64_t taken = 0;
+  for (const auto& numbers : per_thread) taken += numbers.size();
+  EXPECT_EQ(stats_of(*allocator, "tiny").numbers_issued, taken);
+}
+
+// Tags become known (and enter the lock-free table, which grows) while other
+// threads read the tags already known.
+TEST(SegmentAllocator, TagsAddedWhileOthersAreReadNeverShareANumber) {
+  TempDir dir;
+  SegmentAllocatorOptions options;
+  options.auto_create_tags = true;
+  options.auto_create_step = 20;
+  options.max_step = 40;
+  auto allocator = allocator_on(sqlite_store(dir), options);
+  constexpr int kThreads = 4;
+  constexpr int kTags = 70;  // past several of the table's doublings
+  std::vector<std::vector<std::vector<std::int64_t>>> per_tag_thread(
+      kTags, std::vector<std::vector<std::int64_t>>(kThreads));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 3000; ++i) {
+        const int tag = (i * (t + 1) / 7) % kTags;
+        auto number = allocator->next("tag" + std::to_string(tag));
+        ASSERT_TRUE(number.ok()) << number.error().message;
+        per_tag_thread[static_cast<std::size_t>(tag)][static_cast<std::size_t>(t)].push_back(
+            *number);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int tag = 0; tag < kTags; ++tag) {
+    EXPECT_EQ(test::check_unique_and_increasing(per_tag_thread[static_cast<std::size_t>(tag)]), "")
+        << "tag" << tag;
+  }
+  EXPECT_EQ(allocator->stats().size(), static_cast<std::size_t>(kTags));
+}
+
+// A store made up in a test: it answers every call but take_range at once.
+class RangeOnlyStore : public SegmentStore {
  public:
-  const char* kind() const override { return "rewound"; }
   Status ping() override { return {}; }
   Status create_tag(std::string_view, std::int64_t, std::int64_t, std::string_view) override {
     return {};
@@ -429,6 +490,45 @@ class RewoundStore final : public SegmentStore {
     return std::vector<SegmentTagRecord>{};
   }
   Status set_step(std::string_view, std::int64_t) override { return {}; }
+};
+
+// A store whose ranges are wider than one range of the allocator can hold
+// (2^30 - 1 numbers): the rest of each range is skipped, never wrapped.
+class WideRangeStore final : public RangeOnlyStore {
+ public:
+  static constexpr std::int64_t kWidth = std::int64_t{1} << 40;
+  const char* kind() const override { return "wide"; }
+  Result<SegmentRange> take_range(std::string_view, std::optional<std::int64_t>) override {
+    const std::int64_t first = next_first_;
+    next_first_ += kWidth;
+    return SegmentRange{first, first + kWidth, kWidth};
+  }
+
+ private:
+  std::int64_t next_first_ = 0;
+};
+
+TEST(SegmentAllocator, ARangeWiderThanTheCursorIsCutNotWrapped) {
+  SegmentAllocatorOptions options;
+  options.prefetch_at_used_fraction = 1.0;  // keep the second range unfetched
+  auto allocator = allocator_on(std::make_unique<WideRangeStore>(), options);
+  constexpr std::int64_t kCut = (std::int64_t{1} << 30) - 1;
+  std::vector<std::int64_t> numbers;
+  ASSERT_TRUE(allocator->next("wide", 1000, numbers).ok());
+  EXPECT_EQ(numbers.front(), 0);
+  EXPECT_EQ(numbers.back(), 999);
+  const SegmentBuffersSnapshot buffers = allocator->buffers(1);
+  ASSERT_EQ(buffers.tags.size(), 1u);
+  EXPECT_EQ(buffers.tags[0].current.next, 1000);
+  EXPECT_EQ(buffers.tags[0].current.size, kCut);
+  EXPECT_EQ(buffers.tags[0].current.end, kCut);  // not the store's 2^40
+}
+
+// A store that hands out the same range again (as after max_id was lowered
+// by hand or a backup restored): the allocator must refuse it.
+class RewoundStore final : public RangeOnlyStore {
+ public:
+  const char* kind() const override { return "rewound"; }
   Result<SegmentRange> take_range(std::string_view, std::optional<std::int64_t>) override {
     return SegmentRange{1, 11, 10};
   }

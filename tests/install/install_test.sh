@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `cmake --install` into a temporary prefix, then a program outside the tree
+# built against it twice: with find_package(snowid) (tests/install/consumer)
+# and with pkg-config. Each must print three increasing IDs of node 3/7.
+# Also checks that only the public headers are installed and that
+# snowid::core's link interface names no server-only library.
+#   install_test.sh BUILD_DIR CXX_COMPILER
+set -euo pipefail
+build=$1
+cxx=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# expect_ids FILE: three lines "<id> 3/7", the IDs strictly increasing.
+expect_ids() {
+  local last=0 lines=0 id node
+  while read -r id node; do
+    [[ $id =~ ^[0-9]+$ ]] || fail "$1: not an ID: $id"
+    [ "$node" = 3/7 ] || fail "$1: node $node, want 3/7"
+    [ "$id" -gt "$last" ] || fail "$1: $id does not follow $last"
+    last=$id
+    lines=$((lines + 1))
+  done <"$1"
+  [ "$lines" -eq 3 ] || fail "$1: $lines lines, want 3"
+}
+
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+
+# The public headers of snowid::core, and nothing of the libraries that are
+# not installed (coordinators, segment stores).
+for header in clock decode error generator id_formats layout time_text; do
+  [ -f "$prefix/include/snowid/$header.h" ] || fail "include/snowid/$header.h not installed"
+done
+for header in coordinator etcd_coordinator segment segment_store; do
+  [ ! -e "$prefix/include/snowid/$header.h" ] || fail "include/snowid/$header.h installed"
+done
+[ -x "$prefix/bin/snowid" ] && [ -x "$prefix/bin/snowidd" ] || fail "binaries not installed"
+targets=$(find "$prefix" -name 'snowidTargets*.cmake')
+[ -n "$targets" ] || fail "no snowidTargets.cmake"
+if grep -Eiq 'grpc|spdlog|boost|sqlite|libpq|hiredis|zookeeper|protobuf' $targets; then
+  fail "snowid::core's interface names a server-only library: $(grep -Eio 'grpc|spdlog|boost|sqlite|libpq|hiredis|zookeeper|protobuf' $targets | sort -u | tr '\n' ' ')"
+fi
+
+# find_package(snowid CONFIG REQUIRED) + snowid::core.
+cmake -S "$here/consumer" -B "$work/consumer" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" ||
+  { cat "$work/configure.log"; fail "the consumer does not configure"; }
+cmake --build "$work/consumer" >"$work/build.log" ||
+  { cat "$work/build.log"; fail "the consumer does not build"; }
+"$work/consumer/app" >"$work/cmake-ids.txt"
+expect_ids "$work/cmake-ids.txt"
+echo "find_package: $(head -1 "$work/cmake-ids.txt")"
+
+# The same program through pkg-config (a static library: --static).
+pc_dir=$(dirname "$(find "$prefix" -name snowid.pc)")
+[ "$(PKG_CONFIG_PATH=$pc_dir pkg-config --modversion snowid)" = "$(
+  "$prefix/bin/snowid" --version | cut -d' ' -f2)" ] || fail "snowid.pc's version is not snowid's"
+read -r -a flags <<<"$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --static --libs snowid)"
+"$cxx" -std=c++20 "$here/consumer/main.cc" -o "$work/pkg-config-app" "${flags[@]}" ||
+  fail "the consumer does not build with pkg-config's flags: ${flags[*]}"
+"$work/pkg-config-app" >"$work/pkg-config-ids.txt"
+expect_ids "$work/pkg-config-ids.txt"
+echo "pkg-config: $(head -1 "$work/pkg-config-ids.txt")"
