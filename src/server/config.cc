@@ -31,7 +31,7 @@ using Rows = OptionRows<ServerConfig>;
 using option::shown;
 
 // The server's own rows, in table order: max_batch; later bearer_token,
-// token_file, log_level and log_format; later segment_store.
+// token_file, opaque_key_file, log_level and log_format; later segment_store.
 Rows batch_rows() {
   return {{"max_batch",
            option::number(&ServerConfig::max_batch, std::uint32_t{1'000'000}),
@@ -46,6 +46,10 @@ Rows access_rows() {
        option::secret(&ServerConfig::bearer_token),
        {}},
       {"token_file", option::text(&ServerConfig::token_file), shown(&ServerConfig::token_file), {}},
+      {"opaque_key_file",
+       option::text(&ServerConfig::opaque_key_file),
+       shown(&ServerConfig::opaque_key_file),
+       {}},
       {"log_level",
        [](ServerConfig& c, const std::string& v) -> Status {
          for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
@@ -149,6 +153,13 @@ Status load_token_file(ServerConfig& config) {
     return invalid_argument(fmt::format("token_file {}: the token is empty", path));
   config.bearer_token = std::move(token);
   return {};
+}
+
+Result<std::unique_ptr<OpaqueIds>> load_opaque_ids(const ServerConfig& config) {
+  if (config.opaque_key_file.empty()) return std::unique_ptr<OpaqueIds>();
+  auto loaded = OpaqueIds::from_key_file(config.opaque_key_file);
+  if (!loaded.ok()) return invalid_argument("opaque_key_file " + loaded.error().message);
+  return loaded;
 }
 
 std::string effective_config_toml(const ServerConfig& config) {

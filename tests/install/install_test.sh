@@ -36,7 +36,7 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 
 # The public headers of snowid::core, and nothing of the libraries that are
 # not installed (coordinators, segment stores).
-for header in clock decode error generator id_formats layout time_text; do
+for header in clock decode error generator id_encoding id_formats layout opaque_id time_text; do
   [ -f "$prefix/include/snowid/$header.h" ] || fail "include/snowid/$header.h not installed"
 done
 for header in coordinator etcd_coordinator segment segment_store; do
