@@ -8,6 +8,9 @@
 //   BM_LongestCallAtCap        the slowest single next() while saturating the cap
 //   BM_Batch1000               next(span) of 1000 IDs, 22 sequence bits
 //   BM_SharedByThreads         several threads on one generator
+//   BM_OpaqueOne               next() then its opaque ID (opaque_id.h), one at a time
+//   BM_OpaqueBatch1000         next(span) of 1000 IDs, then their opaque IDs in place
+//   BM_EncodeBase58            one ID as fixed-width base58 text (id_encoding.h)
 #include <benchmark/benchmark.h>
 #include <x86intrin.h>
 
@@ -17,6 +20,8 @@
 #include <vector>
 
 #include "snowid/generator.h"
+#include "snowid/id_encoding.h"
+#include "snowid/opaque_id.h"
 
 namespace snowid {
 namespace {
@@ -181,6 +186,43 @@ void BM_SharedByThreads(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_SharedByThreads)->Arg(12)->Arg(22)->Threads(2)->MinTime(2.0)->UseRealTime();
+
+std::unique_ptr<OpaqueIds> bench_opaque_ids() {
+  return std::move(*OpaqueIds::create("benchmark key, sixteen bytes or more"));
+}
+
+void BM_OpaqueOne(benchmark::State& state) {
+  auto g = make(ClockPolicy::kMonotonic, 22);
+  auto opaque = bench_opaque_ids();
+  for (auto _ : state) benchmark::DoNotOptimize(opaque->to_opaque(*g->next()));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_OpaqueOne)->MinTime(1.0);
+
+void BM_OpaqueBatch1000(benchmark::State& state) {
+  auto g = make(ClockPolicy::kMonotonic, 22);
+  auto opaque = bench_opaque_ids();
+  std::vector<Id> ids(1000);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(g->next(ids).ok());
+    benchmark::DoNotOptimize(
+        opaque->permute(std::span(reinterpret_cast<std::uint64_t*>(ids.data()), ids.size())).ok());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 1000);
+}
+BENCHMARK(BM_OpaqueBatch1000)->MinTime(1.0);
+
+void BM_EncodeBase58(benchmark::State& state) {
+  auto g = make(ClockPolicy::kMonotonic, 22);
+  char text[kMaxEncodedIdLength];
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(encode_id(*g->next(), IdEncoding::kBase58, text));
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_EncodeBase58)->MinTime(1.0);
 
 }  // namespace
 }  // namespace snowid

@@ -63,7 +63,7 @@ function(snowid_install_package)
           DESTINATION ${SNOWID_INSTALL_CMAKEDIR} COMPONENT development)
 
   # pkg-config: snowid::core only. The library is static, so what it links
-  # (fmt, threads) is in the .private fields: `pkg-config --static --libs`.
+  # (fmt, libcrypto, threads) is in the .private fields: `pkg-config --static --libs`.
   file(RELATIVE_PATH SNOWID_PC_PREFIX_FROM_PCFILEDIR /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig
        /prefix)
   string(REGEX REPLACE "/$" "" SNOWID_PC_PREFIX_FROM_PCFILEDIR "${SNOWID_PC_PREFIX_FROM_PCFILEDIR}")

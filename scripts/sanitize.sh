@@ -3,7 +3,8 @@
 # (./build-asan: clang, built by scripts/asan-build.sh with the fuzz targets)
 # and under ThreadSanitizer (./build-tsan: GCC), except the fault scenarios
 # (label chaos): they are load and timing tests of whole processes, run in
-# the normal build by scripts/test.sh, and are not built here. -O1 with line
+# the normal build by scripts/test.sh, and are not built here; nor is the
+# status page's test in headless Chromium (label browser). -O1 with line
 # tables: reports keep file and line, and the builds take about half the
 # time of -O2 with full debug information.
 #
@@ -32,7 +33,7 @@ build_tsan() {
 tests() {  # runs ctest in build directory $1
   (cd "$1" &&
     TSAN_OPTIONS="suppressions=$PWD/../tests/sanitizers/tsan.supp halt_on_error=1" \
-    ctest --output-on-failure --parallel "$(nproc)" --timeout 900 --label-exclude chaos \
+    ctest --output-on-failure --parallel "$(nproc)" --timeout 900 --label-exclude 'chaos|browser' \
       --no-tests=error)
 }
 

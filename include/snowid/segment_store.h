@@ -47,12 +47,35 @@ struct SegmentTagRecord {
   std::string updated_at;  // "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, as the database wrote it
 };
 
-// Numbers [first, end) now owned by the caller alone.
+// Numbers first, first + stride, first + 2 * stride, ... below end, now
+// owned by the caller alone. A single store's ranges are dense (stride 1); a
+// ticket-server set's (open_ticket_store) keep one residue class.
 struct SegmentRange {
   std::int64_t first = 0;
   std::int64_t end = 0;              // exclusive; the tag's new max_id
   std::int64_t configured_step = 0;  // the tag's step column when the range was taken
+  std::int64_t stride = 1;
+  // Which store of a ticket-server set gave the range (0 for a single
+  // store). Ranges of one source never overlap and come in increasing order;
+  // ranges of different sources overlap as intervals but share no number.
+  std::size_t source = 0;
 };
+
+// A ticket server's place in its set (Flickr's auto_increment_increment and
+// auto_increment_offset; Tinyid's delta and remainder): the store hands out
+// only numbers n with n % increment == remainder. Recorded in the store
+// itself, once, so that every node agrees on it. {1, 0}: a store of its own.
+struct TicketIdentity {
+  std::int64_t increment = 1;  // 1..kMaxTicketIncrement
+  std::int64_t remainder = 0;  // 0..increment-1
+
+  bool operator==(const TicketIdentity&) const = default;
+};
+inline constexpr std::int64_t kMaxTicketIncrement = 64;
+
+// kInvalidArgument unless 1 <= increment <= kMaxTicketIncrement and
+// 0 <= remainder < increment.
+Status validate_ticket_identity(TicketIdentity identity);
 
 struct SegmentStoreOptions {
   // Longest time one call may take, connection included. PostgreSQL: also
@@ -93,10 +116,21 @@ class SegmentStore {
   // then skipped, never handed out (the caller must not retry with a guess).
   virtual Result<SegmentRange> take_range(std::string_view tag,
                                           std::optional<std::int64_t> increment) = 0;
+
+  // The identity recorded in the store; {1, 0} if none (the default for
+  // stores that cannot be ticket servers).
+  virtual Result<TicketIdentity> ticket_identity() { return TicketIdentity{}; }
+
+  // Records the identity. Only on a store without tags, since numbers it
+  // handed out densely would collide with another ticket server's; a store
+  // that already has an identity accepts only the same one again.
+  virtual Status set_ticket_identity(TicketIdentity identity);
 };
 
 // Opens the store a URL names. The schema (sql/segments.sql) is created if
-// missing, on first use.
+// missing, on first use. Several URLs separated by spaces name a
+// ticket-server set (open_ticket_store), each store with its identity
+// recorded by set_ticket_identity.
 //   sqlite:///var/lib/snowid/segments.db   absolute path (three slashes)
 //   sqlite://segments.db                   path relative to the working directory
 //   postgresql://user@host:5432/db?...     libpq connection URI (also postgres://)
@@ -109,6 +143,19 @@ class SegmentStore {
 // unknown scheme or a URL that cannot be parsed.
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
                                                          const SegmentStoreOptions& options = {});
+
+// Independent stores serving every tag together, Flickr's ticket servers:
+// store k hands out only numbers of its own residue class (its
+// TicketIdentity), so the stores never hand out the same number, and a tag is
+// served from whichever store answers. Numbers stay unique across stores but
+// are ordered only within each store's ranges, which are taken from the
+// stores in turn. Every member needs an identity
+// (increment >= 2) with the same increment and a remainder of its own, at
+// most `increment` members: checked here for the stores that answer, and for
+// the others when they first answer (a store that disagrees is never used).
+// A store that fails is skipped for a backoff that doubles up to 30 s.
+Result<std::unique_ptr<SegmentStore>> open_ticket_store(
+    std::vector<std::unique_ptr<SegmentStore>> members);
 
 // The URL the CLI uses without --segment-store: the default state directory.
 inline constexpr std::string_view kDefaultSegmentStoreUrl = "sqlite://.snowid/segments.db";

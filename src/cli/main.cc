@@ -25,9 +25,11 @@
 #include "layout_args.h"
 #include "layout_drawing.h"
 #include "node_id_command.h"
+#include "opaque_commands.h"
 #include "segment_commands.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
+#include "snowid/id_encoding.h"
 #include "snowid/id_formats.h"
 #include "snowid/layout.h"
 #include "snowid/time_text.h"
@@ -273,10 +275,19 @@ std::string formatted_id_line(const DecodedId& decoded) {
   return line;
 }
 
-int run_decode(const std::vector<std::string>& ids, bool json, const LayoutArgs& layout_args) {
+// `encoding`: empty to tell each ID by its shape, else the name of the
+// encoding (id_encoding.h) every ID is written in, a Snowflake ID.
+int run_decode(const std::vector<std::string>& ids, bool json, const std::string& encoding,
+               const LayoutArgs& layout_args) {
   const Layout layout = or_usage_error(layout_args.resolve_layout());
+  std::optional<IdEncoding> given;
+  if (!encoding.empty()) given = or_usage_error(parse_id_encoding(encoding));
   std::vector<DecodedId> decoded;
-  for (const std::string& text : ids) decoded.push_back(or_usage_error(decode_text(text, layout)));
+  for (const std::string& text : ids) {
+    const std::string shaped =
+        given ? encode_id(or_usage_error(decode_id(text, *given)), IdEncoding::kDecimal) : text;
+    decoded.push_back(or_usage_error(decode_text(shaped, layout)));
+  }
   for (const DecodedId& any : decoded) {
     if (json) {
       std::printf("%s\n", decoded_json(any).dump().c_str());
@@ -394,10 +405,14 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> ids;
   bool decode_json = false;
+  std::string decode_encoding;
   auto* dec = app.add_subcommand(
       "decode", "Print the fields of IDs: Snowflake (decimal), UUID, ULID or ObjectId");
   dec->add_option("ids", ids, "IDs to decode, each recognised by its shape")->required();
   dec->add_flag("--json", decode_json, "One JSON object per line");
+  dec->add_option("--encoding", decode_encoding,
+                  "Every ID is a Snowflake ID in this text: hex, base32, base58, base62 or "
+                  "decimal (default: each recognised by its shape)");
   layout_args.add_to(*dec);
 
   ComposeArgs compose_args;
@@ -459,6 +474,7 @@ int run(int argc, char** argv) {
   SegmentCommands segment(app);
   CheckCommand check(app, layout_args);
   StateCommands state(app, layout_args);
+  OpaqueCommands opaque(app);
 
   try {
     app.parse(argc, argv);
@@ -480,8 +496,9 @@ int run(int argc, char** argv) {
     if (auto code = state.run()) return *code;
     if (segment.parsed()) return segment.run();
     if (check.parsed()) return check.run();
+    if (opaque.parsed()) return opaque.run();
     int code = kExitUsage;
-    if (dec->parsed()) code = run_decode(ids, decode_json, layout_args);
+    if (dec->parsed()) code = run_decode(ids, decode_json, decode_encoding, layout_args);
     if (comp->parsed()) code = run_compose(compose_args, layout_args);
     if (lay->parsed()) code = run_layout(layout_json_flag, layout_args);
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

@@ -83,6 +83,15 @@ SegmentCommands::SegmentCommands(CLI::App& app) {
   set_step_->add_option("tag", tag_, "Tag name")->required();
   set_step_->add_option("step", new_step_, "New step")->required();
   set_step_->add_option("--segment-store", store_url_, store_help);
+
+  ticket_init_ = segment_->add_subcommand(
+      "ticket-init",
+      "Make an empty store ticket server OFFSET of INCREMENT: it hands out only numbers n with "
+      "n % INCREMENT == OFFSET; list such stores separated by spaces as segment_store");
+  ticket_init_->add_option("--increment", increment_, "Stores in the set (2..64)")->required();
+  ticket_init_->add_option("--offset", offset_, "This store's remainder (0..INCREMENT-1)")
+      ->required();
+  ticket_init_->add_option("--segment-store", store_url_, store_help);
 }
 
 bool SegmentCommands::parsed() const { return segment_->parsed(); }
@@ -107,6 +116,21 @@ int SegmentCommands::run() const {
     step = *parsed_step;
   }
 
+  TicketIdentity identity;
+  if (ticket_init_->parsed()) {
+    auto increment = parse_int64(increment_, kMaxTicketIncrement, "--increment");
+    if (!increment.ok()) return report(increment.error());
+    auto offset = parse_int64(offset_, kMaxTicketIncrement, "--offset");
+    if (!offset.ok()) return report(offset.error());
+    identity = {*increment, *offset};
+    if (Status valid = validate_ticket_identity(identity); !valid.ok()) {
+      return report(valid.error());
+    }
+    if (identity.increment < 2) {
+      return report(invalid_argument("--increment must be at least 2 (a set of stores)"));
+    }
+  }
+
   auto store = open_store(store_url_);
   if (!store.ok()) return report(store.error());
 
@@ -115,6 +139,13 @@ int SegmentCommands::run() const {
     if (!created.ok()) return report(created.error());
     std::printf("created tag %s: first number %lld, step %lld\n", tag_.c_str(),
                 static_cast<long long>(start), static_cast<long long>(step));
+  } else if (ticket_init_->parsed()) {
+    Status recorded = (*store)->set_ticket_identity(identity);
+    if (!recorded.ok()) return report(recorded.error());
+    std::printf(
+        "ticket server %lld of %lld: hands out numbers n with n %% %lld == %lld\n",
+        static_cast<long long>(identity.remainder), static_cast<long long>(identity.increment),
+        static_cast<long long>(identity.increment), static_cast<long long>(identity.remainder));
   } else if (set_step_->parsed()) {
     Status changed = (*store)->set_step(tag_, step);
     if (!changed.ok()) return report(changed.error());

@@ -29,12 +29,15 @@ class SegmentCommands {
   CLI::App* create_ = nullptr;
   CLI::App* list_ = nullptr;
   CLI::App* set_step_ = nullptr;
+  CLI::App* ticket_init_ = nullptr;
   std::string store_url_;
   std::string tag_;
   std::string start_ = "1";
   std::string step_ = "1000";
   std::string description_;
   std::string new_step_;
+  std::string increment_;
+  std::string offset_;
 };
 
 }  // namespace snowid::cli

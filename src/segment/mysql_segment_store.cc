@@ -70,6 +70,7 @@ struct TableLayout {
   std::string tag_column;
   std::string description;  // an expression: Leaf's description may be NULL
   std::string updated_column;
+  bool leaf = false;
 };
 
 SegmentStatements mysql_statements(const TableLayout& layout) {
@@ -96,8 +97,20 @@ SegmentStatements mysql_statements(const TableLayout& layout) {
                               t, tag, updated),
       .list_tags =
           fmt::format("SELECT {1}, max_id, step, {2}, COALESCE(CAST({3} AS CHAR), '') FROM {0} "
-                      "ORDER BY {1} LIMIT $1",
+                      "WHERE {1} NOT LIKE '#%' ORDER BY {1} LIMIT $1",
                       t, tag, layout.description, updated),
+      .read_identity = fmt::format("SELECT step, max_id FROM {} WHERE {} = '#ticket'", t, tag),
+      // Only snowid's own table records a ticket identity: in Leaf's, Leaf
+      // servers would take the row for a tag.
+      .write_identity =
+          layout.leaf ? std::string()
+                      : fmt::format("INSERT INTO {0} ({1}, max_id, step, description) "
+                                    "SELECT '#ticket', $1, $2, 'ticket-server identity: step = "
+                                    "increment, max_id = remainder' FROM DUAL "
+                                    "WHERE NOT EXISTS (SELECT 1 FROM {0}) "
+                                    "ON DUPLICATE KEY UPDATE {1} = {0}.{1}; "
+                                    "SELECT 1 FROM DUAL WHERE ROW_COUNT() = 1",
+                                    t, tag),
   };
 }
 
@@ -248,14 +261,14 @@ Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view 
   if (layout_name == "snowid") {
     if (!table.empty())
       return bad_url("table= is for layout=leaf; snowid's table is snowid_segments");
-    layout = {"snowid_segments", "tag", "description", "updated_at"};
+    layout = {"snowid_segments", "tag", "description", "updated_at", false};
     connection.create_table_sql = kSegmentsMysqlSchemaSql;
   } else if (layout_name == "leaf") {
     if (table.empty()) table = "leaf_alloc";
     if (!plain_identifier(table)) {
       return bad_url("table must be 1 to 64 letters, digits or '_'");
     }
-    layout = {table, "biz_tag", "COALESCE(description, '')", "update_time"};
+    layout = {table, "biz_tag", "COALESCE(description, '')", "update_time", true};
     connection.missing_table_hint =
         "layout=leaf serves an existing Meituan Leaf table and never creates one";
   } else {

@@ -50,14 +50,16 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// Numbers [next, end) of one range, as the snapshots show it.
+// One range as the snapshots show it: numbers from next (every stride-th)
+// below end are still to be handed out.
 struct Buffer {
   std::int64_t next = 0;
   std::int64_t end = 0;
   std::int64_t prefetch_at = 0;
-  std::int64_t size = 0;
+  std::int64_t size = 0;  // numbers the range held
+  std::int64_t stride = 1;
 
-  std::int64_t left() const { return end - next; }
+  std::int64_t left() const { return (end - next) / stride; }
 };
 
 SegmentRangeState range_state(const Buffer& buffer) {
@@ -77,7 +79,8 @@ static_assert(kMaxSegmentStep <= kMaxRangeSize, "a configured step must fit one 
 // is not current (it is the standby slot); read by requests without a lock.
 struct RangeSlot {
   std::atomic<std::int64_t> first{0};
-  std::atomic<std::int64_t> size{0};
+  std::atomic<std::int64_t> size{0};    // numbers in the range
+  std::atomic<std::int64_t> stride{1};  // between consecutive numbers (ticket servers: > 1)
   std::atomic<std::int64_t> prefetch_offset{0};  // the fetch of the next range starts here
 };
 
@@ -85,7 +88,8 @@ struct RangeSlot {
 //
 // No-repeat invariant, request side: a request reads the cursor word (g, o),
 // then slot g % 2's first and size, then compare-and-swaps the word from
-// (g, o) to (g, o + n) with o + n <= size, and owns [first + o, first + o + n).
+// (g, o) to (g, o + n) with o + n <= size, and owns the numbers first + i *
+// stride for o <= i < o + n.
 // Every operation is sequentially consistent. A successful swap proves that
 // the word was still (g, o): no other request took those numbers (each swap
 // moves the offset past what it takes, and the offset never goes back within
@@ -102,6 +106,7 @@ struct RangeCursor {
   struct Taken {
     std::int64_t first = 0;
     std::int64_t count = 0;  // 0: the current range is used up
+    std::int64_t stride = 1;
     bool passed_prefetch_mark = false;
   };
 
@@ -113,11 +118,13 @@ struct RangeCursor {
       const auto offset = static_cast<std::int64_t>(word_seen & kOffsetMask);
       const std::int64_t size = slot.size.load();
       const std::int64_t first = slot.first.load();
+      const std::int64_t stride = slot.stride.load();
       const std::int64_t prefetch_offset = slot.prefetch_offset.load();
       if (offset >= size) return {};
       const std::int64_t n = std::min(wanted, size - offset);
       if (word.compare_exchange_weak(word_seen, word_seen + static_cast<std::uint64_t>(n))) {
-        return Taken{first + offset, n, offset < prefetch_offset && offset + n >= prefetch_offset};
+        return Taken{first + offset * stride, n, stride,
+                     offset < prefetch_offset && offset + n >= prefetch_offset};
       }
     }
   }
@@ -132,10 +139,12 @@ struct RangeCursor {
   bool current_used_up() const { return current_offset() >= current_slot().size.load(); }
 
   // Fills the standby slot. Requires: the tag's mutex held.
-  void fill_standby(std::int64_t first, std::int64_t size, std::int64_t prefetch_offset) {
+  void fill_standby(std::int64_t first, std::int64_t size, std::int64_t stride,
+                    std::int64_t prefetch_offset) {
     RangeSlot& slot = slots[((word.load() >> kOffsetBits) + 1) & 1];
     slot.first.store(first);
     slot.size.store(size);
+    slot.stride.store(stride);
     slot.prefetch_offset.store(prefetch_offset);
   }
 
@@ -153,10 +162,12 @@ struct RangeCursor {
     const RangeSlot& slot = slots[generation & 1];
     Buffer result;
     const std::int64_t first = slot.first.load();
+    const std::int64_t stride = slot.stride.load();
     result.size = slot.size.load();
-    result.next = first + static_cast<std::int64_t>(offset);
-    result.end = first + result.size;
-    result.prefetch_at = first + slot.prefetch_offset.load();
+    result.stride = stride;
+    result.next = first + static_cast<std::int64_t>(offset) * stride;
+    result.end = first + result.size * stride;
+    result.prefetch_at = first + slot.prefetch_offset.load() * stride;
     return result;
   }
 };
@@ -182,9 +193,10 @@ struct TagState : std::enable_shared_from_this<TagState> {
   std::optional<Error> last_error;  // of the latest fetch; cleared by a success
   milliseconds retry_delay{0};
 
-  // No-repeat guard: the end of the latest range accepted for this tag. A new
-  // range is accepted only if it starts at or above it (see accept_range).
-  std::int64_t accepted_end = std::numeric_limits<std::int64_t>::min();
+  // No-repeat guard: per source store, the end of the latest range accepted
+  // for this tag. A new range is accepted only if it starts at or above its
+  // source's (see accept_range).
+  std::vector<std::int64_t> accepted_end;
   bool known = false;  // a fetch has succeeded
   std::int64_t configured_step = 0;
   std::int64_t step = 0;          // increment of the latest fetch
@@ -301,7 +313,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   // call unless both of the tag's ranges are empty.
   Result<std::int64_t> next(std::string_view tag) override {
     std::int64_t number = 0;
-    Status taken = take(tag, 1, [&](std::int64_t first, std::int64_t) { number = first; });
+    Status taken =
+        take(tag, 1, [&](std::int64_t first, std::int64_t, std::int64_t) { number = first; });
     if (!taken.ok()) return taken.error();
     return number;
   }
@@ -313,10 +326,10 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     }
     const std::size_t size_before = out.size();
     out.reserve(size_before + count);
-    Status taken =
-        take(tag, static_cast<std::int64_t>(count), [&](std::int64_t first, std::int64_t n) {
-          for (std::int64_t i = 0; i < n; ++i) out.push_back(first + i);
-        });
+    Status taken = take(tag, static_cast<std::int64_t>(count),
+                        [&](std::int64_t first, std::int64_t n, std::int64_t stride) {
+                          for (std::int64_t i = 0; i < n; ++i) out.push_back(first + i * stride);
+                        });
     if (!taken.ok()) out.resize(size_before);  // the numbers taken are skipped, never reissued
     return taken;
   }
@@ -447,8 +460,8 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     if (!it->second->known && !it->second->fetch_pending) tags_.erase(it);
   }
 
-  // Takes `count` numbers of `tag` and passes them to `sink(first, n)` in
-  // runs of consecutive numbers, waiting for the store only when both of the
+  // Takes `count` numbers of `tag` and passes them to `sink(first, n,
+  // stride)` in runs of n numbers stride apart, waiting for the store only when both of the
   // tag's ranges are empty.
   // The request path of a known tag takes no lock while its current range
   // lasts: one probe of KnownTags and one compare-and-swap on the cursor.
@@ -458,7 +471,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     if (TagState* known = known_tags_.find(tag)) {
       const RangeCursor::Taken taken = known->cursor.take(count);
       if (taken.count > 0) {
-        sink(taken.first, taken.count);
+        sink(taken.first, taken.count, taken.stride);
         if (taken.passed_prefetch_mark) {
           std::lock_guard lock(known->mutex);
           request_fetch(known->shared_from_this());
@@ -486,7 +499,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       // decides; under the lock the range can only shrink, never switch.
       const RangeCursor::Taken taken = state.cursor.take(remaining);
       if (taken.count > 0) {
-        sink(taken.first, taken.count);
+        sink(taken.first, taken.count, taken.stride);
         remaining -= taken.count;
         if (taken.passed_prefetch_mark) request_fetch(shared);
         continue;
@@ -668,13 +681,18 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   // Requires: state.mutex held.
   Status accept_range(TagState& state, const SegmentRange& range,
                       std::optional<std::int64_t> increment) {
-    if (range.first < state.accepted_end || range.end <= range.first || range.first < 0) {
+    if (range.source >= state.accepted_end.size()) {
+      state.accepted_end.resize(range.source + 1, std::numeric_limits<std::int64_t>::min());
+    }
+    std::int64_t& accepted_end = state.accepted_end[range.source];
+    if (range.first < accepted_end || range.end <= range.first || range.first < 0 ||
+        range.stride < 1) {
       return Error{ErrorCode::kUnavailable,
                    fmt::format("segment store returned [{}, {}) for tag '{}', below numbers "
                                "already issued (up to {}); was max_id lowered? refusing it",
-                               range.first, range.end, state.tag, state.accepted_end)};
+                               range.first, range.end, state.tag, accepted_end)};
     }
-    state.accepted_end = range.end;
+    accepted_end = range.end;
     if (!state.known) {
       std::lock_guard tags_lock(known_tags_mutex_);
       known_tags_.add(&state);
@@ -683,12 +701,16 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     state.configured_step = range.configured_step;
     state.step = increment.value_or(range.configured_step);
     state.last_fetch_at = clock_.now();
-    // Numbers past kMaxRangeSize are skipped: accepted_end stays the range's end.
-    const std::int64_t size = std::min(range.end - range.first, kMaxRangeSize);
+    // Numbers past kMaxRangeSize are skipped: accepted_end stays the range's
+    // end. (The last term keeps first + size * stride, the snapshots' end,
+    // within 64 bits.)
+    const std::int64_t size =
+        std::min({(range.end - range.first + range.stride - 1) / range.stride, kMaxRangeSize,
+                  (std::numeric_limits<std::int64_t>::max() - range.first) / range.stride});
     const double fraction = std::clamp(options_.prefetch_at_used_fraction, 0.0, 1.0);
     const auto prefetch_offset =
         static_cast<std::int64_t>(std::floor(fraction * static_cast<double>(size)));
-    state.cursor.fill_standby(range.first, size, prefetch_offset);
+    state.cursor.fill_standby(range.first, size, range.stride, prefetch_offset);
     state.standby_ready = true;
     if (state.cursor.current_used_up()) make_standby_current(state);
     return {};

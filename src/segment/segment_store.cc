@@ -43,10 +43,23 @@ constexpr const char* kSetStep =
     "RETURNING tag";
 constexpr const char* kListTags =
     "SELECT tag, max_id, step, description, CAST(updated_at AS TEXT) FROM snowid_segments "
-    "ORDER BY tag LIMIT $1";
+    "WHERE tag NOT LIKE '#%' ORDER BY tag LIMIT $1";
+
+// A store's ticket identity is the row '#ticket' of snowid_segments: max_id
+// holds the remainder, step the increment. No tag can start with '#'
+// (validate_segment_tag), so the row never serves numbers, and existing
+// tables need no new schema. It is written only into a table without tags,
+// in one statement, and never changed.
+constexpr const char* kReadIdentity =
+    "SELECT step, max_id FROM snowid_segments WHERE tag = '#ticket'";
+constexpr const char* kWriteIdentity =
+    "INSERT INTO snowid_segments (tag, max_id, step, description) "
+    "SELECT '#ticket', CAST($1 AS BIGINT), CAST($2 AS BIGINT), 'ticket-server identity: step = "
+    "increment, max_id = remainder' "
+    "WHERE NOT EXISTS (SELECT 1 FROM snowid_segments) ON CONFLICT (tag) DO NOTHING RETURNING tag";
 
 SegmentStatements portable_statements() {
-  return {kTakeRange, kTagExists, kCreateTag, kSetStep, kListTags};
+  return {kTakeRange, kTagExists, kCreateTag, kSetStep, kListTags, kReadIdentity, kWriteIdentity};
 }
 
 constexpr std::size_t kMaxTagLength = 64;
@@ -131,6 +144,41 @@ class SqlSegmentStore final : public SegmentStore {
     return {};
   }
 
+  Result<TicketIdentity> ticket_identity() override {
+    auto rows = connection_->query(statements_.read_identity, {});
+    if (!rows.ok()) return rows.error();
+    if (rows->empty()) return TicketIdentity{};
+    if (rows->front().size() != 2) return bad_shape();
+    auto increment = parse_column(rows->front()[0], "ticket increment");
+    if (!increment.ok()) return increment.error();
+    auto remainder = parse_column(rows->front()[1], "ticket remainder");
+    if (!remainder.ok()) return remainder.error();
+    return TicketIdentity{*increment, *remainder};
+  }
+
+  Status set_ticket_identity(TicketIdentity identity) override {
+    if (Status valid = validate_ticket_identity(identity); !valid.ok()) return valid;
+    if (statements_.write_identity.empty()) {
+      return invalid_argument(
+          fmt::format("a {} store of this table layout cannot record a ticket identity", kind()));
+    }
+    auto rows =
+        connection_->query(statements_.write_identity, {identity.remainder, identity.increment});
+    if (!rows.ok()) return rows.error();
+    if (!rows->empty()) return {};
+    auto recorded = ticket_identity();
+    if (!recorded.ok()) return recorded.error();
+    if (*recorded == identity) return {};
+    if (recorded->increment > 1) {
+      return invalid_argument(
+          fmt::format("this store is already ticket server {} of {}; an identity is never changed",
+                      recorded->remainder, recorded->increment));
+    }
+    return invalid_argument(
+        "this store has tags already: a ticket identity is recorded only in a store without "
+        "tags, since the numbers it handed out would collide with another ticket server's");
+  }
+
   Result<SegmentRange> take_range(std::string_view tag,
                                   std::optional<std::int64_t> increment) override {
     if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
@@ -174,6 +222,21 @@ std::unique_ptr<SegmentStore> segment::make_sql_segment_store(
   return std::make_unique<SqlSegmentStore>(std::move(connection), std::move(statements));
 }
 
+Status validate_ticket_identity(TicketIdentity identity) {
+  if (identity.increment < 1 || identity.increment > kMaxTicketIncrement ||
+      identity.remainder < 0 || identity.remainder >= identity.increment) {
+    return invalid_argument(
+        fmt::format("a ticket identity needs 1 <= increment <= {} and 0 <= offset < increment, "
+                    "got increment {} and offset {}",
+                    kMaxTicketIncrement, identity.increment, identity.remainder));
+  }
+  return {};
+}
+
+Status SegmentStore::set_ticket_identity(TicketIdentity) {
+  return invalid_argument(fmt::format("a {} store cannot record a ticket identity", kind()));
+}
+
 Status validate_segment_tag(std::string_view tag) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
   auto allowed = [&](char c) {
@@ -192,6 +255,19 @@ Status validate_segment_tag(std::string_view tag) {
 
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
                                                          const SegmentStoreOptions& options) {
+  if (url.find(' ') != std::string_view::npos) {
+    std::vector<std::unique_ptr<SegmentStore>> members;
+    for (std::size_t at = 0; at < url.size();) {
+      const std::size_t space = std::min(url.find(' ', at), url.size());
+      if (space > at) {
+        auto member = open_segment_store(url.substr(at, space - at), options);
+        if (!member.ok()) return member.error();
+        members.push_back(std::move(*member));
+      }
+      at = space + 1;
+    }
+    return open_ticket_store(std::move(members));
+  }
   constexpr std::string_view kSqlite = "sqlite://";
   if (url.starts_with(kSqlite)) {
     const std::string path(url.substr(kSqlite.size()));
@@ -213,12 +289,17 @@ Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
   if (url.starts_with("mysql://") || url.starts_with("mariadb://")) {
     return segment::open_mysql_segment_store(url, options);
   }
-  // Only the scheme is echoed: the rest may hold a password.
+  // Only a scheme is echoed: the rest may hold a password (and a piece of a
+  // list split at a space may be one).
   const auto scheme_end = url.find("://");
-  return invalid_argument(fmt::format(
-      "unknown segment store scheme '{}': use sqlite:///path/file.db, sqlite://relative.db or "
-      "postgresql://user@host:port/db or mysql://user@host:port/db",
-      scheme_end == std::string_view::npos ? url.substr(0, 16) : url.substr(0, scheme_end)));
+  constexpr std::string_view kForms =
+      "use sqlite:///path/file.db, sqlite://relative.db, postgresql://user@host:port/db or "
+      "mysql://user@host:port/db, or several separated by spaces for a ticket-server set";
+  if (scheme_end == std::string_view::npos) {
+    return invalid_argument(fmt::format("a segment store URL has no scheme: {}", kForms));
+  }
+  return invalid_argument(
+      fmt::format("unknown segment store scheme '{}': {}", url.substr(0, scheme_end), kForms));
 }
 
 }  // namespace snowid

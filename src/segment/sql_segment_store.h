@@ -21,7 +21,12 @@ struct SegmentStatements {
   std::string create_tag;  // ($1 tag, $2 max_id, $3 step, $4 description) -> a row if inserted,
                            // none if the tag was present
   std::string set_step;    // ($1 tag, $2 step) -> a row if the tag exists
-  std::string list_tags;   // ($1 limit) -> (tag, max_id, step, description, updated_at) by tag
+  std::string list_tags;   // ($1 limit) -> (tag, max_id, step, description, updated_at) by tag,
+                           // without the '#ticket' row
+  std::string read_identity;   // () -> (increment, remainder) of the '#ticket' row if any
+  std::string write_identity;  // ($1 remainder, $2 increment) -> a row if the '#ticket' row was
+                               // written (only into a table without rows); "": the store
+                               // cannot record one
 };
 
 std::unique_ptr<SegmentStore> make_sql_segment_store(std::unique_ptr<SqlConnection> connection,

@@ -31,7 +31,7 @@ using Rows = OptionRows<ServerConfig>;
 using option::shown;
 
 // The server's own rows, in table order: max_batch; later bearer_token,
-// token_file, log_level and log_format; later segment_store.
+// token_file, opaque_key_file, log_level and log_format; later segment_store.
 Rows batch_rows() {
   return {{"max_batch",
            option::number(&ServerConfig::max_batch, std::uint32_t{1'000'000}),
@@ -46,6 +46,10 @@ Rows access_rows() {
        option::secret(&ServerConfig::bearer_token),
        {}},
       {"token_file", option::text(&ServerConfig::token_file), shown(&ServerConfig::token_file), {}},
+      {"opaque_key_file",
+       option::text(&ServerConfig::opaque_key_file),
+       shown(&ServerConfig::opaque_key_file),
+       {}},
       {"log_level",
        [](ServerConfig& c, const std::string& v) -> Status {
          for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
@@ -149,6 +153,13 @@ Status load_token_file(ServerConfig& config) {
     return invalid_argument(fmt::format("token_file {}: the token is empty", path));
   config.bearer_token = std::move(token);
   return {};
+}
+
+Result<std::unique_ptr<OpaqueIds>> load_opaque_ids(const ServerConfig& config) {
+  if (config.opaque_key_file.empty()) return std::unique_ptr<OpaqueIds>();
+  auto loaded = OpaqueIds::from_key_file(config.opaque_key_file);
+  if (!loaded.ok()) return invalid_argument("opaque_key_file " + loaded.error().message);
+  return loaded;
 }
 
 std::string effective_config_toml(const ServerConfig& config) {
@@ -479,7 +490,9 @@ std::string percent_decoded(std::string_view text) {
 
 }  // namespace
 
-std::string redact_store_url(std::string_view url) {
+namespace {
+
+std::string redact_one_store_url(std::string_view url) {
   std::string out(url);
   // user:PASSWORD@host in the authority part. libpq ends the authority at
   // the first '/' only, so a '?' or '#' before the '@' is part of the
@@ -511,6 +524,20 @@ std::string redact_store_url(std::string_view url) {
       out.replace(equals + 1, end - equals - 1, "***");
     }
     pos = out.find('&', start);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string redact_store_url(std::string_view url) {
+  // Several URLs separated by spaces: a ticket-server set.
+  std::string out;
+  for (std::size_t at = 0; at <= url.size();) {
+    const std::size_t space = std::min(url.find(' ', at), url.size());
+    out += redact_one_store_url(url.substr(at, space - at));
+    if (space < url.size()) out += ' ';
+    at = space + 1;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "snowid/error.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
+#include "snowid/opaque_id.h"
 #include "snowid/segment.h"
 #include "thrift_options.h"
 
@@ -41,6 +43,9 @@ struct ServerConfig {
   // A file holding the bearer token (its one line; a final newline is not
   // part of it): the way to give it without showing it in `ps`.
   std::string token_file;
+  // A file holding the key of opaque IDs (opaque_id.h); empty: opaque IDs
+  // are off. Only the path is ever shown, never the key.
+  std::string opaque_key_file;
   std::string log_level = "info";
   // "text" (the default) or "json": one JSON object per log line.
   std::string log_format = "text";
@@ -108,6 +113,11 @@ Status apply_toml_file(ServerConfig& config, const std::string& path,
 // file, if it is missing, not a regular file, unreadable or empty, or if
 // bearer_token is set too.
 Status load_token_file(ServerConfig& config);
+
+// The opaque ID permutation under opaque_key_file's key; null if the option
+// is unset. kInvalidArgument, naming the option and the file (never the
+// key), if the file is missing, unreadable or holds a key of the wrong size.
+Result<std::unique_ptr<OpaqueIds>> load_opaque_ids(const ServerConfig& config);
 
 // Checks the whole (no option set outside its scope, the layout resolves,
 // node ids fit, TLS has both files, the coordinator's own checks) and

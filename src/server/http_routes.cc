@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <optional>
 #include <span>
 
@@ -13,12 +12,17 @@
 #include "info_json.h"
 #include "leaf_monitor_routes.h"
 #include "snowid/decode.h"
+#include "status_page.h"
 
 namespace snowid::server {
 namespace {
 
+// format=text, or no format (or format=opaque) and an Accept that asks
+// for text/plain only.
 bool wants_text(const HttpRequest& request, const Target& target) {
-  if (auto it = target.query.find("format"); it != target.query.end()) return it->second == "text";
+  if (auto it = target.query.find("format"); it != target.query.end() && it->second != "opaque") {
+    return it->second == "text";
+  }
   return request.accept.find("text/plain") != std::string_view::npos &&
          request.accept.find("application/json") == std::string_view::npos;
 }
@@ -53,36 +57,42 @@ void set_invalid(HttpResponse& response, const Error& error) {
   set_refusal(response, Answer{Outcome::kInvalidArgument, error.message});
 }
 
-void append_decimal(std::string& out, Id id) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, id);
-  (void)ec;
-  out.append(digits, static_cast<std::size_t>(end - digits));
+// `id` in `encoding` (id_encoding.h); decimal unless ?encoding= said otherwise.
+void append_id(std::string& out, Id id, IdEncoding encoding) {
+  char text[kMaxEncodedIdLength];
+  out.append(text, encode_id(id, encoding, text));
 }
 
 enum class IdFormat { kJson, kTextLines, kLeafText };
 
 // One number as {"id":"…"}, a text line, or bare (Leaf), built without a
 // JSON document: the hot path of /v1/id.
-void write_number(std::int64_t number, IdFormat format, HttpResponse& response) {
+void write_number(std::int64_t number, IdFormat format, HttpResponse& response,
+                  IdEncoding encoding = IdEncoding::kDecimal) {
   if (format == IdFormat::kJson) {
     response.body += "{\"id\":\"";
-    append_decimal(response.body, number);
+    append_id(response.body, number, encoding);
     response.body += "\"}\n";
     return;
   }
   set_text_type(response);
-  append_decimal(response.body, number);
+  append_id(response.body, number, encoding);
   if (format == IdFormat::kTextLines) response.body += '\n';
 }
 
 // The query parameters each route takes; any other is refused, and so is a
-// format other than json or text.
+// format other than json or text (or opaque, on the Snowflake ID routes)
+// and an unknown encoding.
 Status check_parameters(Route route, const Target& target) {
+  static constexpr std::array<std::string_view, 4> kSnowflake{"count", "format", "agent",
+                                                              "encoding"};
   static constexpr std::array<std::string_view, 3> kAll{"count", "format", "agent"};
-  std::span<const std::string_view> known;  // a tail of kAll
+  static constexpr std::array<std::string_view, 1> kOpaque{"encoding"};
+  std::span<const std::string_view> known;  // a tail of one of the lists
   switch (route) {
     case Route::kIds:
+      known = std::span(kSnowflake);
+      break;
     case Route::kSegment:
     case Route::kUuid:
     case Route::kUlid:
@@ -90,11 +100,15 @@ Status check_parameters(Route route, const Target& target) {
       known = std::span(kAll);
       break;
     case Route::kId:
-      known = std::span(kAll).subspan(1);
+      known = std::span(kSnowflake).subspan(1);
       break;
     case Route::kLeafSnowflake:
     case Route::kLeafSegment:
       known = std::span(kAll).subspan(2);
+      break;
+    case Route::kOpaqueEncode:
+    case Route::kOpaqueDecode:
+      known = std::span(kOpaque);
       break;
     case Route::kLeafDecode:
     case Route::kLeafCache:
@@ -109,43 +123,76 @@ Status check_parameters(Route route, const Target& target) {
       return invalid_argument(fmt::format("unknown query parameter '{}' for {}",
                                           std::string_view(name).substr(0, 40), route_name(route)));
     }
-    if (name == "format" && value != "json" && value != "text") {
-      return invalid_argument(
-          fmt::format("format '{}' is not json or text", std::string_view(value).substr(0, 40)));
+    const bool snowflake = route == Route::kId || route == Route::kIds;
+    if (name == "format" && value != "json" && value != "text" &&
+        (value != "opaque" || !snowflake)) {
+      return invalid_argument(fmt::format("format '{}' is not json or text{}",
+                                          std::string_view(value).substr(0, 40),
+                                          snowflake ? " or opaque" : ""));
+    }
+    if (name == "encoding") {
+      if (auto encoding = parse_id_encoding(value); !encoding.ok()) return encoding.error();
     }
   }
   return {};
 }
 
-// A HEAD on a route that issues numbers: the request's checks, then the
-// GET's header fields; nothing is issued, so the length is not known.
-template <typename Request>
-void answer_head(const IdService& service, const Request& request, IdFormat format,
-                 HttpResponse& response) {
-  if (Answer admitted = service.admit(request); !admitted.ok()) {
-    return set_refusal(response, admitted);
-  }
+// A HEAD on a route that issues numbers: the request's checks (`admitted`,
+// the service's admit()), then the GET's header fields; nothing is issued,
+// so the length is not known.
+void answer_head(const Answer& admitted, IdFormat format, HttpResponse& response) {
+  if (!admitted.ok()) return set_refusal(response, admitted);
   if (format != IdFormat::kJson) set_text_type(response);
   response.length_unknown = true;
 }
 
-void issue_one(IdService& service, const IdRequest& request, IdFormat format,
+// How /v1/id and /v1/ids write their IDs: Snowflake or opaque, and in
+// which encoding (?format=opaque, ?encoding=E; checked by check_parameters).
+struct IdForm {
+  bool opaque = false;
+  IdEncoding encoding = IdEncoding::kDecimal;
+};
+
+IdForm id_form(const Target& target) {
+  IdForm form;
+  if (auto it = target.query.find("format"); it != target.query.end()) {
+    form.opaque = it->second == "opaque";
+  }
+  if (auto it = target.query.find("encoding"); it != target.query.end()) {
+    form.encoding = parse_id_encoding(it->second).value();
+  }
+  return form;
+}
+
+// What a GET of /v1/id or /v1/ids checks before it issues, for a HEAD.
+Answer admit_ids(const IdService& service, const IdRequest& request, IdForm form) {
+  return form.opaque ? service.admit_opaque(request) : service.admit(request);
+}
+
+void issue_one(IdService& service, const IdRequest& request, IdFormat format, IdForm form,
                HttpResponse& response) {
+  if (form.opaque) {
+    thread_local std::vector<Id> ids;
+    ids.clear();
+    Answer answer = service.next_opaque_ids(request, ids);
+    if (!answer.ok()) return set_refusal(response, answer);
+    return write_number(ids.front(), format, response, form.encoding);
+  }
   Id id = 0;
   Answer answer = service.next_id(request, id);
   if (!answer.ok()) return set_refusal(response, answer);
-  write_number(id, format, response);
+  write_number(id, format, response, form.encoding);
 }
 
 // Numbers as {"ids":["…",…]}, or one per line for kTextLines.
 void write_numbers(const std::vector<std::int64_t>& numbers, IdFormat format,
-                   HttpResponse& response) {
+                   HttpResponse& response, IdEncoding encoding = IdEncoding::kDecimal) {
   std::string& body = response.body;
   body.reserve(numbers.size() * 22 + 16);
   if (format == IdFormat::kTextLines) {
     set_text_type(response);
     for (std::int64_t number : numbers) {
-      append_decimal(body, number);
+      append_id(body, number, encoding);
       body += '\n';
     }
     return;
@@ -154,19 +201,44 @@ void write_numbers(const std::vector<std::int64_t>& numbers, IdFormat format,
   for (std::size_t i = 0; i < numbers.size(); ++i) {
     if (i > 0) body += ',';
     body += '"';
-    append_decimal(body, numbers[i]);
+    append_id(body, numbers[i], encoding);
     body += '"';
   }
   body += "]}\n";
 }
 
-void issue_many(IdService& service, const IdRequest& request, IdFormat format,
+void issue_many(IdService& service, const IdRequest& request, IdFormat format, IdForm form,
                 HttpResponse& response) {
   thread_local std::vector<Id> ids;
   ids.clear();
-  Answer answer = service.next_ids(request, ids);
+  Answer answer =
+      form.opaque ? service.next_opaque_ids(request, ids) : service.next_ids(request, ids);
   if (!answer.ok()) return set_refusal(response, answer);
-  write_numbers(ids, format, response);
+  write_numbers(ids, format, response, form.encoding);
+}
+
+// GET /v1/opaque/encode/{id} and /v1/opaque/decode/{opaque}[?encoding=E]:
+// {"id":"…","opaque":"…"}, the Snowflake ID in decimal, the opaque one in E.
+void answer_opaque(const IdService& service, Route route, std::string_view tail,
+                   std::optional<std::string_view> authorization, IdEncoding encoding,
+                   HttpResponse& response) {
+  Id id = 0;
+  Id opaque = 0;
+  Answer answer = route == Route::kOpaqueEncode
+                      ? service.to_opaque(authorization, tail, opaque)
+                      : service.from_opaque(authorization, tail, encoding, id);
+  if (!answer.ok()) return set_refusal(response, answer);
+  if (route == Route::kOpaqueEncode) {
+    id = *parse_id(tail);  // to_opaque() parsed it
+  } else {
+    opaque = *decode_id(tail, encoding);
+  }
+  std::string& body = response.body;
+  body += "{\"id\":\"";
+  append_id(body, id, IdEncoding::kDecimal);
+  body += "\",\"opaque\":\"";
+  append_id(body, opaque, encoding);
+  body += "\"}\n";
 }
 
 // The kind each formatted-ID route issues.
@@ -231,6 +303,8 @@ Route route_of(std::string_view path, std::string_view& tail) {
   if (path == "/v1/id") return Route::kId;
   if (path == "/v1/ids") return Route::kIds;
   if (under("/v1/decode/")) return Route::kDecode;
+  if (under("/v1/opaque/encode/")) return Route::kOpaqueEncode;
+  if (under("/v1/opaque/decode/")) return Route::kOpaqueDecode;
   if (path == "/v1/info") return Route::kInfo;
   if (path == "/v1/uuid") return Route::kUuid;
   if (path == "/v1/ulid") return Route::kUlid;
@@ -245,6 +319,7 @@ Route route_of(std::string_view path, std::string_view& tail) {
   if (path == "/decodeSnowflakeId") return Route::kLeafDecode;
   if (path == "/cache") return Route::kLeafCache;
   if (path == "/db") return Route::kLeafDb;
+  if (path == "/") return Route::kStatusPage;
   return Route::kOther;
 }
 
@@ -351,6 +426,9 @@ std::optional<Call> call_of(Route route) {
       return Call::kNextUlids;
     case Route::kObjectId:
       return Call::kNextObjectIds;
+    case Route::kOpaqueEncode:
+    case Route::kOpaqueDecode:
+      return Call::kOpaque;
     default:
       return std::nullopt;
   }
@@ -377,6 +455,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     return;
   }
   if (answer_probe(service, route, response)) return;
+  // The status page holds no data (its script fetches it with the token),
+  // so it is public as the probes are, its query ignored (status_page.h).
+  if (route == Route::kStatusPage) return answer_status_page(response);
 
   // The token first, then the request's parameters: every route from here
   // on takes a query, and accepts its own parameters only. (The probes and
@@ -405,8 +486,11 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       }
       const IdRequest id_request{authorization, agent, 1};
       const IdFormat id_format = leaf ? IdFormat::kLeafText : format;
-      if (response.head) return answer_head(service, id_request, id_format, response);
-      return issue_one(service, id_request, id_format, response);
+      const IdForm form = id_form(target);
+      if (response.head) {
+        return answer_head(admit_ids(service, id_request, form), id_format, response);
+      }
+      return issue_one(service, id_request, id_format, form, response);
     }
     case Route::kIds: {
       auto count = parse_count(target);
@@ -416,8 +500,11 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
                          fmt::format("count is required (1..{})", service.config().max_batch));
       }
       const IdRequest ids_request{authorization, agent, **count};
-      if (response.head) return answer_head(service, ids_request, format, response);
-      return issue_many(service, ids_request, format, response);
+      const IdForm form = id_form(target);
+      if (response.head) {
+        return answer_head(admit_ids(service, ids_request, form), format, response);
+      }
+      return issue_many(service, ids_request, format, form, response);
     }
     case Route::kUuid:
     case Route::kUlid:
@@ -425,7 +512,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
       auto count = parse_count(target);
       if (!count.ok()) return set_invalid(response, count.error());
       const IdRequest formatted_request{authorization, agent, count->value_or(1)};
-      if (response.head) return answer_head(service, formatted_request, format, response);
+      if (response.head) return answer_head(service.admit(formatted_request), format, response);
       return issue_formatted(service, formatted_request, kind_of(route), count->has_value(), format,
                              response);
     }
@@ -438,7 +525,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
         segment_request.count = *count;
       }
       const IdFormat segment_format = route == Route::kLeafSegment ? IdFormat::kLeafText : format;
-      if (response.head) return answer_head(service, segment_request, segment_format, response);
+      if (response.head) {
+        return answer_head(service.admit(segment_request), segment_format, response);
+      }
       return issue_segment(service, segment_request, segment_format, response);
     }
     case Route::kDecode: {
@@ -452,6 +541,9 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     case Route::kLeafCache:
     case Route::kLeafDb:
       return answer_leaf_monitor(service, route, request, target, response);
+    case Route::kOpaqueEncode:
+    case Route::kOpaqueDecode:
+      return answer_opaque(service, route, tail, authorization, id_form(target).encoding, response);
     case Route::kInfo: {
       thread_local NodeInfo info;
       Answer answer = service.info(authorization, info);

@@ -3,7 +3,11 @@
 //
 //   GET /v1/id                  {"id":"…"}
 //   GET /v1/ids?count=N         {"ids":["…",…]}, 1 <= N <= max_batch
+//   GET /v1/id, /v1/ids: ?format=opaque gives opaque IDs (opaque_id.h; 404 without
+//       opaque_key_file), ?encoding=hex|base32|base58|base62 fixed-width text (id_encoding.h)
 //   GET /v1/decode/{id}         the CLI's decode JSON: a Snowflake ID, UUID, ULID or ObjectId
+//   GET /v1/opaque/encode/{id}, /v1/opaque/decode/{opaque}[?encoding=E]
+//       {"id":"…","opaque":"…"}: a Snowflake ID and its opaque ID, the latter in E
 //   GET /v1/uuid, /v1/ulid, /v1/objectid [?count=N]  UUIDv7s, ULIDs, ObjectIds as text:
 //       {"id":"…"} or {"ids":["…",…]} (id_formats.h)
 //   GET /v1/info                version, layout, node, policy, high-water mark, …
@@ -14,6 +18,8 @@
 //   GET /decodeSnowflakeId?snowflakeId=N, /cache, /db  Leaf's decoding and
 //       monitoring routes (leaf_monitor_routes.h)
 //   GET /healthz, /readyz (generator; segment state in the body), /readyz/segment, /metrics
+//   GET /                       the status page (status_page.h): public, its data fetched
+//       by its script from the token-protected routes
 // IDs are JSON strings. `Accept: text/plain` or `?format=text` gives bare IDs,
 // one per line. Errors: {"error":"…"} with 400/401/404/405/503 (segment
 // routes: 404 also for an unknown tag, 503 while the store is down and the

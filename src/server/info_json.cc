@@ -75,6 +75,8 @@ nlohmann::json info_json(const NodeInfo& info) {
       {"max_batch", info.max_batch},
       {"cluster", cluster_json(info.cluster)},
       {"segment", segments_json(info.segments)},
+      // Whether opaque IDs are on; never anything of the key.
+      {"opaque_ids", nlohmann::json{{"enabled", info.opaque_ids}}},
       {"audit_log",
        info.audit_log
            ? nlohmann::json{{"path", info.audit_log->path},

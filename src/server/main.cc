@@ -81,10 +81,12 @@ void keep_maintaining(asio::steady_timer& timer, IdService& service) {
 using Exit = std::optional<int>;
 
 // Step 1. Defaults, SNOWID_ variables, --config, flags, token_file; validated
-// and resolved once (layout, node id, generator, coordinator, segment store).
+// and resolved once (layout, node id, generator, coordinator, segment store);
+// the opaque ID key read from opaque_key_file, before anything is logged.
 // Ends the process (Exit) for --help, --check-config and bad input.
 Exit load_configuration(int argc, char** argv, ServerConfig& config,
-                        std::optional<ResolvedConfig>& resolved) {
+                        std::optional<ResolvedConfig>& resolved,
+                        std::unique_ptr<OpaqueIds>& opaque_ids) {
   CLI::App app{"snowidd: the snowid ID server", "snowidd"};
   std::string config_file;
   bool check_config = false;
@@ -129,6 +131,10 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   Result<ResolvedConfig> checked = resolve_config(config);
   if (!checked.ok()) return fail(kExitUsage, checked.error().message);
   resolved = std::move(*checked);
+  // The key file must load, for --check-config too; its key is never shown.
+  auto opaque = load_opaque_ids(config);
+  if (!opaque.ok()) return fail(kExitUsage, opaque.error().message);
+  opaque_ids = std::move(*opaque);
   if (check_config) {
     std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
@@ -161,6 +167,8 @@ struct Subsystems {
   // Segment mode: opened after the generator, destroyed after the listeners
   // stopped (service holds a pointer to it until then).
   std::unique_ptr<SegmentAllocator> segments;
+  // Read with the configuration (step 1); handed to the service.
+  std::unique_ptr<OpaqueIds> opaque_ids;
   std::unique_ptr<IdService> service;
 };
 
@@ -231,6 +239,7 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   out.service = std::make_unique<IdService>(config, std::move(*node));
   out.service->set_segments(out.segments.get());
   out.service->set_audit_log(std::move(audit_log));
+  out.service->set_opaque_ids(std::move(out.opaque_ids));
   out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
 }
@@ -264,11 +273,12 @@ void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdSer
   const std::string& segment_url = resolved.segment_url;
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
-      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}",
+      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}, opaque IDs {}",
       kVersion, describe(layout), generator.options().datacenter_id, generator.options().worker_id,
       identity, clock_policy_name(config.generator.clock_policy), config.generator.max_wait.count(),
       config.generator.max_drift.count(), mark, fmt::join(bound, ", "),
-      segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text);
+      segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text,
+      service.opaque_ids_enabled() ? "on" : "off");
   const auto wall = SystemClock::instance().now_fresh();
   if (config.generator.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
       stats.mark_at_start && *stats.mark_at_start >= wall) {
@@ -382,8 +392,10 @@ int shut_down(Subsystems& subsystems) {
 int run(int argc, char** argv) {
   ServerConfig config;
   std::optional<ResolvedConfig> resolved;
-  if (Exit exit = load_configuration(argc, argv, config, resolved)) return *exit;
   Subsystems subsystems;
+  if (Exit exit = load_configuration(argc, argv, config, resolved, subsystems.opaque_ids)) {
+    return *exit;
+  }
   if (Exit exit = open_subsystems(config, *resolved, subsystems)) return *exit;
   if (Exit exit = serve_until_signal(config, *resolved, subsystems)) return *exit;
   return shut_down(subsystems);

@@ -31,6 +31,12 @@ std::string_view route_name(Route route) {
       return "/v1/ulid";
     case Route::kObjectId:
       return "/v1/objectid";
+    case Route::kStatusPage:
+      return "/";
+    case Route::kOpaqueEncode:
+      return "/v1/opaque/encode";
+    case Route::kOpaqueDecode:
+      return "/v1/opaque/decode";
     case Route::kOther: return "other";
   }
   return "other";

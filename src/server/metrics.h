@@ -39,9 +39,12 @@ enum class Route {
   kUuid,
   kUlid,
   kObjectId,
+  kStatusPage,
+  kOpaqueEncode,
+  kOpaqueDecode,
   kOther,
 };
-inline constexpr std::size_t kRouteCount = 18;
+inline constexpr std::size_t kRouteCount = 21;
 static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
 std::string_view route_name(Route route);
 

@@ -34,6 +34,8 @@ std::string_view call_name(Call call) {
       return "next_ulids";
     case Call::kNextObjectIds:
       return "next_objectids";
+    case Call::kOpaque:
+      return "opaque";
   }
   return "other";
 }

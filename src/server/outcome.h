@@ -29,9 +29,11 @@ enum class Call : std::uint8_t {
   kNextUuids,      // UUIDv7 (id_formats.h)
   kNextUlids,      // ULID
   kNextObjectIds,  // MongoDB ObjectId
+  kOpaque,         // an opaque ID's mapping either way (opaque_id.h)
 };
-inline constexpr std::size_t kCallCount = 8;
-// "next_id", "next_ids", "segment", "decode", "info", "next_uuids", "next_ulids", "next_objectids"
+inline constexpr std::size_t kCallCount = 9;
+// "next_id", "next_ids", "segment", "decode", "info", "next_uuids", "next_ulids",
+// "next_objectids", "opaque"
 std::string_view call_name(Call call);
 
 enum class Outcome : std::uint8_t {
@@ -40,7 +42,7 @@ enum class Outcome : std::uint8_t {
   kInvalidArgument,  // a count of 0, a bad agent, tag or ID
   kTooLarge,         // a count above max_batch
   kNotFound,         // an unknown segment tag
-  kDisabled,         // segment mode is off
+  kDisabled,         // segment mode is off, or opaque IDs are (no opaque_key_file)
   kUnavailable,      // may pass by itself: clock behind, state file, claim, store, audit log
   kInternal,         // anything else
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <span>
 
 #include "audit_format.h"
 #include "segment_metrics.h"
@@ -134,6 +135,62 @@ Answer IdService::next_formatted_ids(const IdRequest& request, IdKind kind,
     return generator_refusal(issued.error());
   }
   metrics_.count_ids(request.agent, request.count);
+  return {};
+}
+
+Answer IdService::check_opaque_ids() const {
+  if (opaque_ids_ == nullptr) {
+    return {Outcome::kDisabled,
+            "opaque IDs are off: set opaque_key_file to a file holding the key"};
+  }
+  return {};
+}
+
+Answer IdService::admit_opaque(const IdRequest& request) const {
+  if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+  return check_opaque_ids();
+}
+
+Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out) {
+  if (Answer admitted = admit_opaque(request); !admitted.ok()) return admitted;
+  const std::size_t first = out.size();
+  if (Answer answer = next_ids(request, out); !answer.ok()) {
+    out.resize(first);
+    return answer;
+  }
+  // Issued IDs are non-negative; int64 and uint64 may alias, so the
+  // permutation maps them in place.
+  static_assert(sizeof(Id) == sizeof(std::uint64_t));
+  Status mapped = opaque_ids_->permute(
+      std::span(reinterpret_cast<std::uint64_t*>(out.data() + first), out.size() - first));
+  if (!mapped.ok()) {
+    out.resize(first);  // never send a Snowflake ID where an opaque one was asked for
+    return {Outcome::kInternal, mapped.error().message};
+  }
+  return {};
+}
+
+Answer IdService::to_opaque(std::optional<std::string_view> authorization, std::string_view id_text,
+                            Id& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  if (Answer on = check_opaque_ids(); !on.ok()) return on;
+  auto id = parse_id(id_text);
+  if (!id.ok()) return {Outcome::kInvalidArgument, id.error().message};
+  auto opaque = opaque_ids_->to_opaque(*id);
+  if (!opaque.ok()) return {Outcome::kInternal, opaque.error().message};
+  out = *opaque;
+  return {};
+}
+
+Answer IdService::from_opaque(std::optional<std::string_view> authorization,
+                              std::string_view opaque_text, IdEncoding encoding, Id& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  if (Answer on = check_opaque_ids(); !on.ok()) return on;
+  auto opaque = decode_id(opaque_text, encoding);
+  if (!opaque.ok()) return {Outcome::kInvalidArgument, opaque.error().message};
+  auto id = opaque_ids_->from_opaque(*opaque);
+  if (!id.ok()) return {Outcome::kInternal, id.error().message};
+  out = *id;
   return {};
 }
 
@@ -329,6 +386,7 @@ Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& 
       segments.tags.push_back(tags[i].tag);
     }
   }
+  out.opaque_ids = opaque_ids_ != nullptr;
   out.audit_log.reset();
   if (audit_log_) {
     out.audit_log = AuditInfo{audit_log_->path(), audit_log_->incarnation(), audit_log_->fsync()};

@@ -19,7 +19,9 @@
 #include "node.h"
 #include "outcome.h"
 #include "snowid/generator.h"
+#include "snowid/id_encoding.h"
 #include "snowid/id_formats.h"
+#include "snowid/opaque_id.h"
 #include "snowid/segment.h"
 #include "snowid_version.h"
 
@@ -90,6 +92,7 @@ struct NodeInfo {
   CoordinatorStats cluster;
   std::optional<SegmentInfo> segments;  // nullopt: segment mode is off
   std::optional<AuditInfo> audit_log;   // nullopt: no audit log
+  bool opaque_ids = false;              // opaque_key_file is set (nothing of the key)
 };
 
 // The rules every protocol's requests go through: the bearer token first,
@@ -153,6 +156,23 @@ class IdService {
   // too few bits for the format.
   Answer next_formatted_ids(const IdRequest& request, IdKind kind, std::vector<FormattedId>& out);
 
+  // Opaque IDs (opaque_id.h): each a keyed permutation of a Snowflake ID.
+  // next_ids()'s checks, then kDisabled unless opaque_key_file is set, then
+  // next_ids() itself, each ID then replaced in `out` by its opaque ID. The
+  // audit log records the Snowflake IDs issued, not the opaque ones, so
+  // `snowid check` finds duplicates as ever (opaque IDs are distinct exactly
+  // when those are).
+  Answer next_opaque_ids(const IdRequest& request, std::vector<Id>& out);
+  // Everything next_opaque_ids() checks before it issues (HTTP HEAD).
+  Answer admit_opaque(const IdRequest& request) const;
+  // The opaque ID of the decimal Snowflake ID `id_text`, and the Snowflake
+  // ID of `opaque_text` (in `encoding`). Token, then kDisabled unless
+  // opaque_key_file is set, then kInvalidArgument for text that is no ID.
+  Answer to_opaque(std::optional<std::string_view> authorization, std::string_view id_text,
+                   Id& out) const;
+  Answer from_opaque(std::optional<std::string_view> authorization, std::string_view opaque_text,
+                     IdEncoding encoding, Id& out) const;
+
   // The fields of `id` under the node's layout; kInvalidArgument above
   // 2^63-1 or with bits beyond the layout.
   Answer decode(std::optional<std::string_view> authorization, std::uint64_t id,
@@ -192,6 +212,13 @@ class IdService {
   void set_audit_log(std::unique_ptr<AuditLog> audit_log) { audit_log_ = std::move(audit_log); }
   const AuditLog* audit_log() const { return audit_log_.get(); }
 
+  // The opaque ID permutation (option opaque_key_file), or null; set before
+  // the servers start.
+  void set_opaque_ids(std::unique_ptr<OpaqueIds> opaque_ids) {
+    opaque_ids_ = std::move(opaque_ids);
+  }
+  bool opaque_ids_enabled() const { return opaque_ids_ != nullptr; }
+
   // A listener's address actually bound (port 0 in the config picks a free
   // one), by protocol name, for /v1/info; until then the configured one.
   void set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint);
@@ -206,6 +233,8 @@ class IdService {
   // kDisabled while segment mode is off.
   Answer check_segment_mode() const;
   Answer segment_refusal(std::string_view tag, const Error& error) const;
+  // kDisabled while opaque_key_file is unset.
+  Answer check_opaque_ids() const;
   // The formatted-ID source of the node's current generator (cluster mode
   // replaces the generator), created on first use.
   Result<FormattedIdSource*> formatted_id_source();
@@ -214,6 +243,7 @@ class IdService {
   std::unique_ptr<Node> node_;
   SegmentAllocator* segments_ = nullptr;
   std::unique_ptr<AuditLog> audit_log_;
+  std::unique_ptr<OpaqueIds> opaque_ids_;
   Metrics metrics_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   // Listeners start while others serve: their addresses and metrics are

@@ -208,5 +208,33 @@ TEST(SnowiddCli, JsonLogLinesEachParse) {
                      "unknown log format 'xml'; expected text or json");
 }
 
+// A key file that is missing, not a file, or holds too short a key stops
+// the start and --check-config alike: one line naming the option and the
+// file, exit 2, the key's bytes nowhere.
+TEST(SnowiddCli, ABadOpaqueKeyFileStopsTheStart) {
+  test::TempDir dir;
+  const std::string short_key = dir.file("short.key");
+  std::ofstream(short_key) << "tooshort-secret\n";  // 15 bytes
+  struct Case {
+    std::string path;
+    std::string says;
+  };
+  for (const Case& c :
+       {Case{short_key, "at least 16"}, Case{dir.file("absent.key"), "not a readable"},
+        Case{dir.path(), "not a readable"}}) {
+    for (const bool check_config : {false, true}) {
+      std::vector<std::string> argv = {
+          SNOWIDD_PATH, "--opaque-key-file", c.path,   "--state-dir", dir.file("state"),
+          "--http",     "127.0.0.1:0",       "--grpc", "127.0.0.1:0"};
+      if (check_config) argv.push_back("--check-config");
+      const ProcessResult r = run_process(argv, {}, std::chrono::seconds{10});
+      EXPECT_FALSE(r.timed_out) << "snowidd ran with a bad key file";
+      expect_usage_error(r, "snowidd: opaque_key_file " + c.path + ": ");
+      EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("tooshort-secret"), std::string::npos) << r.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace snowid

@@ -5,24 +5,29 @@
 //   service        "guarded" picks the service with a bearer token and the
 //                  Sonyflake layout; anything else the open one (segments on)
 //   method
-//   target         e.g. /v1/ids?count=5&format=text&agent=web
+//   target         e.g. /v1/ids?count=5&format=text&agent=web&encoding=base58
 //   Accept
 //   Authorization  e.g. Bearer fuzz-token
 //   X-Snowid-Agent
 // Missing lines are empty. Checks beyond "no crash, no sanitizer report":
 // the status is one the API documents, a JSON body parses, 401 exactly when
-// the token is missing or wrong, and the IDs and segment numbers of every
-// 200 answer are greater than all issued before (per service, per tag).
+// the token is missing or wrong, the IDs and segment numbers of every 200
+// answer are greater than all issued before (per service, per tag; IDs read
+// in the request's ?encoding=), and with no opaque ID key configured no
+// opaque ID route answers 200.
 #include <array>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_support.h"
 #include "http_routes.h"
 #include "http_target.h"
+#include "snowid/id_encoding.h"
 
 namespace {
 
@@ -48,6 +53,38 @@ bool documented_status(unsigned status) {
     if (s == status) return true;
   }
   return false;
+}
+
+// Calls `check.next()` with each ID of a 200 answer of /v1/id or /v1/ids to
+// `target`, read in its ?encoding= (decimal without one); returns how many.
+std::size_t check_ids(const snowid::server::Target& target,
+                      const snowid::server::HttpResponse& response, IncreasingCheck& check) {
+  auto encoding = snowid::IdEncoding::kDecimal;
+  if (auto it = target.query.find("encoding"); it != target.query.end()) {
+    auto parsed = snowid::parse_id_encoding(it->second);
+    SNOWID_FUZZ_CHECK(parsed.ok());
+    encoding = *parsed;
+  }
+  if (encoding == snowid::IdEncoding::kDecimal) {
+    return snowid::fuzz::check_numbers(response.body, check);
+  }
+  std::vector<std::string> texts;
+  if (response.content_type == "application/json") {
+    const auto json = nlohmann::json::parse(response.body);
+    if (json.contains("id")) texts.push_back(json["id"].get<std::string>());
+    if (json.contains("ids")) {
+      for (const auto& text : json["ids"]) texts.push_back(text.get<std::string>());
+    }
+  } else {
+    std::string_view rest = response.body;
+    while (!rest.empty()) texts.emplace_back(next_line(rest));
+  }
+  for (const std::string& text : texts) {
+    auto id = snowid::decode_id(text, encoding);
+    SNOWID_FUZZ_CHECK(id.ok());
+    check.next(*id);
+  }
+  return texts.size();
 }
 
 }  // namespace
@@ -76,7 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const bool token_route = response.route != Route::kOther && response.route != Route::kHealthz &&
                            response.route != Route::kReadyz && response.route != Route::kMetrics &&
-                           response.route != Route::kReadyzSegment;
+                           response.route != Route::kReadyzSegment &&
+                           response.route != Route::kStatusPage;  // public, holds no data
   if (response.status == 401) SNOWID_FUZZ_CHECK(guarded && token_route);
   if (guarded && token_route && response.status != 405) {
     // The token is checked right after the method, before the parameters;
@@ -86,20 +124,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool right = scheme == "bearer " && request.authorization.substr(7) == "fuzz-token";
     SNOWID_FUZZ_CHECK((response.status == 401) == !right);
   }
+  // Neither fuzzed service has opaque_key_file: opaque routes are off.
+  if (response.route == Route::kOpaqueEncode || response.route == Route::kOpaqueDecode) {
+    SNOWID_FUZZ_CHECK(response.status != 200);
+  }
   if (response.status != 200 || response.head) return 0;
 
   switch (response.route) {
     case Route::kId:
-    case Route::kLeafSnowflake:
-      SNOWID_FUZZ_CHECK(snowid::fuzz::check_numbers(response.body, issued.ids) == 1);
+    case Route::kLeafSnowflake: {
+      auto target = snowid::server::parse_target(request.target);
+      SNOWID_FUZZ_CHECK(target.ok());
+      SNOWID_FUZZ_CHECK(check_ids(*target, response, issued.ids) == 1);
       break;
+    }
     case Route::kIds: {
       auto target = snowid::server::parse_target(request.target);
       SNOWID_FUZZ_CHECK(target.ok());
       auto count = snowid::server::parse_count(*target);
       SNOWID_FUZZ_CHECK(count.ok() && count->has_value() && **count >= 1 &&
                         **count <= service.config().max_batch);
-      SNOWID_FUZZ_CHECK(snowid::fuzz::check_numbers(response.body, issued.ids) == **count);
+      SNOWID_FUZZ_CHECK(check_ids(*target, response, issued.ids) == **count);
       break;
     }
     case Route::kSegment:

@@ -4,6 +4,7 @@
 //   parse_target    the request target of every HTTP route
 //   parse_count     ?count= of /v1/ids and /v1/segment/{tag}
 //   parse_time      --epoch, --timestamp-ms, the epoch option
+//   decode_id       ?encoding= text of the opaque routes, `snowid decode --encoding`
 // and decode, compose and decoded_id_json of every ID that parses, under
 // every preset.
 //
@@ -11,7 +12,8 @@
 // parse_id and parse_unsigned accept exactly the decimal numbers in range
 // (against an independent check) and print back to the same digits; a count
 // lies in 1..max_batch; compose undoes decode; format_time and parse_time
-// undo each other for years 0000 to 9999.
+// undo each other for years 0000 to 9999; text decode_id accepts has the
+// encoding's fixed width and encodes back to text that reads as the same ID.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include "http_target.h"
 #include "id_json.h"
 #include "snowid/decode.h"
+#include "snowid/id_encoding.h"
 #include "snowid/layout.h"
 #include "snowid/time_text.h"
 
@@ -104,6 +107,21 @@ void check_time(std::string_view text) {
   SNOWID_FUZZ_CHECK(again.ok() && *again == *time);
 }
 
+void check_encoded_id(std::string_view text) {
+  for (auto encoding : {snowid::IdEncoding::kHex, snowid::IdEncoding::kBase32,
+                        snowid::IdEncoding::kBase58, snowid::IdEncoding::kBase62}) {
+    auto id = snowid::decode_id(text, encoding);
+    if (!id.ok()) {
+      SNOWID_FUZZ_CHECK(!id.error().message.empty());
+      continue;
+    }
+    SNOWID_FUZZ_CHECK(*id >= 0 && text.size() == snowid::encoded_id_width(encoding));
+    const std::string canonical = snowid::encode_id(*id, encoding);
+    auto again = snowid::decode_id(canonical, encoding);
+    SNOWID_FUZZ_CHECK(again.ok() && *again == *id);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -116,5 +134,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_id(text);
   check_count(text);
   check_time(text);
+  check_encoded_id(text);
   return 0;
 }

@@ -27,16 +27,7 @@ constexpr const char* kRoutes[] = {"/v1/uuid", "/v1/ulid", "/v1/objectid"};
 
 using test::expect_json_error;
 using test::start;
-
-std::vector<std::string> texts_of(const HttpReply& r) {
-  std::vector<std::string> out;
-  const auto json = nlohmann::json::parse(r.body);
-  if (json.contains("id")) out.push_back(json["id"].get<std::string>());
-  if (json.contains("ids")) {
-    for (const auto& s : json["ids"]) out.push_back(s.get<std::string>());
-  }
-  return out;
-}
+using test::texts_of;
 
 // The text of each kind sorts as its bytes: compare texts, after
 // lower-casing nothing (the server's text is canonical).

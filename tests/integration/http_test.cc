@@ -159,11 +159,49 @@ TEST_F(HttpTest, RoutingErrors) {
   auto server = start(dir);
   const int port = server->port();
   expect_json_error(http_get(port, "/v2/id"), 404, "no route");
-  expect_json_error(http_get(port, "/"), 404, "no route");
+  expect_json_error(http_get(port, "/index.html"), 404, "no route");
   const HttpReply post =
       http_raw(port, "POST /v1/id HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   expect_json_error(post, 405, "GET and HEAD only");
   EXPECT_EQ(post.headers.at("allow"), "GET, HEAD");
+}
+
+// GET / is the status page: public, as it holds no data (its script fetches
+// /v1/info and the rest with the token), served with a policy that allows
+// its own inline style and script by hash and fetches to its origin only.
+// (tests/browser/status_page_test.cc runs it in a browser.)
+TEST_F(HttpTest, StatusPageIsPublicAndLocksItselfDown) {
+  auto server = start(dir, {"--bearer-token", "s3cret"});
+  const int port = server->port();
+  const HttpReply page = http_get(port, "/?refresh=1");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.headers.at("content-type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page.headers.at("x-content-type-options"), "nosniff");
+  EXPECT_EQ(page.headers.at("cache-control"), "no-cache");
+  const std::string policy = page.headers.at("content-security-policy");
+  EXPECT_TRUE(std::regex_match(
+      policy, std::regex("default-src 'none'; script-src 'sha256-[A-Za-z0-9+/]{43}='; "
+                         "style-src 'sha256-[A-Za-z0-9+/]{43}='; connect-src 'self'; .*")))
+      << policy;
+  EXPECT_EQ(page.body.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(page.body.find("s3cret"), std::string::npos);
+  EXPECT_EQ(page.body.find("<script src"), std::string::npos);
+  expect_json_error(http_get(port, "/v1/info"), 401, "bearer token");
+
+  // HEAD: the same header fields, no body, and the connection still frames
+  // the next response.
+  test::HttpConnection conn(port);
+  ASSERT_TRUE(
+      conn.send("HEAD / HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const HttpReply head = conn.read_head();
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+  EXPECT_EQ(head.headers.at("content-length"), std::to_string(page.body.size()));
+  EXPECT_EQ(head.headers.at("content-security-policy"), policy);
+  EXPECT_EQ(conn.read().status, 200);
+  const HttpReply post = http_raw(port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  expect_json_error(post, 405, "GET and HEAD only");
+  EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/\",status=\"200\"}"), 2);
 }
 
 // HEAD on every GET route: the GET's header fields and no body, so that the

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "id_checks.h"
 #include "snowid/segment_store.h"
 #include "subprocess.h"
 
@@ -39,6 +40,10 @@ class FlakyStore final : public SegmentStore {
                                   std::optional<std::int64_t> increment) override {
     if (down_->load()) return outage();
     return real_->take_range(tag, increment);
+  }
+  Result<TicketIdentity> ticket_identity() override {
+    if (down_->load()) return outage();
+    return real_->ticket_identity();
   }
 
  private:
@@ -110,6 +115,23 @@ inline std::string check_cli_manages_tags(const std::string& cli, const std::str
     return "set-step of an unknown tag did not exit 1";
   }
   return "";
+}
+
+// Two load processes (`load`, segment_load.cc) draw `count` numbers of `tag`
+// each at the same time from the store at `url`, with ranges of at most
+// `max_step` so that they race on the row: "" if both got all their numbers
+// and none twice, else what went wrong.
+inline std::string check_two_loads_share_nothing(const std::string& load, const std::string& url,
+                                                 const std::string& tag, std::size_t count,
+                                                 std::int64_t max_step) {
+  const LoadRuns runs =
+      run_loads_at_once({load, url, tag, std::to_string(count), "10", std::to_string(max_step)}, 2,
+                        std::chrono::seconds{90});
+  if (!runs.failures.empty()) return runs.failures;
+  for (const auto& numbers : runs.numbers) {
+    if (numbers.size() != count) return "a process printed " + std::to_string(numbers.size());
+  }
+  return check_unique_and_increasing(runs.numbers);
 }
 
 // A store at a port nobody listens on (`url`): take_range fails with

@@ -37,4 +37,15 @@ inline void expect_json_error(const HttpReply& r, int status, const std::string&
   EXPECT_NE(json["error"].get<std::string>().find(says), std::string::npos) << r.body;
 }
 
+// The IDs of a JSON answer, {"id":"…"} or {"ids":["…",…]}, as text.
+inline std::vector<std::string> texts_of(const HttpReply& r) {
+  std::vector<std::string> out;
+  const auto json = nlohmann::json::parse(r.body);
+  if (json.contains("id")) out.push_back(json["id"].get<std::string>());
+  if (json.contains("ids")) {
+    for (const auto& s : json["ids"]) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace snowid::test

@@ -25,6 +25,8 @@ TEST(RedactStoreUrl, HidesTheUserInfoPassword) {
   EXPECT_EQ(redact_store_url("postgresql://snowid:secret@db:5432/ids?sslmode=require"),
             "postgresql://snowid:***@db:5432/ids?sslmode=require");
   EXPECT_EQ(redact_store_url("postgres://u:p@[::1]/db"), "postgres://u:***@[::1]/db");
+  EXPECT_EQ(redact_store_url("postgresql://a:x@h1/db sqlite:///s.db postgresql://b:y@h2/db"),
+            "postgresql://a:***@h1/db sqlite:///s.db postgresql://b:***@h2/db");
   // The MySQL store reads its user info the same way: the last '@' before the first '/'.
   EXPECT_EQ(redact_store_url("mysql://leaf:p@ss@db:3306/leaf?layout=leaf"),
             "mysql://leaf:***@db:3306/leaf?layout=leaf");
@@ -129,6 +131,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"max_batch", {"500", always}},
       {"bearer_token", {"secret", always}},
       {"token_file", {file, always}},
+      {"opaque_key_file", {file, always}},
       {"tls_cert", {file, always}},  // with tls_key set too, below
       {"tls_key", {file, always}},
       {"datacenter_id", {"1", always}},

@@ -1,10 +1,15 @@
 // Issues three IDs as node 3/7 of the twitter layout and prints each with
-// its decoded node fields: "<id> <datacenter>/<worker>", one per line.
+// its decoded node fields: "<id> <datacenter>/<worker>", one per line. Each
+// ID also goes through an opaque ID and base58 text and back, so that the
+// link needs what snowid::core links privately (libcrypto).
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "snowid/decode.h"
 #include "snowid/generator.h"
+#include "snowid/id_encoding.h"
+#include "snowid/opaque_id.h"
 
 int main() {
   snowid::GeneratorOptions options;
@@ -15,10 +20,23 @@ int main() {
     std::fprintf(stderr, "%s\n", generator.error().message.c_str());
     return 1;
   }
+  auto opaque = snowid::OpaqueIds::create("consumer key of sixteen bytes");
+  if (!opaque.ok()) {
+    std::fprintf(stderr, "%s\n", opaque.error().message.c_str());
+    return 1;
+  }
   for (int i = 0; i < 3; ++i) {
     auto id = (*generator)->next();
     if (!id.ok()) {
       std::fprintf(stderr, "%s\n", id.error().message.c_str());
+      return 1;
+    }
+    auto hidden = (*opaque)->to_opaque(*id);
+    const std::string text = snowid::encode_id(*hidden, snowid::IdEncoding::kBase58);
+    auto back = (*opaque)->from_opaque(*snowid::decode_id(text, snowid::IdEncoding::kBase58));
+    if (!back.ok() || *back != *id) {
+      std::fprintf(stderr, "opaque ID %s does not map back to %lld\n", text.c_str(),
+                   static_cast<long long>(*id));
       return 1;
     }
     auto fields = snowid::decode(options.layout, *id);

@@ -1,0 +1,96 @@
+// snowid::Client: IDs for an application from one or more snowidd nodes,
+// served from a local buffer that a background thread keeps topped up over
+// gRPC (NextIds for Snowflake IDs, NextSegmentIds for a tag's numbers).
+//
+// next() takes an ID from the buffer: no lock, no allocation, no system call
+// but a coarse clock read. Only when the buffer is empty does it wait, at
+// most ClientOptions::empty_wait, for the refill; it then returns
+// kUnavailable (never blocks forever). Endpoints that fail are skipped with
+// exponential backoff; while one answers, callers see no error.
+//
+// Order: every ID handed out is unique (issued by a node once, taken from the
+// buffer once), and one buffer hands its IDs out in increasing order. IDs
+// from several clients, or from one client across a failover, are only
+// roughly time-ordered: a buffered ID was issued up to max_age ago.
+//
+// Thread-safety: every method may be called from any number of threads at
+// once. Destroying the Client stops the refill thread and cancels its call in
+// flight; no call may run concurrently with the destructor.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowid/error.h"
+
+namespace snowid {
+
+struct ClientOptions {
+  // snowidd gRPC endpoints, HOST:PORT or [IPV6]:PORT; at least one. Tried in
+  // order: the first healthy one serves every refill.
+  std::vector<std::string> endpoints;
+  // Sent as "authorization: Bearer <token>" when not empty.
+  std::string bearer_token;
+  // TLS to every endpoint; root_ca_file empty: the system's root certificates.
+  bool tls = false;
+  std::string root_ca_file;
+  // Client name for the server's metrics: [a-zA-Z][a-zA-Z0-9-]*, at most 64
+  // characters; empty: none.
+  std::string agent;
+  // Deadline of every call to a node.
+  std::chrono::milliseconds call_deadline{500};
+  // Longest wait of next() on an empty buffer before kUnavailable.
+  std::chrono::milliseconds empty_wait{200};
+  // A refill starts when fewer than this fraction of a batch is left, (0, 1].
+  double low_water = 0.5;
+  // IDs per refill: starts at initial_batch, doubles while refills come
+  // sooner than refill_period / 2 and halves while they come later than
+  // 2 * refill_period, within [initial_batch, max_batch].
+  std::uint32_t initial_batch = 1000;
+  std::uint32_t max_batch = 100'000;  // at most 1,000,000 (snowidd's own default limit)
+  std::chrono::milliseconds refill_period{500};
+  // A Snowflake ID still buffered this long after the call that fetched it
+  // began is dropped, not handed out (at least 10 ms). Segment numbers carry
+  // no time and never age.
+  std::chrono::milliseconds max_age{10'000};
+  // A failed endpoint is skipped for backoff_initial, doubled per further
+  // failure up to backoff_max, and reset by a success.
+  std::chrono::milliseconds backoff_initial{100};
+  std::chrono::milliseconds backoff_max{5'000};
+};
+
+// kInvalidArgument naming the first bad option.
+Status validate(const ClientOptions& options);
+
+class Client {
+ public:
+  // Validates the options, sets up a channel per endpoint and starts the
+  // refill thread, which fetches the first batch at once. Connects lazily:
+  // an endpoint down now is not an error here.
+  static Result<std::unique_ptr<Client>> open(const ClientOptions& options);
+
+  virtual ~Client() = default;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // One Snowflake ID. kUnavailable when the buffer stayed empty for
+  // empty_wait; another code (e.g. kInvalidArgument for a refused token or
+  // agent) when the nodes refuse this client.
+  virtual Result<std::int64_t> next() = 0;
+  // Fills `out` completely, each ID as next() would return it; on error the
+  // IDs already written are consumed.
+  virtual Status next(std::span<std::int64_t> out) = 0;
+  // The next number of segment-mode tag `tag`, from a buffer of its own.
+  // kNotFound if the nodes do not know the tag.
+  virtual Result<std::int64_t> next(std::string_view tag) = 0;
+
+ protected:
+  Client() = default;
+};
+
+}  // namespace snowid

@@ -1,0 +1,446 @@
+// snowid::Client (include/snowid/client.h) against real snowidd processes:
+// option checks, many threads on one client while a node is killed and then
+// both are, segment numbers, the max-age drop, the bearer token and the agent.
+#include "snowid/client.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "certificates.h"
+#include "id_ring.h"
+#include "server_process.h"
+#include "snowid/decode.h"
+#include "subprocess.h"
+
+namespace snowid {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using std::chrono::steady_clock;
+using test::ServerProcess;
+
+const std::string kServer = SNOWIDD_PATH;
+const std::string kCli = SNOWID_CLI_PATH;
+
+std::unique_ptr<ServerProcess> start(const std::string& state_dir,
+                                     std::vector<std::string> args = {}) {
+  args.push_back("--state-dir");
+  args.push_back(state_dir);
+  auto server = std::make_unique<ServerProcess>(kServer, args);
+  EXPECT_TRUE(server->started()) << server->log();
+  return server;
+}
+
+std::string endpoint_of(const ServerProcess& server) {
+  return "127.0.0.1:" + std::to_string(server.grpc_port());
+}
+
+std::unique_ptr<Client> open_client(const ClientOptions& options) {
+  auto client = Client::open(options);
+  EXPECT_TRUE(client.ok()) << client.error().message;
+  return client.ok() ? std::move(*client) : nullptr;
+}
+
+std::chrono::milliseconds unix_now() {
+  return std::chrono::duration_cast<milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+}
+
+TEST(ClientOptionsTest, EveryBadOptionIsNamed) {
+  const auto base = [] {
+    ClientOptions o;
+    o.endpoints = {"127.0.0.1:7001"};
+    return o;
+  };
+  EXPECT_TRUE(validate(base()).ok());
+  struct Case {
+    std::function<void(ClientOptions&)> change;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {[](ClientOptions& o) { o.endpoints.clear(); }, "endpoints"},
+      {[](ClientOptions& o) { o.endpoints = {"localhost"}; }, "endpoints"},
+      {[](ClientOptions& o) { o.endpoints = {"h:0"}; }, "endpoints"},
+      {[](ClientOptions& o) { o.endpoints = {"h:65536"}; }, "endpoints"},
+      {[](ClientOptions& o) { o.endpoints = {"::1:80"}; }, "endpoints"},
+      {[](ClientOptions& o) { o.agent = "9lives"; }, "agent"},
+      {[](ClientOptions& o) { o.agent = std::string(65, 'a'); }, "agent"},
+      {[](ClientOptions& o) { o.bearer_token = "a\nb"; }, "bearer_token"},
+      {[](ClientOptions& o) { o.root_ca_file = "/etc/ssl/ca.pem"; }, "root_ca_file"},
+      {[](ClientOptions& o) { o.call_deadline = milliseconds{0}; }, "call_deadline"},
+      {[](ClientOptions& o) { o.empty_wait = milliseconds{-1}; }, "empty_wait"},
+      {[](ClientOptions& o) { o.low_water = 0; }, "low_water"},
+      {[](ClientOptions& o) { o.low_water = 1.5; }, "low_water"},
+      {[](ClientOptions& o) { o.initial_batch = 0; }, "initial_batch"},
+      {[](ClientOptions& o) { o.max_batch = 10; }, "max_batch"},
+      {[](ClientOptions& o) { o.max_batch = 1'000'001; }, "max_batch"},
+      {[](ClientOptions& o) { o.refill_period = milliseconds{0}; }, "refill_period"},
+      {[](ClientOptions& o) { o.max_age = milliseconds{9}; }, "max_age"},
+      {[](ClientOptions& o) { o.backoff_initial = milliseconds{0}; }, "backoff"},
+      {[](ClientOptions& o) { o.backoff_max = milliseconds{1}; }, "backoff"},
+  };
+  for (const Case& c : cases) {
+    ClientOptions options = base();
+    c.change(options);
+    const Status status = validate(options);
+    ASSERT_FALSE(status.ok()) << c.names;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(status.error().message.rfind(c.names, 0), 0u) << status.error().message;
+    auto client = Client::open(options);
+    ASSERT_FALSE(client.ok()) << c.names;
+    EXPECT_EQ(client.error().message, status.error().message);
+  }
+  ClientOptions v6 = base();
+  v6.endpoints = {"[::1]:7001", "node-2.example:7002"};
+  EXPECT_TRUE(validate(v6).ok());
+  ClientOptions missing_ca = base();
+  missing_ca.tls = true;
+  missing_ca.root_ca_file = "/nonexistent/ca.pem";
+  auto client = Client::open(missing_ca);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.error().message.find("/nonexistent/ca.pem"), std::string::npos);
+}
+
+// The ring's invariant, without a network: one producer, four consumers on
+// a small ring that wraps thousands of times; every value comes out exactly
+// once, and each consumer sees its values in increasing order.
+TEST(IdRingTest, EveryValueIsTakenExactlyOnce) {
+  constexpr std::int64_t kValues = 2'000'000;
+  constexpr std::size_t kConsumers = 4;
+  client::IdRing ring(256);
+  std::vector<std::vector<std::int64_t>> taken(kConsumers);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> consumers;
+  for (std::size_t c = 0; c < kConsumers; ++c) {
+    consumers.emplace_back([&, c] {
+      std::int64_t id = 0;
+      std::int64_t expires = 0;
+      std::uint64_t position = 0;
+      for (;;) {
+        if (ring.take(id, expires, position)) {
+          EXPECT_EQ(expires, id * 3);  // the cell was read whole
+          taken[c].push_back(id);
+        } else if (done.load()) {
+          if (!ring.take(id, expires, position)) return;
+          taken[c].push_back(id);
+        }
+      }
+    });
+  }
+  for (std::int64_t v = 0; v < kValues;) {
+    if (ring.put(v, v * 3)) ++v;
+  }
+  done = true;
+  for (auto& consumer : consumers) consumer.join();
+  std::vector<std::int64_t> all;
+  for (const auto& values : taken) {
+    EXPECT_TRUE(std::is_sorted(values.begin(), values.end()));
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(kValues));
+  for (std::int64_t v = 0; v < kValues; ++v) {
+    ASSERT_EQ(all[static_cast<std::size_t>(v)], v);
+  }
+}
+
+// No node ever answers: next() returns kUnavailable after empty_wait, not
+// before and not much later, and the destructor does not hang.
+TEST(ClientTest, NoNodeGivesABoundedError) {
+  const int port = test::free_loopback_ports(1)[0];
+  ClientOptions options;
+  options.endpoints = {"127.0.0.1:" + std::to_string(port)};
+  options.empty_wait = milliseconds{150};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  const auto began = steady_clock::now();
+  auto id = client->next();
+  const auto took = steady_clock::now() - began;
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, ErrorCode::kUnavailable) << id.error().message;
+  EXPECT_GE(took, milliseconds{150});
+  EXPECT_LT(took, milliseconds{150 + 300});
+  const auto closing = steady_clock::now();
+  client.reset();
+  EXPECT_LT(steady_clock::now() - closing, seconds{2});
+}
+
+// Two nodes with distinct worker ids; eight threads take IDs while the node
+// in use is killed (-9): no error, no duplicate. Then the second one dies:
+// what is buffered is served, then next() fails within empty_wait + slack.
+TEST(ClientTest, FailoverKeepsIdsUniqueAndErrorsBounded) {
+  test::TempDir dir;
+  auto first = start(dir.file("a"), {"--worker-id", "1"});
+  auto second = start(dir.file("b"), {"--worker-id", "2"});
+  ASSERT_TRUE(first->started() && second->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*first), endpoint_of(*second)};
+  options.initial_batch = 200;
+  options.max_batch = 5000;
+  options.refill_period = milliseconds{50};
+  options.backoff_initial = milliseconds{50};
+  options.backoff_max = milliseconds{500};
+  options.empty_wait = milliseconds{200};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+
+  constexpr std::size_t kThreads = 8;
+  std::vector<std::vector<std::int64_t>> taken(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::int64_t batch[50];
+      while (!stop.load()) {
+        for (int i = 0; i < 50; ++i) {
+          auto id = client->next();
+          if (!id.ok()) {
+            errors[t] = id.error().message;
+            return;
+          }
+          taken[t].push_back(*id);
+        }
+        if (Status s = client->next(batch); !s.ok()) {
+          errors[t] = s.error().message;
+          return;
+        }
+        taken[t].insert(taken[t].end(), std::begin(batch), std::end(batch));
+        std::this_thread::sleep_for(milliseconds{1});
+      }
+    });
+  }
+  std::this_thread::sleep_for(milliseconds{700});
+  first->signal(SIGKILL);
+  EXPECT_EQ(first->wait(), -SIGKILL);
+  std::this_thread::sleep_for(milliseconds{1000});
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  for (std::size_t t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
+
+  std::vector<std::int64_t> all;
+  for (const auto& ids : taken) {
+    // One buffer hands its IDs out in order: each thread's are increasing
+    // while they come from one node.
+    all.insert(all.end(), ids.begin(), ids.end());
+  }
+  ASSERT_GT(all.size(), 10'000u);
+  std::set<std::uint64_t> workers;
+  for (const std::int64_t id : all) workers.insert(decode(Layout{}, id)->worker);
+  EXPECT_EQ(workers, (std::set<std::uint64_t>{1, 2}));
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a duplicate ID";
+
+  // Both down: the buffer drains, then errors come within the bound.
+  second->signal(SIGKILL);
+  EXPECT_EQ(second->wait(), -SIGKILL);
+  std::size_t served = 0;
+  for (;;) {
+    const auto began = steady_clock::now();
+    auto id = client->next();
+    const auto took = steady_clock::now() - began;
+    if (id.ok()) {
+      ++served;
+      all.push_back(*id);
+      ASSERT_LT(served, 1'000'000u);
+      continue;
+    }
+    EXPECT_EQ(id.error().code, ErrorCode::kUnavailable) << id.error().message;
+    EXPECT_LT(took, milliseconds{200 + 300});
+    break;
+  }
+  const auto began = steady_clock::now();
+  auto again = client->next();
+  EXPECT_FALSE(again.ok());
+  EXPECT_GE(steady_clock::now() - began, milliseconds{200});
+  EXPECT_LT(steady_clock::now() - began, milliseconds{200 + 300});
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a duplicate ID";
+  const auto closing = steady_clock::now();
+  client.reset();
+  EXPECT_LT(steady_clock::now() - closing, seconds{2});
+}
+
+// A node that hangs (SIGSTOP) rather than dies: the call deadline moves
+// the client on to the next node; a client whose only node hangs errs
+// within empty_wait and is destroyed at once, its call in flight cancelled.
+TEST(ClientTest, AHungNodeIsLeftByDeadlineAndCancelledAtShutdown) {
+  test::TempDir dir;
+  auto hung = start(dir.file("a"), {"--worker-id", "1"});
+  auto healthy = start(dir.file("b"), {"--worker-id", "2"});
+  ASSERT_TRUE(hung->started() && healthy->started());
+  hung->signal(SIGSTOP);
+
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*hung), endpoint_of(*healthy)};
+  options.call_deadline = milliseconds{100};
+  options.empty_wait = milliseconds{1000};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  for (int i = 0; i < 5000; ++i) {
+    auto id = client->next();
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ASSERT_EQ(decode(Layout{}, *id)->worker, 2u);
+  }
+
+  ClientOptions alone;
+  alone.endpoints = {endpoint_of(*hung)};
+  alone.call_deadline = seconds{30};
+  alone.empty_wait = milliseconds{100};
+  auto stuck = open_client(alone);
+  ASSERT_TRUE(stuck);
+  const auto began = steady_clock::now();
+  auto id = stuck->next();
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, ErrorCode::kUnavailable);
+  EXPECT_LT(steady_clock::now() - began, milliseconds{100 + 300});
+  const auto closing = steady_clock::now();
+  stuck.reset();  // the refill thread is inside a 30 s call
+  EXPECT_LT(steady_clock::now() - closing, seconds{1});
+  hung->signal(SIGCONT);
+}
+
+TEST(ClientTest, Tls) {
+  test::TempDir dir;
+  const auto files = test::make_self_signed_certificate(dir.path(), "server");
+  auto server = start(dir.file("state"), {"--tls-cert", files.cert, "--tls-key", files.key});
+  ASSERT_TRUE(server->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.tls = true;
+  options.root_ca_file = files.cert;
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  auto id = client->next();
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  // Plain text to a TLS port gets nothing.
+  ClientOptions plain = options;
+  plain.tls = false;
+  plain.root_ca_file.clear();
+  plain.empty_wait = milliseconds{100};
+  auto refused = open_client(plain);
+  EXPECT_FALSE(refused->next().ok());
+}
+
+// The batch doubles while refills come faster than refill_period / 2: a
+// fast consumer of 200,000 IDs costs a few dozen NextIds calls, not the
+// 2,000 that batches of initial_batch would take.
+TEST(ClientTest, BatchSizeFollowsConsumption) {
+  test::TempDir dir;
+  auto server = start(dir.file("state"));
+  ASSERT_TRUE(server->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.initial_batch = 100;
+  options.max_batch = 12'800;
+  options.refill_period = milliseconds{1000};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  std::vector<std::int64_t> ids(200'000);
+  ASSERT_TRUE(client->next(ids).ok());
+  const std::string metrics = test::http_get(server->port(), "/metrics").body;
+  const std::string line =
+      "snowid_requests_total{protocol=\"grpc\",call=\"next_ids\",outcome=\"ok\"} ";
+  const auto at = metrics.find(line);
+  ASSERT_NE(at, std::string::npos) << metrics.substr(0, 3000);
+  const long calls = std::stol(metrics.substr(at + line.size()));
+  EXPECT_GE(calls, 8);   // 100 to 12,800 takes 7 doublings
+  EXPECT_LE(calls, 60);  // 200,000 / 12,800 = 16 at the top size, plus the ramp
+}
+
+TEST(ClientTest, OldIdsAreDroppedNotHandedOut) {
+  test::TempDir dir;
+  auto server = start(dir.file("state"));
+  ASSERT_TRUE(server->started());
+  const auto age_after_pause = [&](milliseconds max_age) {
+    ClientOptions options;
+    options.endpoints = {endpoint_of(*server)};
+    options.max_age = max_age;
+    auto client = open_client(options);
+    EXPECT_TRUE(client->next().ok());
+    std::this_thread::sleep_for(milliseconds{400});
+    auto id = client->next();
+    EXPECT_TRUE(id.ok());
+    return unix_now() - decode(Layout{}, id.ok() ? *id : 0)->timestamp;
+  };
+  // Kept: the ID is as old as the pause.
+  EXPECT_GE(age_after_pause(seconds{10}), milliseconds{400});
+  // Dropped: only an ID fetched within max_age (plus a clock tick) comes out.
+  EXPECT_LT(age_after_pause(milliseconds{50}), milliseconds{50 + 40});
+}
+
+TEST(ClientTest, SegmentNumbersPerTag) {
+  test::TempDir dir;
+  const std::string state = dir.file("state");
+  std::filesystem::create_directories(state);
+  for (const std::string tag : {"order", "invoice"}) {
+    const auto created =
+        test::run_process({kCli, "segment", "create", tag, "--step", "1000", "--segment-store",
+                           "sqlite://" + state + "/segments.db"});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+  }
+  auto server = start(state);
+  ASSERT_TRUE(server->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.initial_batch = 64;
+  options.max_batch = 256;
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  for (std::int64_t expected = 1; expected <= 500; ++expected) {
+    auto number = client->next("order");
+    ASSERT_TRUE(number.ok()) << number.error().message;
+    ASSERT_EQ(*number, expected);
+  }
+  auto invoice = client->next("invoice");
+  ASSERT_TRUE(invoice.ok()) << invoice.error().message;
+  EXPECT_EQ(*invoice, 1);
+  auto snowflake = client->next();
+  ASSERT_TRUE(snowflake.ok());
+  EXPECT_GT(*snowflake, 1'000'000);
+
+  const auto began = steady_clock::now();
+  auto unknown = client->next("nosuchtag");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound) << unknown.error().message;
+  EXPECT_LT(steady_clock::now() - began, milliseconds{150});  // refused: no waiting out empty_wait
+  auto bad = client->next("9bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(ClientTest, BearerTokenAndAgent) {
+  test::TempDir dir;
+  auto server = start(dir.file("state"), {"--bearer-token", "t0ken"});
+  ASSERT_TRUE(server->started());
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.agent = "billing-7";
+  options.initial_batch = 300;
+
+  options.bearer_token = "wrong";
+  auto refused = open_client(options);
+  auto id = refused->next();
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().code, ErrorCode::kInvalidArgument) << id.error().message;
+  EXPECT_NE(id.error().message.find(endpoint_of(*server)), std::string::npos) << id.error().message;
+
+  options.bearer_token = "t0ken";
+  auto client = open_client(options);
+  id = client->next();
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  const std::string metrics = test::http_get(server->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"billing-7\"} 300\n"), std::string::npos)
+      << metrics.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace snowid
