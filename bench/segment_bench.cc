@@ -31,7 +31,13 @@ class BenchStore {
     url_ = "sqlite://" + dir_ + "/segments.db";
     auto store = snowid::open_segment_store(url_);
     if (!store.ok() || !(*store)->create_tag("bench", 1, step, "benchmark").ok()) std::abort();
-    auto allocator = SegmentAllocator::open(url_);
+    // Ranges of up to 100 M numbers: at tens of millions of numbers a second
+    // the default max_step (1 M) lasts milliseconds, and on two cores the
+    // fetching thread then competes with the benchmark's threads for CPU,
+    // which would measure the scheduler rather than the allocator.
+    snowid::SegmentAllocatorOptions options;
+    options.max_step = 100'000'000;
+    auto allocator = SegmentAllocator::open(url_, options);
     if (!allocator.ok()) std::abort();
     allocator_ = std::move(*allocator);
   }

@@ -100,8 +100,10 @@ struct RangeSlot {
 // mutex moves the word to a new generation, and only once the offset has
 // reached the range's size, which no request's swap can pass.
 struct RangeCursor {
-  std::atomic<std::uint64_t> word{0};  // generation << kOffsetBits | offset
-  RangeSlot slots[2];
+  // The word and the slots on cache lines of their own: requests write the
+  // word, and only read the slots, which change once per range.
+  alignas(64) std::atomic<std::uint64_t> word{0};  // generation << kOffsetBits | offset
+  alignas(64) RangeSlot slots[2];
 
   struct Taken {
     std::int64_t first = 0;

@@ -1,8 +1,9 @@
 // Segment mode on a real PostgreSQL 15 cluster made for the test: several
 // processes and allocators on one database, and the database stopped and
-// restarted under load.
+// restarted under load; ticket servers on that cluster and a second one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -198,6 +199,93 @@ TEST_F(SegmentPostgres, ServesFromBuffersWhileDownThenRecovers) {
     EXPECT_GT(stats[0].requests_waited, 0u);
   }
   EXPECT_EQ(test::check_unique_and_increasing(per_thread), "");
+}
+
+// Flickr's ticket servers on two PostgreSQL clusters: two nodes draw numbers
+// while the first cluster crashes (immediate stop) and starts again. The
+// second keeps every request served; no number is handed out twice; the
+// first serves again once it is back.
+TEST_F(SegmentPostgres, TicketServersServeThroughAClusterCrashWithoutRepeats) {
+  test::PostgresProcess second;
+  ASSERT_TRUE(second.started()) << second.error();
+  ASSERT_TRUE(postgres_->psql("CREATE DATABASE tickets")) << postgres_->error();
+  auto in_tickets = [](const std::string& url) {
+    return url.substr(0, url.rfind('/')) + "/tickets";  // an empty database of its own
+  };
+  const std::string first_url = in_tickets(postgres_->url());
+  const std::string second_url = second.url();
+  SegmentStoreOptions store_options;
+  store_options.call_timeout = milliseconds{10000};
+  for (const auto& [url, remainder] : {std::pair{first_url, 0}, std::pair{second_url, 1}}) {
+    auto store = open_segment_store(url, store_options);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    ASSERT_TRUE((*store)->set_ticket_identity({2, remainder}).ok());
+  }
+  const std::string set_url = first_url + " " + second_url;
+  ASSERT_TRUE(open_segment_store(set_url, store_options).value()->create_tag("t", 1, 100, "").ok());
+
+  SegmentAllocatorOptions options;
+  options.max_step = 400;
+  options.request_timeout = milliseconds{8000};
+  options.store.call_timeout = milliseconds{2000};
+  std::vector<std::unique_ptr<SegmentAllocator>> nodes;
+  for (int n = 0; n < 2; ++n) {
+    auto node = SegmentAllocator::open(set_url, options);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    nodes.push_back(std::move(*node));
+  }
+  constexpr int kThreads = 4;
+  std::atomic<bool> stop{false}, restarted{false};
+  std::atomic<std::uint64_t> served{0}, even_after_restart{0};
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;
+  std::vector<std::vector<std::int64_t>> per_thread(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::int64_t>& mine = per_thread[static_cast<std::size_t>(t)];
+      while (!stop.load()) {
+        const std::size_t before = mine.size();
+        Status taken = nodes[static_cast<std::size_t>(t % 2)]->next("t", 5, mine);
+        if (!taken.ok()) {
+          std::lock_guard lock(errors_mutex);
+          errors.push_back(taken.error().message);
+        }
+        served += mine.size() - before;
+        if (restarted.load()) {
+          for (std::size_t i = before; i < mine.size(); ++i) even_after_restart += mine[i] % 2 == 0;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds{200});
+      }
+    });
+  }
+  auto wait_until = [](auto condition, seconds limit) {
+    const auto deadline = SteadyClock::now() + limit;
+    while (!condition()) {
+      if (SteadyClock::now() > deadline) return false;
+      std::this_thread::sleep_for(milliseconds{5});
+    }
+    return true;
+  };
+  const bool loaded = wait_until([&] { return served.load() > 3000; }, seconds{20});
+  ASSERT_TRUE(postgres_->stop(true)) << postgres_->error();
+  const std::uint64_t at_stop = served.load();
+  const bool served_while_down =
+      wait_until([&] { return served.load() > at_stop + 5000; }, seconds{30});
+  ASSERT_TRUE(postgres_->start()) << postgres_->error();
+  restarted = true;
+  const bool first_back = wait_until([&] { return even_after_restart.load() > 500; }, seconds{60});
+  stop = true;
+  for (auto& thread : threads) thread.join();
+
+  EXPECT_TRUE(loaded);
+  EXPECT_TRUE(served_while_down) << "served " << served.load() - at_stop << " after the stop";
+  EXPECT_TRUE(first_back);
+  EXPECT_TRUE(errors.empty()) << errors.size() << " refusals, first: " << errors.front();
+  std::vector<std::int64_t> all;
+  for (const auto& numbers : per_thread) all.insert(all.end(), numbers.begin(), numbers.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a number was issued twice";
 }
 
 }  // namespace
