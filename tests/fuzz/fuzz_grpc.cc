@@ -125,7 +125,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (status.ok()) {
         SNOWID_FUZZ_CHECK(request.tag() == snowid::fuzz::kSegmentTag);
         SNOWID_FUZZ_CHECK(static_cast<std::uint32_t>(response.ids_size()) == request.count());
-        for (std::int64_t number : response.ids()) issued.segment_numbers.next(number);
+        for (std::uint64_t number : response.ids()) {
+          issued.segment_numbers.next(static_cast<std::int64_t>(number));
+        }
       }
       break;
     }
