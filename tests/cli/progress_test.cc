@@ -222,17 +222,35 @@ TEST_F(ProgressCli, FormattedKindsDrawTheBarToo) {
   EXPECT_EQ(split_lines(run.out).size(), 200000u);
 }
 
+// Runs that last well over the 0.5 s delay, so only stderr not being a
+// terminal keeps the bar away.
 TEST_F(ProgressCli, NoBarWhenStderrIsAPipe) {
   // run_process gives the child pipes for stdout and stderr.
-  const ProcessResult gen = run_process(cli({"gen", "-n", "3000000"}));
+  const ProcessResult gen =
+      run_process({"/bin/sh", "-c", std::string(SNOWID_CLI_PATH) + " gen -n 12000000 > /dev/null"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(gen.err, "");
-  expect_increasing_ids(gen.out, 3'000'000);
-  std::ofstream(dir.file("ids"), std::ios::binary) << gen.out;
-  const ProcessResult check = run_process(cli({"check", dir.file("ids")}));
+  const ProcessResult ids = run_process(cli({"gen", "-n", "300000"}));
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  std::ofstream(dir.file("ids"), std::ios::binary) << ids.out;
+  const ProcessResult check = run_process(
+      {"/bin/sh", "-c", "(sleep 1; cat " + dir.file("ids") + ") | " + SNOWID_CLI_PATH + " check"});
   EXPECT_EQ(check.exit_code, 0) << check.err;
   EXPECT_EQ(check.err, "");
   EXPECT_TRUE(has(check.out, "result            OK")) << check.out;
+}
+
+TEST_F(ProgressCli, CheckOnATerminalWithoutAFlagDrawsTheBarForALongRun) {
+  const ProcessResult ids = run_process(cli({"gen", "-n", "300000"}));
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  std::ofstream(dir.file("ids"), std::ios::binary) << ids.out;
+  const TerminalRun run = run_on_terminal(
+      {"/bin/sh", "-c", "(sleep 1; cat " + dir.file("ids") + ") | " + SNOWID_CLI_PATH + " check"},
+      dir.file("report"));
+  EXPECT_EQ(run.exit_code, 0) << run.terminal;
+  EXPECT_TRUE(has(run.terminal, " MB/s")) << run.terminal;
+  EXPECT_TRUE(run.terminal.ends_with("\n")) << run.terminal;
+  EXPECT_TRUE(has(run.out, "checked 300000 IDs")) << run.out;
 }
 
 TEST_F(ProgressCli, CheckShowsBytesOfTheFilesOrCountAndRateOfAPipe) {
