@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "id_checker.h"
+#include "progress_bar.h"
 #include "snowid/clock.h"
 #include "snowid/decode.h"
 #include "snowid/time_text.h"
@@ -77,9 +78,10 @@ Result<milliseconds> parse_duration(const std::string& text) {
   return milliseconds{static_cast<long long>(value * scale)};
 }
 
-// Reads all of `fd` into the checker. An error from the checker is bad
-// input; a read error is returned as kUnavailable.
-Status read_into(check::IdChecker& checker, int fd, const std::string& name, char* buffer) {
+// Reads all of `fd` into the checker, counting the bytes on `progress`. An
+// error from the checker is bad input; a read error is returned as kUnavailable.
+Status read_into(check::IdChecker& checker, int fd, const std::string& name, char* buffer,
+                 ProgressBar& progress) {
   for (;;) {
     const ssize_t n = ::read(fd, buffer, kReadBytes);
     if (n == 0) return checker.end_input();
@@ -90,6 +92,7 @@ Status read_into(check::IdChecker& checker, int fd, const std::string& name, cha
     }
     Status s = checker.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
     if (!s.ok()) return s;
+    progress.add(static_cast<std::uint64_t>(n));
   }
 }
 
@@ -106,6 +109,19 @@ Result<int> open_input(const std::string& path, check::IdChecker& checker) {
     checker.reserve(static_cast<std::size_t>(st.st_size) / kBytesPerId);
   }
   return fd;
+}
+
+// The bytes in `paths` ("-": standard input), or 0 if one of them is not a
+// regular file (a pipe, a terminal) or cannot be looked at: size unknown.
+std::uint64_t total_bytes(const std::vector<std::string>& paths) {
+  std::uint64_t total = 0;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    const int got = path == "-" ? ::fstat(STDIN_FILENO, &st) : ::stat(path.c_str(), &st);
+    if (got != 0 || !S_ISREG(st.st_mode)) return 0;
+    total += static_cast<std::uint64_t>(st.st_size);
+  }
+  return total;
 }
 
 std::string id_text(const Layout& layout, Id id) {
@@ -300,6 +316,7 @@ CheckCommand::CheckCommand(CLI::App& app, LayoutArgs& layout_args) : layout_args
       ->default_str("1s");
   check_->add_option("--now", now_, "The present, Unix ms or ISO 8601 (default: the clock)");
   check_->add_flag("--json", json_, "Print the report as JSON");
+  progress_.add_to(*check_);
   check_->footer(kFooter);
   layout_args.add_to(*check_);
 }
@@ -331,6 +348,16 @@ int CheckCommand::run() const {
   options.max_drift = *max_drift;
   check::IdChecker checker(options);
   auto buffer = std::make_unique_for_overwrite<char[]>(kReadBytes);
+  const std::vector<std::string> id_inputs =
+      inputs_.empty() ? std::vector<std::string>{"-"} : inputs_;
+  std::vector<std::string> every_input = audit_logs_;
+  every_input.insert(every_input.end(), id_inputs.begin(), id_inputs.end());
+  ProgressBar::Options bar;
+  bar.total = total_bytes(every_input);
+  bar.unit = ProgressUnit::kBytes;
+  bar.mode = progress_.mode();
+  bar.check_every = 1;  // advanced once per read of up to 4 MiB: a clock read per read
+  ProgressBar progress(bar);
   auto read_all = [&](const std::vector<std::string>& paths, bool audit) -> Status {
     for (const std::string& path : paths) {
       auto fd = open_input(path, checker);
@@ -340,14 +367,15 @@ int CheckCommand::run() const {
       } else {
         checker.begin_ids(path);
       }
-      Status s = read_into(checker, *fd, path, buffer.get());
+      Status s = read_into(checker, *fd, path, buffer.get(), progress);
       if (*fd != STDIN_FILENO) ::close(*fd);
       if (!s.ok()) return s;
     }
     return {};
   };
   Status read = read_all(audit_logs_, true);
-  if (read.ok()) read = read_all(inputs_.empty() ? std::vector<std::string>{"-"} : inputs_, false);
+  if (read.ok()) read = read_all(id_inputs, false);
+  progress.finish();  // before any line on stderr or the report
   if (!read.ok()) {
     const bool bad_input = read.error().code == ErrorCode::kInvalidArgument;
     return fail(bad_input ? kExitUsage : kExitFindings, read.error().message);

@@ -5,7 +5,7 @@
 // prints the report (text, or JSON with --json).
 //
 //   snowid check [FILE|-]... [--audit FILE]... [--max-drift 1s] [--now TIME] [--json]
-//                [layout options]
+//                [--progress|--no-progress] [layout options]
 //
 // Exit codes: 0 nothing found; 1 a finding (duplicate, order violation,
 // future ID, ID missing from the audit logs, overlapping audit records) or
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "layout_args.h"
+#include "progress_bar.h"
 
 namespace snowid::cli {
 
@@ -38,6 +39,7 @@ class CheckCommand {
   std::string max_drift_ = "1s";
   std::string now_;
   bool json_ = false;
+  ProgressFlags progress_;
 };
 
 }  // namespace snowid::cli

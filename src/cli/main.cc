@@ -26,6 +26,7 @@
 #include "layout_drawing.h"
 #include "node_id_command.h"
 #include "opaque_commands.h"
+#include "progress_bar.h"
 #include "segment_commands.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
@@ -109,35 +110,11 @@ class Output {
   std::size_t used_ = 0;
 };
 
-// A one-line progress bar on stderr, for long runs on a terminal.
-class Progress {
- public:
-  explicit Progress(std::uint64_t total)
-      : total_(total), shown_(total >= 1'000'000 && ::isatty(STDERR_FILENO) == 1) {}
-  ~Progress() {
-    if (shown_) std::fputs("\r\033[K", stderr);
-  }
-  void update(std::uint64_t done) {
-    if (!shown_) return;
-    const auto percent = static_cast<int>(done * 100 / total_);
-    if (percent == last_percent_) return;
-    last_percent_ = percent;
-    const int filled = percent * 40 / 100;
-    std::fprintf(stderr, "\r[%.*s%*s] %3d%%  %llu/%llu", filled,
-                 "########################################", 40 - filled, "", percent,
-                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_));
-  }
-
- private:
-  std::uint64_t total_;
-  bool shown_;
-  int last_percent_ = -1;
-};
-
 struct GenArgs {
   std::string count = "1", worker_id = "0", datacenter_id = "0", state_file, clock_policy,
               max_wait_ms, max_drift_ms, sequence_start = "zero", node_id_from, kind = "snowflake";
   bool node_id_given = false;  // --worker-id or --datacenter-id on the command line
+  ProgressFlags progress;
 };
 
 // Formatted IDs (UUIDv7, ULID, ObjectId) from `generator`, `count` lines.
@@ -146,7 +123,7 @@ struct GenArgs {
 // for the second after its mark, which the library refuses rather than
 // blocking a server's thread (id_formats.h).
 Status print_formatted(Generator& generator, IdKind kind, std::uint64_t count, Output& out,
-                       Progress& progress) {
+                       ProgressBar& progress) {
   auto source = FormattedIdSource::create(generator);
   if (!source.ok()) return source.error();
   std::vector<FormattedId> ids(std::min<std::uint64_t>(count, 1u << 16));
@@ -165,7 +142,7 @@ Status print_formatted(Generator& generator, IdKind kind, std::uint64_t count, O
     if (!issued.ok()) return issued;
     for (const FormattedId& id : block) out.line(to_text(id));
     done += want;
-    progress.update(done);
+    progress.advance_to(done);
   }
   return {};
 }
@@ -223,7 +200,11 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   if (facts.warning) std::fprintf(stderr, "snowid: warning: %s\n", facts.warning->c_str());
 
   Output out;
-  Progress progress(count);
+  ProgressBar::Options bar;
+  bar.total = count;
+  bar.mode = args.progress.mode();
+  bar.check_every = 1 << 16;  // IDs between two looks at the clock
+  ProgressBar progress(bar);
   std::uint64_t done = kind ? count : 0;
   if (kind) {
     Status printed = print_formatted(generator, *kind, count, out, progress);
@@ -251,9 +232,10 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
     }
     for (std::uint32_t i = 0; i < block->count; ++i) out.id(block->at(i));
     done += block->count;
-    progress.update(done);
+    progress.advance_to(done);
   }
   out.flush();
+  progress.finish();
   Status saved = generator.checkpoint();
   // Without a state file, destroying the generator waits until the clock has
   // passed its IDs, so that the next run cannot repeat them (generator.h).
@@ -401,6 +383,7 @@ int run(int argc, char** argv) {
                   "snowflake, or uuid7, ulid, objectid: made from Snowflake IDs, with their "
                   "clock policy and state file")
       ->default_str("snowflake");
+  gen_args.progress.add_to(*gen);
   layout_args.add_to(*gen);
 
   std::vector<std::string> ids;
