@@ -36,6 +36,15 @@ machine_line() {
   echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 }
 
+# wait_for_line FILE PATTERN: waits up to 5 s for a line matching PATTERN
+# (grep's) in FILE, such as a server's start-up line.
+wait_for_line() {
+  for _ in $(seq 50); do
+    grep -q "$2" "$1" 2>/dev/null && return
+    sleep 0.1
+  done
+}
+
 # start_snowidd NAME [snowidd flags...]: sets snowidd_pid, snowidd_http_port
 # and snowidd_grpc_port. Prefix with `taskset -c N` via SNOWIDD_PREFIX to pin;
 # SNOWIDD_BINARY names another build's snowidd.
@@ -46,10 +55,7 @@ start_snowidd() {
     --state-dir "$bench_work/$name-state" "$@" >"$bench_work/$name.log" 2>&1 &
   snowidd_pid=$!
   bench_pids+=("$snowidd_pid")
-  for _ in $(seq 50); do
-    grep -q 'grpc 127' "$bench_work/$name.log" 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_line "$bench_work/$name.log" 'grpc 127'
   snowidd_http_port=$(grep -oP 'http 127\.0\.0\.1:\K[0-9]+' "$bench_work/$name.log")
   snowidd_grpc_port=$(grep -oP 'grpc 127\.0\.0\.1:\K[0-9]+' "$bench_work/$name.log")
 }
