@@ -25,6 +25,7 @@
 
 #include "audit_format.h"
 #include "audit_log.h"
+#include "claim_responder.h"
 #include "config.h"
 #include "descriptor_budget.h"
 #include "grpc_runtime.h"
@@ -164,6 +165,9 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
 // What serves requests, opened in this order and closed in the reverse one.
 struct Subsystems {
   DescriptorBudget descriptors;
+  // A cluster node's HTTP address while it claims its node id (step 2),
+  // closed just before the listeners start (step 3).
+  std::unique_ptr<ClaimResponder> claim_responder;
   // Segment mode: opened after the generator, destroyed after the listeners
   // stopped (service holds a pointer to it until then).
   std::unique_ptr<SegmentAllocator> segments;
@@ -204,6 +208,7 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
     return fail(kExitFailure,
                 fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
   }
+  out.claim_responder = ClaimResponder::start(config);
   auto node = Node::start(resolved);
   if (!node.ok()) {
     const Error& error = node.error();
@@ -321,6 +326,7 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
     io.poll();
     for (auto& listener : listeners) listener->stop();
   };
+  subsystems.claim_responder.reset();  // frees the HTTP address for its listener
   std::vector<std::string> bound;
   for (auto& listener : listeners) {
     auto endpoint = listener->start(subsystems.descriptors);

@@ -1,7 +1,10 @@
 // snowidd in cluster mode against a real etcd started by the test: node ids
 // leased with fencing, end to end through the HTTP API.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -255,6 +258,38 @@ TEST_F(ClusterServerTest, ANodeStartedBeforeEtcdClaimsOnceEtcdIsUp) {
   EXPECT_TRUE(wait_for_status(*node, 503, 4s));
   ASSERT_TRUE(etcd.restart(0)) << etcd.log(0);
   EXPECT_TRUE(wait_for_status(*node, 200, 15s)) << node->log();
+}
+
+// While a node claims its node id (etcd down at start), its HTTP address
+// already answers: /healthz 200, /readyz and the ID routes 503. Once etcd is
+// up the claim succeeds and the same address serves IDs.
+TEST_F(ClusterServerTest, AClaimingNodeAnswersProbesOnItsHttpAddress) {
+  etcd.stop(0);
+  const int port = test::free_loopback_ports(1).front();
+  const std::vector<std::string> args{
+      "--coordinator",      "etcd",      "--etcd-endpoints",
+      etcd.endpoint(0),     "--cluster", "probes",
+      "--claim-timeout-ms", "20000",     "--state-dir",
+      dir.file("probes"),   "--http",    "127.0.0.1:" + std::to_string(port)};
+  std::unique_ptr<ServerProcess> node;
+  std::thread starter([&] { node = std::make_unique<ServerProcess>(SNOWIDD_PATH, args); });
+  int healthz = 0;
+  for (int i = 0; i < 200 && healthz != 200; ++i) {
+    std::this_thread::sleep_for(20ms);
+    healthz = http_get(port, "/healthz").status;
+  }
+  const int readyz = http_get(port, "/readyz").status;
+  const test::HttpReply id = http_get(port, "/v1/id");
+  ASSERT_TRUE(etcd.restart(0)) << etcd.log(0);
+  starter.join();
+  EXPECT_EQ(healthz, 200);
+  EXPECT_EQ(readyz, 503);
+  EXPECT_EQ(id.status, 503);
+  EXPECT_NE(id.body.find("claiming a node id"), std::string::npos) << id.body;
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_EQ(node->port(), port);
+  EXPECT_EQ(http_get(port, "/v1/id").status, 200) << node->log();
+  EXPECT_EQ(http_get(port, "/readyz").status, 200);
 }
 
 TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {

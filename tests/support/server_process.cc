@@ -1,7 +1,5 @@
 #include "server_process.h"
 
-#include "subprocess.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -12,11 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "subprocess.h"
 
 namespace snowid::test {
 namespace {
@@ -65,10 +66,11 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   log_path_ = pattern;
 
   args.insert(args.begin(), binary);
-  args.push_back("--http");
-  args.push_back("127.0.0.1:0");
-  args.push_back("--grpc");
-  args.push_back("127.0.0.1:0");
+  for (const char* listener : {"--http", "--grpc"}) {  // port 0 unless the test chose one
+    if (std::find(args.begin(), args.end(), listener) != args.end()) continue;
+    args.push_back(listener);
+    args.push_back("127.0.0.1:0");
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);

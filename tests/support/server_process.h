@@ -16,7 +16,8 @@ namespace snowid::test {
 
 class ServerProcess {
  public:
-  // Starts `binary` with `args` (plus --http 127.0.0.1:0) and waits until it
+  // Starts `binary` with `args` (plus --http 127.0.0.1:0 and --grpc
+  // 127.0.0.1:0 unless `args` names those listeners) and waits until it
   // logs the port it listens on. `env` adds environment variables (or
   // replaces inherited ones).
   ServerProcess(const std::string& binary, std::vector<std::string> args,

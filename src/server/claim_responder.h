@@ -1,0 +1,42 @@
+// What snowidd's HTTP address answers while a cluster node claims its node
+// id. A claim may take up to claim_timeout_ms (the store may be down at
+// start), and until then no listener can serve IDs; an orchestrator whose
+// liveness probe finds nothing listening would kill the node in the middle
+// of the claim. So a cluster node binds its HTTP address first and answers
+// there, until the real listeners start:
+//
+//   GET/HEAD /healthz   200 {"status":"ok","claim":"in progress"}
+//   GET/HEAD /readyz    503 {"status":"not ready","error":"claiming a node id"}
+//   anything else       503 {"error":"claiming a node id: ..."}, Retry-After: 1
+//
+// Every answer closes its connection; a request is read through the same
+// RequestReader as the HTTP listener's, with its limits and read timeout, and
+// at most kMaxConnections are open at once (more are closed unanswered). No
+// ID is ever issued here. Plain HTTP only: with TLS on the HTTP listener
+// (tls_cert) nothing answers before the claim, and the start log says so.
+//
+// Thread-safety: start() and the destructor from one thread; the answers run
+// on the responder's own thread.
+#pragma once
+
+#include <memory>
+
+#include "config.h"
+
+namespace snowid::server {
+
+class ClaimResponder {
+ public:
+  static constexpr int kMaxConnections = 64;
+
+  // Binds config.http.endpoint and starts answering. Null, after one log
+  // line, when there is nothing to do (a static node id, TLS, port 0, which
+  // the real listener would bind elsewhere) or the address cannot be bound
+  // (the HTTP listener then reports it as it always does).
+  static std::unique_ptr<ClaimResponder> start(const ServerConfig& config);
+
+  // Stops answering and closes the address, so the HTTP listener can bind it.
+  virtual ~ClaimResponder() = default;
+};
+
+}  // namespace snowid::server
