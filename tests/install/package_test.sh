@@ -10,6 +10,9 @@
 # installed before the test is purged first.
 #   package_test.sh SOURCE_DIR BUILD_DIR VERSION
 set -euo pipefail
+# snowidd refuses unknown SNOWID_* variables: the test runner's own (such as
+# SNOWID_CHAOS_REPORT from scripts/test.sh) are not meant for it.
+while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^SNOWID_' || true)
 source_dir=$1
 build=$2
 version=$3

@@ -5,6 +5,9 @@
 # hostname (snowid-1) stood in for. Label kubernetes.
 #   kubernetes_test.sh SOURCE_DIR SNOWIDD
 set -euo pipefail
+# snowidd refuses unknown SNOWID_* variables: the test runner's own (such as
+# SNOWID_CHAOS_REPORT from scripts/test.sh) are not meant for it.
+while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^SNOWID_' || true)
 source_dir=$1
 snowidd=$2
 here=$source_dir/tests/kubernetes
