@@ -531,12 +531,14 @@ std::string redact_one_store_url(std::string_view url) {
 }  // namespace
 
 std::string redact_store_url(std::string_view url) {
-  // Several URLs separated by spaces: a ticket-server set.
+  // Read first as one URL, since a password may hold a space ("u:s pw@h"),
+  // then, as a ticket-server set, each URL between spaces on its own.
+  const std::string whole = redact_one_store_url(url);
   std::string out;
-  for (std::size_t at = 0; at <= url.size();) {
-    const std::size_t space = std::min(url.find(' ', at), url.size());
-    out += redact_one_store_url(url.substr(at, space - at));
-    if (space < url.size()) out += ' ';
+  for (std::size_t at = 0; at <= whole.size();) {
+    const std::size_t space = std::min(whole.find(' ', at), whole.size());
+    out += redact_one_store_url(std::string_view(whole).substr(at, space - at));
+    if (space < whole.size()) out += ' ';
     at = space + 1;
   }
   return out;

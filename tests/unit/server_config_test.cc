@@ -27,6 +27,8 @@ TEST(RedactStoreUrl, HidesTheUserInfoPassword) {
   EXPECT_EQ(redact_store_url("postgres://u:p@[::1]/db"), "postgres://u:***@[::1]/db");
   EXPECT_EQ(redact_store_url("postgresql://a:x@h1/db sqlite:///s.db postgresql://b:y@h2/db"),
             "postgresql://a:***@h1/db sqlite:///s.db postgresql://b:***@h2/db");
+  // A password with a space is one URL's, not two URLs.
+  EXPECT_EQ(redact_store_url("postgresql://u:s pw@h/db"), "postgresql://u:***@h/db");
   // The MySQL store reads its user info the same way: the last '@' before the first '/'.
   EXPECT_EQ(redact_store_url("mysql://leaf:p@ss@db:3306/leaf?layout=leaf"),
             "mysql://leaf:***@db:3306/leaf?layout=leaf");
