@@ -77,26 +77,15 @@ class TicketSegmentStore final : public SegmentStore {
   // whichever store answers later.
   Status create_tag(std::string_view tag, std::int64_t start, std::int64_t step,
                     std::string_view description) override {
-    bool created = false, exists = false;
-    std::optional<Error> failure;
-    for (std::size_t k = 0; k < members_.size(); ++k) {
-      Status done = usable(k);
-      if (done.ok()) done = noted(k, members_[k].store->create_tag(tag, start, step, description));
-      if (done.ok()) {
-        created = true;
-      } else if (done.error().code == ErrorCode::kAlreadyExists) {
-        exists = true;
-      } else if (done.error().code == ErrorCode::kInvalidArgument) {
-        return done;
-      } else {
-        failure = done.error();
-      }
-    }
-    if (created) return {};
-    if (exists) {
+    Result<Tally> tally = call_each(ErrorCode::kAlreadyExists, [&](SegmentStore& store) {
+      return store.create_tag(tag, start, step, description);
+    });
+    if (!tally.ok()) return tally.error();
+    if (tally->succeeded) return {};
+    if (tally->expected) {
       return Error{ErrorCode::kAlreadyExists, fmt::format("segment tag '{}' already exists", tag)};
     }
-    return unavailable_all(*failure);
+    return unavailable_all(*tally->failure);
   }
 
   // The union over the members that answer; for a tag in several, the row
@@ -134,24 +123,13 @@ class TicketSegmentStore final : public SegmentStore {
   }
 
   Status set_step(std::string_view tag, std::int64_t step) override {
-    bool changed = false, missing = false;
-    std::optional<Error> failure;
-    for (std::size_t k = 0; k < members_.size(); ++k) {
-      Status done = usable(k);
-      if (done.ok()) done = noted(k, members_[k].store->set_step(tag, step));
-      if (done.ok()) {
-        changed = true;
-      } else if (done.error().code == ErrorCode::kNotFound) {
-        missing = true;
-      } else if (done.error().code == ErrorCode::kInvalidArgument) {
-        return done;
-      } else {
-        failure = done.error();
-      }
-    }
-    if (changed) return {};
-    if (missing && !failure) return Error{ErrorCode::kNotFound, "unknown segment tag"};
-    return unavailable_all(failure.value_or(Error{ErrorCode::kNotFound, "unknown segment tag"}));
+    Result<Tally> tally = call_each(ErrorCode::kNotFound,
+                                    [&](SegmentStore& store) { return store.set_step(tag, step); });
+    if (!tally.ok()) return tally.error();
+    if (tally->succeeded) return {};
+    const Error unknown{ErrorCode::kNotFound, "unknown segment tag"};
+    if (tally->expected && !tally->failure) return unknown;
+    return unavailable_all(tally->failure.value_or(unknown));
   }
 
   // From the members in turn, as Flickr's ticket servers share the load;
@@ -203,6 +181,35 @@ class TicketSegmentStore final : public SegmentStore {
       increment = identity.increment;
     }
     return Error{ErrorCode::kUnavailable, "segment store returned ranges without a ticket number"};
+  }
+
+  // What one call made on every member that may be called now came to.
+  struct Tally {
+    bool succeeded = false;        // some member did it
+    bool expected = false;         // some member answered the expected refusal
+    std::optional<Error> failure;  // the last other failure
+  };
+
+  // Calls `call(store)` on every usable member, noting whether each
+  // answered. kInvalidArgument from any member ends it: the input is bad
+  // for all of them.
+  template <typename Call>
+  Result<Tally> call_each(ErrorCode expected_refusal, Call call) {
+    Tally tally;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      Status done = usable(k);
+      if (done.ok()) done = noted(k, call(*members_[k].store));
+      if (done.ok()) {
+        tally.succeeded = true;
+      } else if (done.error().code == expected_refusal) {
+        tally.expected = true;
+      } else if (done.error().code == ErrorCode::kInvalidArgument) {
+        return done.error();
+      } else {
+        tally.failure = done.error();
+      }
+    }
+    return tally;
   }
 
   // OK if member k may be called now: its identity is checked (read now if
