@@ -17,6 +17,7 @@
 #include "id_ring.h"
 #include "server_process.h"
 #include "snowid/decode.h"
+#include "started_server.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -32,11 +33,7 @@ const std::string kCli = SNOWID_CLI_PATH;
 
 std::unique_ptr<ServerProcess> start(const std::string& state_dir,
                                      std::vector<std::string> args = {}) {
-  args.push_back("--state-dir");
-  args.push_back(state_dir);
-  auto server = std::make_unique<ServerProcess>(kServer, args);
-  EXPECT_TRUE(server->started()) << server->log();
-  return server;
+  return test::start_server(kServer, state_dir, std::move(args));
 }
 
 std::string endpoint_of(const ServerProcess& server) {

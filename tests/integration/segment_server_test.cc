@@ -14,6 +14,7 @@
 #include "chaos.h"
 #include "server_process.h"
 #include "snowid/v1/snowid.grpc.pb.h"
+#include "started_server.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -41,11 +42,7 @@ std::string cli(std::vector<std::string> args, const std::string& store_url) {
 
 std::unique_ptr<ServerProcess> start(const std::string& state_dir,
                                      std::vector<std::string> args = {}) {
-  args.push_back("--state-dir");
-  args.push_back(state_dir);
-  auto server = std::make_unique<ServerProcess>(kServer, args);
-  EXPECT_TRUE(server->started()) << server->log();
-  return server;
+  return test::start_server(kServer, state_dir, std::move(args));
 }
 
 // The numbers of a 200 answer: {"id":"…"}, {"ids":[…]} or bare lines.
