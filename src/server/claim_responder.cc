@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -160,7 +161,7 @@ class ClaimResponderImpl final : public ClaimResponder {
         } else {
           ++open_;
           std::make_shared<Exchange>(std::move(socket), config_, open_)
-              ->start(config_.http.read_timeout);
+              ->start(std::min(config_.http.read_timeout, kReadTimeout));
         }
       }
       accept();

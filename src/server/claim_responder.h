@@ -10,8 +10,8 @@
 //   anything else       503 {"error":"claiming a node id: ..."}, Retry-After: 1
 //
 // Every answer closes its connection; a request is read through the same
-// RequestReader as the HTTP listener's, with its limits and read timeout, and
-// at most kMaxConnections are open at once (more are closed unanswered). No
+// RequestReader as the HTTP listener's, with its limits, within kReadTimeout,
+// and at most kMaxConnections are open at once (more are closed unanswered). No
 // ID is ever issued here. Plain HTTP only: with TLS on the HTTP listener
 // (tls_cert) nothing answers before the claim, and the start log says so.
 //
@@ -19,6 +19,7 @@
 // on the responder's own thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "config.h"
@@ -27,7 +28,10 @@ namespace snowid::server {
 
 class ClaimResponder {
  public:
-  static constexpr int kMaxConnections = 64;
+  // Probes must get through idle or slow clients: many connections, each
+  // given at most kReadTimeout (or read_timeout_ms if shorter) for its request.
+  static constexpr int kMaxConnections = 1024;
+  static constexpr std::chrono::milliseconds kReadTimeout{2000};
 
   // Binds config.http.endpoint and starts answering. Null, after one log
   // line, when there is nothing to do (a static node id, TLS, port 0, which
