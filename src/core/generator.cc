@@ -600,13 +600,29 @@ Status Generator::readiness() const {
   if (now > g.max_tick) {
     return Error{ErrorCode::kTimestampOverflow, "the layout's timestamp field is full"};
   }
-  const std::int64_t behind_ms = g.ms_of(last) - now_ms;
   if (now < last) {
+    // Ready exactly when a request arriving now would be served, judged as
+    // reserve() judges it, for the worst case: the last unit is used up and
+    // the request needs unit last + 1.
     const auto policy = g.options.clock_policy;
-    const std::int64_t allowed = policy == ClockPolicy::kReject ? 0
-                                 : policy == ClockPolicy::kWait ? g.options.max_wait.count()
-                                                                : g.options.max_drift.count();
-    if (behind_ms > allowed) {
+    const std::int64_t behind_ms = g.ms_of(last) - now_ms;
+    bool serves = false;
+    std::int64_t allowed = 0;
+    switch (policy) {
+      case ClockPolicy::kReject:
+        break;  // any step back is refused
+      case ClockPolicy::kWait:
+        // reserve() waits only when the wait for unit last + 1 fits in max_wait.
+        allowed = g.options.max_wait.count();
+        serves = g.ms_of(last + 1) - now_ms <= allowed;
+        break;
+      case ClockPolicy::kMonotonic:
+        // reserve() issues up to drift_ticks ahead, then waits one unit.
+        allowed = g.options.max_drift.count();
+        serves = last - now <= g.drift_ticks;
+        break;
+    }
+    if (!serves) {
       return Error{ErrorCode::kClockBehind,
                    fmt::format("the clock is {} ms behind the last issued ID ({} policy allows {} "
                                "ms)",

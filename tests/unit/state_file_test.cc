@@ -131,6 +131,41 @@ TEST_F(StateFileTest, DefaultOptionsRestartRightAfterACrash) {
   EXPECT_GT(id, *seen.rbegin());
 }
 
+// /readyz must not promise what a request would refuse: after a restart
+// behind the mark, readiness() is OK exactly when the next ID is served,
+// millisecond by millisecond as the clock nears the mark, for each policy
+// and for a time unit longer than one millisecond.
+TEST_F(StateFileTest, ReadyExactlyWhenTheNextIdIsServedNearTheMark) {
+  for (const milliseconds unit : {milliseconds{1}, milliseconds{4}}) {
+    for (const ClockPolicy policy :
+         {ClockPolicy::kWait, ClockPolicy::kMonotonic, ClockPolicy::kReject}) {
+      std::filesystem::remove(path);
+      clock.set(kStart);
+      auto o = options(policy);
+      o.layout.time_unit = unit;
+      o.max_wait = milliseconds{5};
+      o.max_drift = milliseconds{9};
+      o.max_start_wait = milliseconds{60'000};
+      o.defer_start_wait = true;
+      { ASSERT_TRUE(Generator::create(o).ok()); }  // a crash leaves the mark ahead
+      const std::string crashed = read_file(path);
+      const milliseconds mark_at_crash = *mark();
+      for (long behind = 16; behind >= -2; --behind) {
+        const std::string label = fmt::format("unit {} ms, {} policy, clock {} ms behind the mark",
+                                              unit.count(), clock_policy_name(policy), behind);
+        { std::ofstream(path, std::ios::trunc) << crashed; }
+        clock.set(mark_at_crash - milliseconds{behind});
+        auto g = Generator::create(o);
+        if (!g.ok()) continue;  // refused to start: nothing to be ready for
+        const bool ready = (*g)->readiness().ok();
+        auto id = (*g)->next();
+        EXPECT_EQ(ready, id.ok()) << label << ": "
+                                  << (id.ok() ? std::string{"issued"} : id.error().message);
+      }
+    }
+  }
+}
+
 TEST_F(StateFileTest, CleanStopNeedsNoGap) {
   std::set<Id> seen;
   {
