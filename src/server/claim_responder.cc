@@ -8,19 +8,24 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "http_request_parser.h"
+#include "tls_context.h"
 
 namespace snowid::server {
 namespace {
 
 namespace asio = boost::asio;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
 
 std::string_view path_of(boost::beast::string_view target) {
   const std::string_view text(target.data(), target.size());
@@ -55,13 +60,16 @@ std::string answer(const RequestReader::Request* request) {
       text.size(), status == 503 ? "Retry-After: 1\r\n" : "", head ? "" : text);
 }
 
-// One connection: read one request (bounded in bytes by the reader, in time
-// by the read timeout), answer, close.
-class Exchange : public std::enable_shared_from_this<Exchange> {
+// One connection over Stream (a TCP socket, or TLS over one): the TLS
+// handshake if any, one request (bounded in bytes by the reader), the answer,
+// close. The read timeout bounds all of it: when it fires the socket closes,
+// which ends a handshake or read still under way.
+template <typename Stream>
+class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
  public:
-  Exchange(tcp::socket socket, const ServerConfig& config, std::atomic<int>& open)
-      : socket_(std::move(socket)),
-        timer_(socket_.get_executor()),
+  Exchange(Stream stream, const ServerConfig& config, std::atomic<int>& open)
+      : stream_(std::move(stream)),
+        timer_(stream_.get_executor()),
         in_(max_buffered_request_bytes(config)),
         reader_(config),
         open_(open) {}
@@ -70,17 +78,25 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   void start(std::chrono::milliseconds read_timeout) {
     timer_.expires_after(read_timeout);
-    timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    timer_.async_wait([self = this->shared_from_this()](boost::system::error_code ec) {
       if (!ec) self->close();
     });
-    read();
+    if constexpr (std::is_same_v<Stream, tcp::socket>) {
+      read();
+    } else {
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](boost::system::error_code ec) {
+                                if (ec) return self->close();
+                                self->read();
+                              });
+    }
   }
 
  private:
   void read() {
     auto space = in_.prepare(std::min(kReadChunkBytes, in_.max_size() - in_.size()));
-    socket_.async_read_some(
-        space, [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+    stream_.async_read_some(
+        space, [self = this->shared_from_this()](boost::system::error_code ec, std::size_t n) {
           if (ec) return self->close();
           self->in_.commit(n);
           switch (self->reader_.read(self->in_)) {
@@ -97,19 +113,21 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
   void respond(const RequestReader::Request* request) {
     reply_ = answer(request);
-    asio::async_write(
-        socket_, asio::buffer(reply_),
-        [self = shared_from_this()](boost::system::error_code, std::size_t) { self->close(); });
+    asio::async_write(stream_, asio::buffer(reply_),
+                      [self = this->shared_from_this()](boost::system::error_code, std::size_t) {
+                        self->close();
+                      });
   }
 
   void close() {
     boost::system::error_code ignored;
     timer_.cancel();
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    tcp::socket& socket = boost::beast::get_lowest_layer(stream_);
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
   }
 
-  tcp::socket socket_;
+  Stream stream_;
   asio::steady_timer timer_;
   boost::beast::flat_buffer in_;
   RequestReader reader_;
@@ -119,7 +137,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
 class ClaimResponderImpl final : public ClaimResponder {
  public:
-  explicit ClaimResponderImpl(const ServerConfig& config) : config_(config), acceptor_(io_) {}
+  // `tls`: the HTTP address's TLS context, or null for plain HTTP.
+  ClaimResponderImpl(const ServerConfig& config, std::unique_ptr<ssl::context> tls)
+      : config_(config), tls_(std::move(tls)), acceptor_(io_) {}
 
   // The address is closed when this returns. Answers still under way are
   // dropped with their connections when io_ ends.
@@ -160,8 +180,15 @@ class ClaimResponderImpl final : public ClaimResponder {
           socket.close(ignored);
         } else {
           ++open_;
-          std::make_shared<Exchange>(std::move(socket), config_, open_)
-              ->start(std::min(config_.http.read_timeout, kReadTimeout));
+          const auto read_timeout = std::min(config_.http.read_timeout, kReadTimeout);
+          if (tls_) {
+            std::make_shared<Exchange<TlsStream>>(TlsStream(std::move(socket), *tls_), config_,
+                                                  open_)
+                ->start(read_timeout);
+          } else {
+            std::make_shared<Exchange<tcp::socket>>(std::move(socket), config_, open_)
+                ->start(read_timeout);
+          }
         }
       }
       accept();
@@ -169,6 +196,7 @@ class ClaimResponderImpl final : public ClaimResponder {
   }
 
   const ServerConfig& config_;
+  const std::unique_ptr<ssl::context> tls_;  // outlives io_ and so every TLS stream
   std::atomic<int> open_{0};  // before io_: the connections io_ drops count down
   asio::io_context io_{1};
   tcp::acceptor acceptor_;
@@ -179,16 +207,23 @@ class ClaimResponderImpl final : public ClaimResponder {
 
 std::unique_ptr<ClaimResponder> ClaimResponder::start(const ServerConfig& config) {
   if (config.coordinator.kind == "static") return nullptr;
-  if (!config.http.tls_cert.empty()) {
-    spdlog::info("http is TLS: nothing answers on {} until the node id is claimed",
-                 config.http.endpoint.text());
-    return nullptr;
-  }
   if (config.http.endpoint.port == 0) return nullptr;
-  auto responder = std::make_unique<ClaimResponderImpl>(config);
+  std::unique_ptr<ssl::context> tls;
+  if (!config.http.tls_cert.empty()) {
+    auto loaded = load_http_tls(config);
+    if (!loaded.ok()) {
+      // The HTTP listener meets the same error after the claim and reports it.
+      spdlog::warn("http {}: not answering probes during the claim: {}",
+                   config.http.endpoint.text(), loaded.error().message);
+      return nullptr;
+    }
+    tls = std::move(*loaded);
+  }
+  const bool https = tls != nullptr;
+  auto responder = std::make_unique<ClaimResponderImpl>(config, std::move(tls));
   if (!responder->listen()) return nullptr;
-  spdlog::info("http {}: answering /healthz (200) and /readyz (503) while the node id is claimed",
-               config.http.endpoint.text());
+  spdlog::info("{} {}: answering /healthz (200) and /readyz (503) while the node id is claimed",
+               https ? "https" : "http", config.http.endpoint.text());
   return responder;
 }
 

@@ -12,8 +12,8 @@
 // Every answer closes its connection; a request is read through the same
 // RequestReader as the HTTP listener's, with its limits, within kReadTimeout,
 // and at most kMaxConnections are open at once (more are closed unanswered). No
-// ID is ever issued here. Plain HTTP only: with TLS on the HTTP listener
-// (tls_cert) nothing answers before the claim, and the start log says so.
+// ID is ever issued here. With tls_cert the answers go over TLS with the
+// listener's own certificate; the handshake counts against kReadTimeout.
 //
 // Thread-safety: start() and the destructor from one thread; the answers run
 // on the responder's own thread.
@@ -34,9 +34,10 @@ class ClaimResponder {
   static constexpr std::chrono::milliseconds kReadTimeout{2000};
 
   // Binds config.http.endpoint and starts answering. Null, after one log
-  // line, when there is nothing to do (a static node id, TLS, port 0, which
-  // the real listener would bind elsewhere) or the address cannot be bound
-  // (the HTTP listener then reports it as it always does).
+  // line, when there is nothing to do (a static node id, port 0, which the
+  // real listener would bind elsewhere) or the address cannot be bound or
+  // its certificate not loaded (the HTTP listener then reports it as it
+  // always does).
   static std::unique_ptr<ClaimResponder> start(const ServerConfig& config);
 
   // Stops answering and closes the address, so the HTTP listener can bind it.

@@ -21,6 +21,7 @@
 #include "connection_workers.h"
 #include "http_request_parser.h"
 #include "http_routes.h"
+#include "tls_context.h"
 
 namespace snowid::server {
 
@@ -232,25 +233,6 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   bool closed_ = false;
 };
 
-Result<std::unique_ptr<ssl::context>> load_tls(const ServerConfig& config) {
-  auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
-  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                       ssl::context::no_tlsv1_1);
-  beast::error_code ec;
-  context->use_certificate_chain_file(config.http.tls_cert, ec);
-  if (ec) {
-    return invalid_argument(fmt::format("tls_cert {}: cannot load certificate: {}",
-                                        config.http.tls_cert, ec.message()));
-  }
-  context->use_private_key_file(config.http.tls_key, ssl::context::pem, ec);
-  if (ec) {
-    return invalid_argument(
-        fmt::format("tls_key {}: cannot load private key: {}", config.http.tls_key, ec.message()));
-  }
-  return context;
-}
-
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -330,7 +312,7 @@ HttpServer::~HttpServer() { stop(); }
 Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
   const ServerConfig& config = impl_->service.config();
   if (!config.http.tls_cert.empty()) {
-    auto tls = load_tls(config);
+    auto tls = load_http_tls(config);
     if (!tls.ok()) return tls.error();
     impl_->tls = std::move(*tls);
   }

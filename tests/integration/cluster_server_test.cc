@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "certificates.h"
 #include "etcd_process.h"
 #include "id_checks.h"
 #include "server_process.h"
@@ -260,36 +262,77 @@ TEST_F(ClusterServerTest, ANodeStartedBeforeEtcdClaimsOnceEtcdIsUp) {
   EXPECT_TRUE(wait_for_status(*node, 200, 15s)) << node->log();
 }
 
+// What a node's HTTP address answered while the node claimed its node id.
+struct ClaimTimeAnswers {
+  int healthz = 0;
+  int readyz = 0;
+  test::HttpReply id;
+};
+
 // While a node claims its node id (etcd down at start), its HTTP address
 // already answers: /healthz 200, /readyz and the ID routes 503. Once etcd is
-// up the claim succeeds and the same address serves IDs.
-TEST_F(ClusterServerTest, AClaimingNodeAnswersProbesOnItsHttpAddress) {
+// up the claim succeeds and the same address serves IDs. `get` asks the
+// node's address for a target (plain HTTP or HTTPS).
+void expect_probes_answered_during_the_claim(
+    test::EtcdCluster& etcd, const test::TempDir& dir, std::vector<std::string> extra,
+    const std::function<test::HttpReply(int port, const std::string& target)>& get) {
   etcd.stop(0);
   const int port = test::free_loopback_ports(1).front();
-  const std::vector<std::string> args{
+  std::vector<std::string> args{
       "--coordinator",      "etcd",      "--etcd-endpoints",
       etcd.endpoint(0),     "--cluster", "probes",
       "--claim-timeout-ms", "20000",     "--state-dir",
       dir.file("probes"),   "--http",    "127.0.0.1:" + std::to_string(port)};
+  args.insert(args.end(), extra.begin(), extra.end());
   std::unique_ptr<ServerProcess> node;
   std::thread starter([&] { node = std::make_unique<ServerProcess>(SNOWIDD_PATH, args); });
-  int healthz = 0;
-  for (int i = 0; i < 200 && healthz != 200; ++i) {
+  ClaimTimeAnswers during;
+  for (int i = 0; i < 200 && during.healthz != 200; ++i) {
     std::this_thread::sleep_for(20ms);
-    healthz = http_get(port, "/healthz").status;
+    during.healthz = get(port, "/healthz").status;
   }
-  const int readyz = http_get(port, "/readyz").status;
-  const test::HttpReply id = http_get(port, "/v1/id");
+  during.readyz = get(port, "/readyz").status;
+  during.id = get(port, "/v1/id");
   ASSERT_TRUE(etcd.restart(0)) << etcd.log(0);
   starter.join();
-  EXPECT_EQ(healthz, 200);
-  EXPECT_EQ(readyz, 503);
-  EXPECT_EQ(id.status, 503);
-  EXPECT_NE(id.body.find("claiming a node id"), std::string::npos) << id.body;
+  EXPECT_EQ(during.healthz, 200);
+  EXPECT_EQ(during.readyz, 503);
+  EXPECT_EQ(during.id.status, 503);
+  EXPECT_NE(during.id.body.find("claiming a node id"), std::string::npos) << during.id.body;
   ASSERT_TRUE(node->started()) << node->log();
   EXPECT_EQ(node->port(), port);
-  EXPECT_EQ(http_get(port, "/v1/id").status, 200) << node->log();
-  EXPECT_EQ(http_get(port, "/readyz").status, 200);
+  EXPECT_EQ(get(port, "/v1/id").status, 200) << node->log();
+  EXPECT_EQ(get(port, "/readyz").status, 200);
+}
+
+TEST_F(ClusterServerTest, AClaimingNodeAnswersProbesOnItsHttpAddress) {
+  expect_probes_answered_during_the_claim(
+      etcd, dir, {}, [](int port, const std::string& target) { return http_get(port, target); });
+}
+
+// The same over TLS, with the listener's certificate: an HTTPS probe (as
+// Kubernetes' scheme: HTTPS) is answered during the claim, and a plain-text
+// request on that address gets nothing.
+TEST_F(ClusterServerTest, AClaimingNodeAnswersHttpsProbesWithItsCertificate) {
+  const auto files = test::make_self_signed_certificate(dir.path(), "node");
+  int plain_during_claim = -1;
+  expect_probes_answered_during_the_claim(
+      etcd, dir, {"--tls-cert", files.cert, "--tls-key", files.key},
+      [&](int port, const std::string& target) {
+        if (plain_during_claim < 0 && target == "/readyz") {
+          plain_during_claim = http_get(port, target).status;
+        }
+        const auto r = test::run_process({"/usr/bin/curl", "-sS", "--max-time", "10", "--cacert",
+                                          files.cert, "-w", "\n%{http_code}",
+                                          "https://127.0.0.1:" + std::to_string(port) + target});
+        test::HttpReply reply;
+        const std::size_t last = r.out.rfind('\n');
+        if (r.exit_code != 0 || last == std::string::npos) return reply;
+        reply.status = std::stoi(r.out.substr(last + 1));
+        reply.body = r.out.substr(0, last);
+        return reply;
+      });
+  EXPECT_EQ(plain_during_claim, 0) << "plain HTTP was answered on a TLS address";
 }
 
 TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
