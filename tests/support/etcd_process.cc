@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "certificates.h"
+#include "orphan_guard.h"
 #include "server_process.h"
 
 extern char** environ;
@@ -108,6 +109,7 @@ bool EtcdCluster::spawn(Member& m) {
   const int rc = posix_spawn(&m.pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) m.pid = -1;
+  if (rc == 0) watch_child(m.pid);
   return rc == 0;
 }
 
@@ -133,7 +135,7 @@ EtcdCluster::~EtcdCluster() {
     Member& m = members_[i];
     if (m.pid <= 0) continue;
     ::kill(m.pid, SIGKILL);
-    ::waitpid(m.pid, nullptr, 0);
+    reap_child(m.pid, nullptr, 0);
     m.pid = -1;
   }
 }
@@ -198,10 +200,10 @@ void EtcdCluster::stop(int member) {
   ::kill(m.pid, SIGCONT);
   ::kill(m.pid, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
-  while (::waitpid(m.pid, nullptr, WNOHANG) == 0) {
+  while (reap_child(m.pid, nullptr, WNOHANG) == 0) {
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(m.pid, SIGKILL);
-      ::waitpid(m.pid, nullptr, 0);
+      reap_child(m.pid, nullptr, 0);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
@@ -213,7 +215,7 @@ void EtcdCluster::kill(int member) {
   Member& m = members_.at(static_cast<std::size_t>(member));
   if (m.pid <= 0) return;
   ::kill(m.pid, SIGKILL);
-  ::waitpid(m.pid, nullptr, 0);
+  reap_child(m.pid, nullptr, 0);
   m.pid = -1;
 }
 

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include "orphan_guard.h"
 
 namespace snowid::test {
 namespace {
@@ -84,6 +87,10 @@ bool PostgresProcess::start() {
                     "30", "-o", options, "start"});
   running_ = started.exit_code == 0;
   if (!running_) error_ = describe("pg_ctl start", started) + read_file(dir_.file("server.log"));
+  // The postmaster is a daemon, not this program's child: its pid is the
+  // first line of postmaster.pid.
+  std::ifstream pid_file(data_dir_ + "/postmaster.pid");
+  if (running_ && pid_file >> postmaster_ && postmaster_ > 0) watch_child(postmaster_);
   return running_;
 }
 
@@ -95,6 +102,8 @@ bool PostgresProcess::stop(bool immediate) {
     return false;
   }
   running_ = false;
+  if (postmaster_ > 0) forget_child(postmaster_);
+  postmaster_ = -1;
   return true;
 }
 

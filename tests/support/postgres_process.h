@@ -7,6 +7,8 @@
 // The server is stopped (immediate mode) and the directory removed at destruction.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "subprocess.h"
@@ -46,6 +48,7 @@ class PostgresProcess {
   int port_ = 0;
   bool as_postgres_user_ = false;
   bool running_ = false;
+  pid_t postmaster_ = -1;  // from postmaster.pid while running, guarded by orphan_guard.h
   std::string error_;
 };
 

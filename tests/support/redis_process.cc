@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "orphan_guard.h"
+
 extern char** environ;
 
 namespace snowid::test {
@@ -59,6 +61,7 @@ bool RedisServer::spawn() {
   const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) pid_ = -1;
+  if (rc == 0) watch_child(pid_);
   return rc == 0;
 }
 
@@ -82,7 +85,7 @@ std::string RedisServer::cli(const std::vector<std::string>& arguments) const {
 void RedisServer::kill() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
+  reap_child(pid_, nullptr, 0);
   pid_ = -1;
 }
 

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "orphan_guard.h"
 #include "subprocess.h"
 
 namespace snowid::test {
@@ -85,6 +86,7 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + binary);
+  watch_child(pid_);
 
   // The start-up line ("snowidd ... starting: ...") names both ports:
   // "..., http 127.0.0.1:P, grpc 127.0.0.1:Q, ...".
@@ -103,7 +105,7 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
       grpc_port_ = std::stoi(grpc);
       return;
     }
-    if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_) {
+    if (reap_child(pid_, &wait_status_, WNOHANG) == pid_) {
       reaped_ = true;
       return;  // exited during start; started() is false, log() says why
     }
@@ -122,7 +124,7 @@ std::string digits_after(const std::string& text, const std::string& marker) {
 ServerProcess::~ServerProcess() {
   if (!reaped_ && pid_ > 0) {
     ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    reap_child(pid_, nullptr, 0);
   }
   ::unlink(log_path_.c_str());
 }
@@ -141,13 +143,13 @@ void ServerProcess::signal(int sig) {
 int ServerProcess::wait(std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!reaped_) {
-    if (::waitpid(pid_, &wait_status_, WNOHANG) == pid_) {
+    if (reap_child(pid_, &wait_status_, WNOHANG) == pid_) {
       reaped_ = true;
       break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &wait_status_, 0);
+      reap_child(pid_, &wait_status_, 0);
       reaped_ = true;
       return -SIGKILL;
     }

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "orphan_guard.h"
+
 extern char** environ;
 
 namespace snowid::test {
@@ -75,6 +77,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  watch_child(pid);
   return pid;
 }
 
@@ -84,10 +87,10 @@ int wait_or_kill(pid_t pid, std::chrono::steady_clock::duration limit, bool& tim
   int status = 0;
   timed_out = false;
   for (;;) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
+    if (reap_child(pid, &status, WNOHANG) == pid) return status;
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      reap_child(pid, &status, 0);
       timed_out = true;
       return status;
     }
@@ -104,7 +107,7 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
 BackgroundProcess::~BackgroundProcess() {
   if (!reaped_) {
     ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    reap_child(pid_, nullptr, 0);
   }
 }
 

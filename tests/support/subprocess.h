@@ -33,6 +33,7 @@ class BackgroundProcess {
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
 
   void signal(int sig);
+  int pid() const { return pid_; }
   // Waits for the end; the exit code, -signal, or -1000 if `limit` passed (then killed).
   int wait(std::chrono::seconds limit = std::chrono::seconds{30});
 

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include "orphan_guard.h"
+
 extern char** environ;
 
 namespace snowid::test {
@@ -116,6 +118,7 @@ bool ZooKeeperEnsemble::spawn(int server) {
   const int rc = posix_spawn(&s.pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) s.pid = -1;
+  if (rc == 0) watch_child(s.pid);
   return rc == 0;
 }
 
@@ -156,7 +159,7 @@ void ZooKeeperEnsemble::kill(int server) {
   if (s.pid <= 0) return;
   ::kill(s.pid, SIGCONT);  // a paused server dies too
   ::kill(s.pid, SIGKILL);
-  ::waitpid(s.pid, nullptr, 0);
+  reap_child(s.pid, nullptr, 0);
   s.pid = -1;
 }
 
