@@ -22,6 +22,9 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+// How long accepting pauses after a failed accept.
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
 std::string_view path_of(boost::beast::string_view target) {
   const std::string_view text(target.data(), target.size());
   return text.substr(0, text.find('?'));
@@ -151,18 +154,27 @@ class ClaimResponderImpl final : public ClaimResponder {
   }
 
  private:
+  // A failed accept (most likely out of descriptors) leaves the connection
+  // queued, so accepting again at once fails again at once, a loop that
+  // would keep a core busy for as long as it waits: after a failure, accept
+  // again kAcceptRetry later, as the HTTP listener does.
   void accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (!acceptor_.is_open()) return;
-      if (!ec) {
-        if (open_.load() >= kMaxConnections) {
-          boost::system::error_code ignored;
-          socket.close(ignored);
-        } else {
-          ++open_;
-          std::make_shared<Exchange>(std::move(socket), config_, open_)
-              ->start(std::min(config_.http.read_timeout, kReadTimeout));
-        }
+      if (ec) {
+        retry_.expires_after(kAcceptRetry);
+        retry_.async_wait([this](boost::system::error_code wait) {
+          if (!wait && acceptor_.is_open()) accept();
+        });
+        return;
+      }
+      if (open_.load() >= kMaxConnections) {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      } else {
+        ++open_;
+        std::make_shared<Exchange>(std::move(socket), config_, open_)
+            ->start(std::min(config_.http.read_timeout, kReadTimeout));
       }
       accept();
     });
@@ -172,6 +184,7 @@ class ClaimResponderImpl final : public ClaimResponder {
   std::atomic<int> open_{0};  // before io_: the connections io_ drops count down
   asio::io_context io_{1};
   tcp::acceptor acceptor_;
+  asio::steady_timer retry_{io_};
   std::thread thread_;
 };
 
