@@ -27,6 +27,9 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using TlsStream = ssl::stream<tcp::socket>;
 
+// How long accepting pauses after a failed accept.
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
 std::string_view path_of(boost::beast::string_view target) {
   const std::string_view text(target.data(), target.size());
   return text.substr(0, text.find('?'));
@@ -171,24 +174,33 @@ class ClaimResponderImpl final : public ClaimResponder {
   }
 
  private:
+  // A failed accept (most likely out of descriptors) leaves the connection
+  // queued, so accepting again at once fails again at once, a loop that
+  // would keep a core busy for as long as it waits: after a failure, accept
+  // again kAcceptRetry later, as the HTTP listener does.
   void accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (!acceptor_.is_open()) return;
-      if (!ec) {
-        if (open_.load() >= kMaxConnections) {
-          boost::system::error_code ignored;
-          socket.close(ignored);
+      if (ec) {
+        retry_.expires_after(kAcceptRetry);
+        retry_.async_wait([this](boost::system::error_code wait) {
+          if (!wait && acceptor_.is_open()) accept();
+        });
+        return;
+      }
+      if (open_.load() >= kMaxConnections) {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      } else {
+        ++open_;
+        const auto read_timeout = std::min(config_.http.read_timeout, kReadTimeout);
+        if (tls_) {
+          std::make_shared<Exchange<TlsStream>>(TlsStream(std::move(socket), *tls_), config_,
+                                                open_)
+              ->start(read_timeout);
         } else {
-          ++open_;
-          const auto read_timeout = std::min(config_.http.read_timeout, kReadTimeout);
-          if (tls_) {
-            std::make_shared<Exchange<TlsStream>>(TlsStream(std::move(socket), *tls_), config_,
-                                                  open_)
-                ->start(read_timeout);
-          } else {
-            std::make_shared<Exchange<tcp::socket>>(std::move(socket), config_, open_)
-                ->start(read_timeout);
-          }
+          std::make_shared<Exchange<tcp::socket>>(std::move(socket), config_, open_)
+              ->start(read_timeout);
         }
       }
       accept();
@@ -200,6 +212,7 @@ class ClaimResponderImpl final : public ClaimResponder {
   std::atomic<int> open_{0};  // before io_: the connections io_ drops count down
   asio::io_context io_{1};
   tcp::acceptor acceptor_;
+  asio::steady_timer retry_{io_};
   std::thread thread_;
 };
 

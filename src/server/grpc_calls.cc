@@ -136,14 +136,15 @@ grpc::Status answer_next_formatted_ids(IdService& service, GrpcAuthorization aut
       kind = IdKind::kObjectId;
       call = Call::kNextObjectIds;
       break;
-    default: {
-      const std::string message =
-          fmt::format("kind {} is not ID_KIND_UUID7, ID_KIND_ULID or ID_KIND_OBJECTID",
-                      static_cast<int>(request.kind()));
-      service.count(Protocol::kGrpc, Call::kNextUuids, Outcome::kInvalidArgument,
-                    std::chrono::nanoseconds{0});
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
-    }
+    default:
+      // The token first, as on every call: a caller without it is told
+      // nothing about its arguments.
+      return counted(service, Call::kNextUuids, [&] {
+        if (Answer allowed = service.authorize(authorization); !allowed.ok()) return allowed;
+        return Answer{Outcome::kInvalidArgument,
+                      fmt::format("kind {} is not ID_KIND_UUID7, ID_KIND_ULID or ID_KIND_OBJECTID",
+                                  static_cast<int>(request.kind()))};
+      });
   }
   return counted(service, call, [&] {
     thread_local std::vector<FormattedId> ids;

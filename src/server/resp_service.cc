@@ -184,18 +184,26 @@ class RespConnection final : public StreamHandler {
       return true;
     }
     switch (command) {
+      // A wrong number of arguments is answered and the connection goes on,
+      // as for every command: only QUIT and framing errors close it.
       case kIncr:
-        return arity(args, 2, 2, reply) && (incr(args[1], 1, reply), true);
+        if (arity(args, 2, 2, reply)) incr(args[1], 1, reply);
+        return true;
       case kIncrBy:
-        return arity(args, 3, 3, reply) && (incrby(args, reply), true);
+        if (arity(args, 3, 3, reply)) incrby(args, reply);
+        return true;
       case kSnowidId:
-        return arity(args, 1, 1, reply) && (next_ids(1, false, reply), true);
+        if (arity(args, 1, 1, reply)) next_ids(1, false, reply);
+        return true;
       case kSnowidIds:
-        return arity(args, 2, 2, reply) && (snowid_ids(args[1], reply), true);
+        if (arity(args, 2, 2, reply)) snowid_ids(args[1], reply);
+        return true;
       case kSnowidDecode:
-        return arity(args, 2, 2, reply) && (decode(args[1], reply), true);
+        if (arity(args, 2, 2, reply)) decode(args[1], reply);
+        return true;
       case kSnowidInfo:
-        return arity(args, 1, 1, reply) && (info(reply), true);
+        if (arity(args, 1, 1, reply)) info(reply);
+        return true;
       case kPing:
         if (!arity(args, 1, 2, reply)) return true;
         args.size() == 2 ? reply.bulk(args[1]) : reply.status("PONG");

@@ -8,8 +8,10 @@
 // never send one (idle timeout) by itself, and /metrics shows every one of
 // them released; with a low open-file limit, connections stop short of it,
 // so the state file can still be written and IDs issued; and when
-// descriptors do run out, the acceptor waits instead of spinning.
+// descriptors do run out, the acceptor waits instead of spinning (the
+// HTTP listener's, and the responder a cluster node runs while it claims).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <thread>
 
 #include "abuse_server.h"
+#include "subprocess.h"
 
 namespace snowid {
 namespace {
@@ -200,6 +203,85 @@ TEST_F(ConnectionFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
     ASSERT_EQ(outcome.replies.size(), 1u);
     EXPECT_EQ(outcome.replies[0].status, 200);
   }
+}
+
+// The pid of the running process whose command line has `argument` as one
+// of its arguments; 0 if none.
+pid_t pid_with_argument(const std::string& argument) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = test::read_file(entry.path() / "cmdline");
+    if (cmdline.find('\0' + argument + '\0') != std::string::npos) return std::stoi(name);
+  }
+  return 0;
+}
+
+// The same with the small HTTP responder a cluster node runs while it
+// claims its node id (here, from an etcd that never answers): its accept
+// failed at once and was tried again at once, a core burnt while the
+// descriptors were gone. It waits as the HTTP listener does, and answers
+// the probes once descriptors are free.
+TEST(ClaimResponderFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
+  if (test::kAddressSanitizer) GTEST_SKIP() << "UBSan's vptr check needs a free file descriptor";
+  test::TempDir dir;
+  const std::vector<int> ports = test::free_loopback_ports(2);  // HTTP; etcd, where none listens
+  const int port = ports[0];
+  const std::string state = dir.file("claiming");
+  const std::vector<std::string> args{"--coordinator",
+                                      "etcd",
+                                      "--etcd-endpoints",
+                                      "127.0.0.1:" + std::to_string(ports[1]),
+                                      "--claim-timeout-ms",
+                                      "30000",
+                                      "--state-dir",
+                                      state,
+                                      "--http",
+                                      "127.0.0.1:" + std::to_string(port)};
+  // ServerProcess waits for a start-up line the claim never reaches: it
+  // returns once the node has ended (killed below), or after its own limit.
+  std::unique_ptr<test::ServerProcess> node;
+  std::thread starter([&] { node = std::make_unique<test::ServerProcess>(SNOWIDD_PATH, args); });
+  pid_t pid = 0;
+  struct Stop {
+    pid_t& pid;
+    std::thread& starter;
+    ~Stop() {
+      if (pid > 0) ::kill(pid, SIGKILL);
+      starter.join();
+    }
+  } stop{pid, starter};
+  // GET /healthz until it answers 200, for up to `limit`; the last status.
+  const auto healthz = [port](std::chrono::seconds limit) {
+    int status = 0;
+    for (const auto deadline = Clock::now() + limit; status != 200 && Clock::now() < deadline;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{50});
+      status = test::http_raw(port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+                              std::chrono::milliseconds{1000})
+                   .status;
+    }
+    return status;
+  };
+  ASSERT_EQ(healthz(std::chrono::seconds{15}), 200);
+  pid = pid_with_argument(state);
+  ASSERT_GT(pid, 0);
+
+  const long in_use = test::open_descriptors(pid);
+  ASSERT_GT(in_use, 0);
+  ASSERT_TRUE(test::set_open_file_limit(pid, in_use + 8));
+  {
+    ConnectionFlood flood(port, 100);  // takes the 8, and waits in the queue
+    std::this_thread::sleep_for(std::chrono::milliseconds{300});
+    const auto cpu_before = test::cpu_time(pid);
+    std::this_thread::sleep_for(std::chrono::seconds{2});
+    const auto cpu_used = test::cpu_time(pid) - cpu_before;
+    std::cout << "CPU time used in 2 s without descriptors: " << cpu_used.count() << " ms"
+              << std::endl;
+    EXPECT_LT(cpu_used, std::chrono::milliseconds{300});
+  }
+  EXPECT_EQ(healthz(std::chrono::seconds{20}), 200)
+      << test::read_file("/proc/" + std::to_string(pid) + "/status");
 }
 
 }  // namespace

@@ -114,6 +114,37 @@ TEST_F(GrpcTest, BearerToken) {
   EXPECT_TRUE(stub->NextId(context("t0ken").get(), v1::NextIdRequest{}, &response).ok());
 }
 
+// The token comes first on every method: a caller without it learns
+// nothing about its arguments (here each one bad in its own way).
+TEST_F(GrpcTest, EveryMethodChecksTheTokenBeforeItsArguments) {
+  start({"--bearer-token", "t0ken"});
+  v1::NextIdsRequest ids;  // count 0
+  v1::NextIdsResponse ids_response;
+  EXPECT_EQ(stub->NextIds(context().get(), ids, &ids_response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::NextSegmentIdsRequest segment;  // no tag
+  v1::NextSegmentIdsResponse segment_response;
+  EXPECT_EQ(stub->NextSegmentIds(context().get(), segment, &segment_response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  v1::DecodeTextRequest text;  // no text
+  v1::DecodeTextResponse text_response;
+  EXPECT_EQ(stub->DecodeText(context().get(), text, &text_response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  for (const v1::IdKind kind : {v1::ID_KIND_UNSPECIFIED, static_cast<v1::IdKind>(99)}) {
+    v1::NextFormattedIdsRequest formatted;
+    formatted.set_kind(kind);
+    formatted.set_count(1);
+    v1::NextFormattedIdsResponse formatted_response;
+    const grpc::Status status =
+        stub->NextFormattedIds(context().get(), formatted, &formatted_response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+        << kind << ": " << status.error_message();
+    EXPECT_EQ(
+        stub->NextFormattedIds(context("t0ken").get(), formatted, &formatted_response).error_code(),
+        grpc::StatusCode::INVALID_ARGUMENT);
+  }
+}
+
 // StreamIds answers each request on the stream in order; a request NextIds
 // would refuse ends the stream with NextIds's status; the token is checked.
 TEST_F(GrpcTest, StreamIdsAnswersEachRequestInOrder) {

@@ -274,6 +274,26 @@ TEST_F(RespTest, HostileStreamsGetAnErrorAndServingGoesOn) {
   EXPECT_EQ(cli(port, {"PING"}), "PONG");
 }
 
+// A command with the wrong number of arguments is refused as Redis refuses
+// it, and the connection goes on: the pipelined commands after it are
+// answered (a client that sent them must not lose them to a reset).
+TEST_F(RespTest, AWrongNumberOfArgumentsKeepsTheConnection) {
+  auto server = start(dir);
+  const std::vector<std::string> commands{"INCR",       "INCRBY t",      "SNOWID.ID x",
+                                          "SNOWID.IDS", "SNOWID.DECODE", "SNOWID.INFO x",
+                                          "PING a b",   "ECHO"};
+  std::string pipelined;
+  std::string expected;
+  for (const auto& command : commands) {
+    pipelined += command + "\r\n";
+    const std::string name = command.substr(0, command.find(' '));
+    expected += "-ERR wrong number of arguments for '" + name + "' command\r\n";
+  }
+  const Exchange r = talk(server->listener_port("resp"), pipelined + "PING\r\n");
+  EXPECT_EQ(r.received, expected + "+PONG\r\n");
+  EXPECT_FALSE(r.closed);
+}
+
 TEST_F(RespTest, LimitsOfConnectionsAndIdleTime) {
   auto server = start(dir, {"--resp-max-connections", "2", "--resp-idle-timeout-ms", "300"});
   const int port = server->listener_port("resp");
