@@ -283,11 +283,15 @@ void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& en
 
 namespace {
 
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+// Whether the presented token equals the secret, in a time that depends on
+// the presented token's length alone: neither the secret's bytes nor its
+// length show in how long a refusal takes (a length check first would tell
+// a caller the token's length).
+bool constant_time_equal(std::string_view presented, std::string_view secret) {
+  if (secret.empty()) return presented.empty();
+  std::size_t diff = presented.size() ^ secret.size();
+  for (std::size_t i = 0; i < presented.size(); ++i) {
+    diff |= static_cast<unsigned char>(presented[i] ^ secret[i % secret.size()]);
   }
   return diff == 0;
 }

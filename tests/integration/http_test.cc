@@ -380,6 +380,12 @@ TEST_F(HttpTest, BearerTokenGuardsTheIdRoutes) {
   EXPECT_EQ(http_get(port, "/v1/id").status, 401);
   EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: Bearer wrong"}).status, 401);
   EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: Bearer s3cret"}).status, 200);
+  EXPECT_EQ(http_get(port, "/v1/id", {"Authorization: bEaReR s3cret"}).status, 200);
+  // Near misses: a prefix, an extension, the secret twice, another case, empty.
+  for (const char* near : {"s3cre", "s3crett", "s3crets3cret", "S3CRET", ""}) {
+    EXPECT_EQ(http_get(port, "/v1/id", {std::string("Authorization: Bearer ") + near}).status, 401)
+        << near;
+  }
   expect_json_error(http_get(port, "/decodeSnowflakeId?snowflakeId=1"), 401, "bearer token");
   EXPECT_EQ(
       http_get(port, "/decodeSnowflakeId?snowflakeId=1", {"Authorization: Bearer s3cret"}).status,
