@@ -29,7 +29,12 @@ namespace {
 namespace v1 = ::snowid::v1;
 
 constexpr int kMaxGrpcRequestBytes = 64 * 1024;
-constexpr int kMaxGrpcStreamsPerConnection = 1000;
+// Calls one connection may hold at once: HTTP/2's recommended minimum (RFC
+// 9113, 6.5.2). A call held open without a message costs about 12 KB, so a
+// connection's idle calls cost at most about 1.2 MB (beyond it, the client
+// queues). gRPC keeps this limit once the client acknowledged the server's
+// SETTINGS (docs/design.md, "Descriptors").
+constexpr int kMaxGrpcStreamsPerConnection = 100;
 // The name under which the health service reports the node's readiness.
 constexpr const char* kIdServiceName = "snowid.v1.IdService";
 constexpr std::chrono::milliseconds kHealthPeriod{200};

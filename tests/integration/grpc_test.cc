@@ -191,6 +191,39 @@ TEST_F(GrpcTest, StreamIdsAnswersEachRequestInOrder) {
 
 // Concurrent clients over HTTP, gRPC, Thrift and RESP: the union of all IDs
 // has no duplicate, and every ID is counted.
+// One connection holds at most 100 calls at once (HTTP/2's recommended
+// minimum): calls held open without a message cost the server memory, so a
+// client may not pile them up. The gRPC client queues a call beyond the
+// limit until one ends.
+TEST_F(GrpcTest, OneConnectionHoldsAtMostOneHundredCalls) {
+  start();
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReaderWriter<v1::NextIdsRequest, v1::NextIdsResponse>>>
+      open;
+  for (int i = 0; i < 100; ++i) {
+    contexts.push_back(context());
+    open.push_back(stub->StreamIds(contexts.back().get()));
+  }
+  // The 100 calls are open at the server: a message on the last one is answered.
+  v1::NextIdsRequest request;
+  request.set_count(1);
+  v1::NextIdsResponse response;
+  ASSERT_TRUE(open.back()->Write(request));
+  ASSERT_TRUE(open.back()->Read(&response));
+  EXPECT_EQ(response.ids_size(), 1);
+
+  grpc::ClientContext queued;
+  queued.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds{1500});
+  v1::NextIdResponse one;
+  EXPECT_EQ(stub->NextId(&queued, v1::NextIdRequest{}, &one).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+
+  contexts.front()->TryCancel();  // one call ends: room for another
+  EXPECT_TRUE(stub->NextId(context().get(), v1::NextIdRequest{}, &one).ok());
+  for (auto& c : contexts) c->TryCancel();
+  for (auto& stream : open) (void)stream->Finish();
+}
+
 TEST_F(GrpcTest, EveryProtocolTogetherNeverSharesAnId) {
   start({"--thrift", "127.0.0.1:0", "--resp", "127.0.0.1:0"});
   std::vector<std::vector<Id>> per_client(8);
