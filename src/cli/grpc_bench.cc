@@ -200,6 +200,17 @@ Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
   if (options.channels < 1 || options.channels > options.concurrency) {
     return invalid_argument("--channels must be in 1..concurrency");
   }
+  // snowidd holds at most 100 calls per connection and a stream stays open
+  // for the whole run: streams beyond that would wait for the run's end.
+  constexpr int kCallsPerConnection = 100;
+  if (options.stream &&
+      (options.concurrency + options.channels - 1) / options.channels > kCallsPerConnection) {
+    return invalid_argument(fmt::format(
+        "--stream: {} streams on {} channels is more than snowidd's {} calls per connection; "
+        "use --channels {} or more",
+        options.concurrency, options.channels, kCallsPerConnection,
+        (options.concurrency + kCallsPerConnection - 1) / kCallsPerConnection));
+  }
   if (options.duration.count() < 1) return invalid_argument("--duration must be positive");
   auto creds = credentials(options);
   if (!creds.ok()) return creds.error();

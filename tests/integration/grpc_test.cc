@@ -316,6 +316,12 @@ TEST_F(GrpcTest, LoadToolRunsAndVerifies) {
   const auto bad = test::run_process({SNOWID_CLI_PATH, "bench", "grpc", "--concurrency", "0"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(test::split_lines(bad.err).size(), 1u) << bad.err;
+  // More streams per connection than snowidd holds would leave some waiting.
+  const auto crowded =
+      test::run_process({SNOWID_CLI_PATH, "bench", "grpc", "--target", target, "--stream",
+                         "--batch", "1", "--concurrency", "202", "--channels", "2"});
+  EXPECT_EQ(crowded.exit_code, 2);
+  EXPECT_NE(crowded.err.find("use --channels 3 or more"), std::string::npos) << crowded.err;
 }
 
 // The status the standard health service gives `service`; UNKNOWN with the
