@@ -25,6 +25,7 @@
 
 #include "audit_format.h"
 #include "audit_log.h"
+#include "claim_grpc_health.h"
 #include "claim_responder.h"
 #include "config.h"
 #include "descriptor_budget.h"
@@ -168,6 +169,8 @@ struct Subsystems {
   // A cluster node's HTTP address while it claims its node id (step 2),
   // closed just before the listeners start (step 3).
   std::unique_ptr<ClaimResponder> claim_responder;
+  // The same for the gRPC address: its health service.
+  std::unique_ptr<ClaimGrpcHealth> claim_grpc_health;
   // Segment mode: opened after the generator, destroyed after the listeners
   // stopped (service holds a pointer to it until then).
   std::unique_ptr<SegmentAllocator> segments;
@@ -208,6 +211,8 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
     return fail(kExitFailure,
                 fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
   }
+  // gRPC first: once /healthz answers, the gRPC health service does too.
+  out.claim_grpc_health = ClaimGrpcHealth::start(config);
   out.claim_responder = ClaimResponder::start(config);
   auto node = Node::start(resolved);
   if (!node.ok()) {
@@ -326,7 +331,9 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
     io.poll();
     for (auto& listener : listeners) listener->stop();
   };
-  subsystems.claim_responder.reset();  // frees the HTTP address for its listener
+  // Frees the HTTP and gRPC addresses for their listeners.
+  subsystems.claim_responder.reset();
+  subsystems.claim_grpc_health.reset();
   std::vector<std::string> bound;
   for (auto& listener : listeners) {
     auto endpoint = listener->start(subsystems.descriptors);

@@ -1,6 +1,7 @@
 // snowidd in cluster mode against a real etcd started by the test: node ids
 // leased with fencing, end to end through the HTTP API.
 #include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -14,7 +15,9 @@
 #include <thread>
 
 #include "certificates.h"
+#include "chaos.h"  // wait_until
 #include "etcd_process.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -262,27 +265,62 @@ TEST_F(ClusterServerTest, ANodeStartedBeforeEtcdClaimsOnceEtcdIsUp) {
   EXPECT_TRUE(wait_for_status(*node, 200, 15s)) << node->log();
 }
 
-// What a node's HTTP address answered while the node claimed its node id.
+using HealthStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
+
+// What a node's HTTP and gRPC addresses answered while the node claimed its
+// node id.
 struct ClaimTimeAnswers {
   int healthz = 0;
   int readyz = 0;
   test::HttpReply id;
+  HealthStatus alive = grpc::health::v1::HealthCheckResponse::UNKNOWN;    // service ""
+  HealthStatus serving = grpc::health::v1::HealthCheckResponse::UNKNOWN;  // IdService
 };
 
+// The standard health service's answer for `service`; UNKNOWN if the call
+// failed.
+HealthStatus grpc_health(const std::shared_ptr<grpc::ChannelCredentials>& credentials, int port,
+                         const std::string& service) {
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), credentials));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds{5});
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  if (!stub->Check(&context, request, &response).ok()) {
+    return grpc::health::v1::HealthCheckResponse::UNKNOWN;
+  }
+  return response.status();
+}
+
 // While a node claims its node id (etcd down at start), its HTTP address
-// already answers: /healthz 200, /readyz and the ID routes 503. Once etcd is
-// up the claim succeeds and the same address serves IDs. `get` asks the
-// node's address for a target (plain HTTP or HTTPS).
+// already answers: /healthz 200, /readyz and the ID routes 503; and its gRPC
+// address's health service: "" SERVING, snowid.v1.IdService NOT_SERVING.
+// Once etcd is up the claim succeeds and the same addresses serve IDs.
+// `get` asks the node's HTTP address for a target (plain HTTP or HTTPS);
+// `credentials` are the gRPC channel's.
 void expect_probes_answered_during_the_claim(
     test::EtcdCluster& etcd, const test::TempDir& dir, std::vector<std::string> extra,
-    const std::function<test::HttpReply(int port, const std::string& target)>& get) {
+    const std::function<test::HttpReply(int port, const std::string& target)>& get,
+    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   etcd.stop(0);
-  const int port = test::free_loopback_ports(1).front();
-  std::vector<std::string> args{
-      "--coordinator",      "etcd",      "--etcd-endpoints",
-      etcd.endpoint(0),     "--cluster", "probes",
-      "--claim-timeout-ms", "20000",     "--state-dir",
-      dir.file("probes"),   "--http",    "127.0.0.1:" + std::to_string(port)};
+  const std::vector<int> ports = test::free_loopback_ports(2);
+  const int port = ports[0], grpc_port = ports[1];
+  std::vector<std::string> args{"--coordinator",
+                                "etcd",
+                                "--etcd-endpoints",
+                                etcd.endpoint(0),
+                                "--cluster",
+                                "probes",
+                                "--claim-timeout-ms",
+                                "20000",
+                                "--state-dir",
+                                dir.file("probes"),
+                                "--http",
+                                "127.0.0.1:" + std::to_string(port),
+                                "--grpc",
+                                "127.0.0.1:" + std::to_string(grpc_port)};
   args.insert(args.end(), extra.begin(), extra.end());
   std::unique_ptr<ServerProcess> node;
   std::thread starter([&] { node = std::make_unique<ServerProcess>(SNOWIDD_PATH, args); });
@@ -293,6 +331,8 @@ void expect_probes_answered_during_the_claim(
   }
   during.readyz = get(port, "/readyz").status;
   during.id = get(port, "/v1/id");
+  during.alive = grpc_health(credentials, grpc_port, "");
+  during.serving = grpc_health(credentials, grpc_port, "snowid.v1.IdService");
   ASSERT_TRUE(etcd.restart(0)) << etcd.log(0);
   starter.join();
   EXPECT_EQ(during.healthz, 200);
@@ -301,13 +341,24 @@ void expect_probes_answered_during_the_claim(
   EXPECT_NE(during.id.body.find("claiming a node id"), std::string::npos) << during.id.body;
   ASSERT_TRUE(node->started()) << node->log();
   EXPECT_EQ(node->port(), port);
+  EXPECT_EQ(during.alive, grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(during.serving, grpc::health::v1::HealthCheckResponse::NOT_SERVING);
   EXPECT_EQ(get(port, "/v1/id").status, 200) << node->log();
   EXPECT_EQ(get(port, "/readyz").status, 200);
+  EXPECT_EQ(node->grpc_port(), grpc_port);
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        return grpc_health(credentials, grpc_port, "snowid.v1.IdService") ==
+               grpc::health::v1::HealthCheckResponse::SERVING;
+      },
+      std::chrono::milliseconds{5000}))
+      << node->log();
 }
 
 TEST_F(ClusterServerTest, AClaimingNodeAnswersProbesOnItsHttpAddress) {
   expect_probes_answered_during_the_claim(
-      etcd, dir, {}, [](int port, const std::string& target) { return http_get(port, target); });
+      etcd, dir, {}, [](int port, const std::string& target) { return http_get(port, target); },
+      grpc::InsecureChannelCredentials());
 }
 
 // The same over TLS, with the listener's certificate: an HTTPS probe (as
@@ -331,7 +382,8 @@ TEST_F(ClusterServerTest, AClaimingNodeAnswersHttpsProbesWithItsCertificate) {
         reply.status = std::stoi(r.out.substr(last + 1));
         reply.body = r.out.substr(0, last);
         return reply;
-      });
+      },
+      grpc::SslCredentials(grpc::SslCredentialsOptions{test::read_file(files.cert), "", ""}));
   EXPECT_EQ(plain_during_claim, 0) << "plain HTTP was answered on a TLS address";
 }
 

@@ -1,0 +1,157 @@
+#include "claim_grpc_health.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_posix.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "text_file.h"
+
+namespace snowid::server {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+constexpr const char* kIdServiceName = "snowid.v1.IdService";
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
+class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
+ public:
+  explicit ClaimGrpcHealthImpl(const ServerConfig& config) : config_(config) {}
+
+  ~ClaimGrpcHealthImpl() override {
+    if (thread_.joinable()) {
+      asio::post(io_, [this] {
+        boost::system::error_code ignored;
+        if (acceptor_) acceptor_->close(ignored);
+        io_.stop();
+      });
+      thread_.join();
+    }
+    if (server_) {
+      server_->GetHealthCheckService()->Shutdown();  // Watch streams told NOT_SERVING
+      server_->Shutdown(std::chrono::system_clock::now());
+      server_->Wait();
+    }
+  }
+
+  bool start() {
+    const bool tls = !config_.http.tls_cert.empty();
+    std::optional<tcp::acceptor> acceptor;
+    if (!tls) {
+      boost::system::error_code ec;
+      const auto address = asio::ip::make_address(config_.grpc.endpoint.host, ec);
+      const tcp::endpoint endpoint(address, config_.grpc.endpoint.port);
+      acceptor.emplace(io_);
+      if (!ec) acceptor->open(endpoint.protocol(), ec);
+      if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+      if (!ec) acceptor->bind(endpoint, ec);
+      if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) return refuse(ec.message());
+    }
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::ServerBuilder builder;
+    builder.SetMaxReceiveMessageSize(4096);  // a health request is a service name
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                               static_cast<int>(config_.http.idle_timeout.count()));
+    builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                               static_cast<int>(config_.http.read_timeout.count()));
+    int port = 0;
+    if (tls) {
+      auto cert = read_text_file(config_.http.tls_cert, "tls_cert");
+      auto key = read_text_file(config_.http.tls_key, "tls_key");
+      if (!cert.ok() || !key.ok()) {
+        return refuse((cert.ok() ? key.error() : cert.error()).message);
+      }
+      grpc::SslServerCredentialsOptions options;
+      options.pem_key_cert_pairs.push_back({std::move(*key), std::move(*cert)});
+      builder.AddListeningPort(config_.grpc.endpoint.text(), grpc::SslServerCredentials(options),
+                               &port);
+    }
+    server_ = builder.BuildAndStart();
+    if (!server_ || (tls && port == 0)) {
+      server_.reset();
+      return refuse("gRPC could not listen there");
+    }
+    server_->GetHealthCheckService()->SetServingStatus("", true);
+    server_->GetHealthCheckService()->SetServingStatus(kIdServiceName, false);
+    if (!tls) {
+      acceptor_.emplace(std::move(*acceptor));
+      accept();
+      thread_ = std::thread([this] { io_.run(); });
+    }
+    return true;
+  }
+
+ private:
+  bool refuse(const std::string& why) {
+    spdlog::warn("grpc {}: no health answers during the claim: {}", config_.grpc.endpoint.text(),
+                 why);
+    return false;
+  }
+
+  void accept() {
+    acceptor_->async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+      if (!acceptor_->is_open()) return;
+      if (ec) {  // out of descriptors, most likely: wait, never spin
+        retry_.expires_after(kAcceptRetry);
+        retry_.async_wait([this](boost::system::error_code wait) {
+          if (!wait && acceptor_->is_open()) accept();
+        });
+        return;
+      }
+      hand_over(socket.release());
+      accept();
+    });
+  }
+
+  // A connection handed to gRPC is gRPC's to close: `handed_` keeps each
+  // one's descriptor and socket inode, and drops those whose descriptor no
+  // longer holds that socket, before counting them against kMaxConnections.
+  void hand_over(int fd) {
+    std::erase_if(handed_, [](const std::pair<int, ino_t>& h) {
+      struct stat st {};
+      return ::fstat(h.first, &st) != 0 || st.st_ino != h.second || !S_ISSOCK(st.st_mode);
+    });
+    struct stat st {};
+    if (handed_.size() >= kMaxConnections || ::fstat(fd, &st) != 0) {
+      ::close(fd);
+      return;
+    }
+    handed_.emplace_back(fd, st.st_ino);
+    grpc::AddInsecureChannelFromFd(server_.get(), fd);
+  }
+
+  const ServerConfig& config_;
+  std::unique_ptr<grpc::Server> server_;
+  asio::io_context io_{1};
+  std::optional<tcp::acceptor> acceptor_;  // plain text only
+  asio::steady_timer retry_{io_};
+  std::vector<std::pair<int, ino_t>> handed_;  // only on thread_
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<ClaimGrpcHealth> ClaimGrpcHealth::start(const ServerConfig& config) {
+  if (config.coordinator.kind == "static" || config.grpc.endpoint.port == 0) return nullptr;
+  auto health = std::make_unique<ClaimGrpcHealthImpl>(config);
+  if (!health->start()) return nullptr;
+  spdlog::info("grpc {}: health service answering while the node id is claimed",
+               config.grpc.endpoint.text());
+  return health;
+}
+
+}  // namespace snowid::server

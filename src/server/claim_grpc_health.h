@@ -1,0 +1,35 @@
+// What snowidd's gRPC address answers while a cluster node claims its node
+// id, as ClaimResponder does for the HTTP address: the standard health
+// service (grpc.health.v1.Health) says "" SERVING (the process is alive) and
+// snowid.v1.IdService NOT_SERVING (no ID can be issued yet), so Kubernetes'
+// native gRPC probes and grpc-health-probe see the same as /healthz and
+// /readyz. Every other method is UNIMPLEMENTED; no ID is ever issued here.
+//
+// Plain text: snowidd accepts the connections itself (the address is
+// closed, deterministically, when this object is destroyed) and hands each
+// to gRPC, at most kMaxConnections at once. TLS (tls_cert): gRPC's own
+// listener, with the certificate the real gRPC listener uses.
+//
+// Thread-safety: start() and the destructor from one thread.
+#pragma once
+
+#include <memory>
+
+#include "config.h"
+
+namespace snowid::server {
+
+class ClaimGrpcHealth {
+ public:
+  static constexpr std::size_t kMaxConnections = 256;
+
+  // Starts answering on config.grpc.endpoint. Null, after one log line, when
+  // there is nothing to do (a static node id, port 0) or the address cannot
+  // be bound (the gRPC listener then reports it as it always does).
+  static std::unique_ptr<ClaimGrpcHealth> start(const ServerConfig& config);
+
+  // Closes the address and ends every call and connection.
+  virtual ~ClaimGrpcHealth() = default;
+};
+
+}  // namespace snowid::server
