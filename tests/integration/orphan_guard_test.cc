@@ -49,7 +49,8 @@ TEST(OrphanGuard, AnAbortedTestProgramLeavesNoServerRunning) {
   const auto child = test::run_process(
       {"/proc/self/exe", "--gtest_also_run_disabled_tests", "--gtest_filter=OrphanGuardChild.*"},
       {{kDirVariable, dir.path()}}, std::chrono::seconds{60});
-  EXPECT_EQ(child.signal, SIGABRT) << child.out << child.err;
+  // Killed by its abort (a sanitizer may report it as another fatal signal).
+  EXPECT_NE(child.signal, 0) << child.out << child.err;
   std::ifstream pids(dir.file("pids"));
   pid_t server = 0, sleeper = 0;
   ASSERT_TRUE(pids >> server >> sleeper) << child.out << child.err;

@@ -30,8 +30,13 @@ void kill_watched() {
 
 void on_fatal_signal(int sig) {
   kill_watched();
-  // The handler was installed with SA_RESETHAND: raising again ends the
-  // program as the signal would have.
+  // Back to the default action (SA_RESETHAND did so already, but a
+  // sanitizer's signal emulation may not), then end the program as the
+  // signal would have.
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  ::sigaction(sig, &fallback, nullptr);
   ::raise(sig);
 }
 
