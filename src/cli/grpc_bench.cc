@@ -187,6 +187,24 @@ Result<std::shared_ptr<grpc::ChannelCredentials>> credentials(const GrpcBenchOpt
   return grpc::SslCredentials(tls);
 }
 
+// Ok once `channel` is connected. kUnavailable, at the first failed
+// attempt rather than after retries, if nothing at `target` completes a
+// connection (refused, a handshake failed) or none completes within 5 s.
+Status wait_until_connected(grpc::Channel& channel, const std::string& target) {
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds{5};
+  for (grpc_connectivity_state state = channel.GetState(true); state != GRPC_CHANNEL_READY;
+       state = channel.GetState(true)) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN ||
+        !channel.WaitForStateChange(state, deadline)) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("cannot connect to {}: nothing serves gRPC there (is snowidd "
+                               "running there, with grpc not set to \"off\"?)",
+                               target)};
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
@@ -222,9 +240,8 @@ Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options) {
     // A connection of its own per channel, rather than one shared subchannel.
     arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     auto channel = grpc::CreateCustomChannel(options.target, *creds, arguments);
-    if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds{5})) {
-      return Error{ErrorCode::kUnavailable,
-                   fmt::format("cannot connect to {} within 5 s", options.target)};
+    if (Status connected = wait_until_connected(*channel, options.target); !connected.ok()) {
+      return connected.error();
     }
     stubs.push_back(v1::IdService::NewStub(channel));
   }

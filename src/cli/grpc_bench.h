@@ -33,8 +33,8 @@ struct GrpcBenchOptions {
 
 using GrpcBenchReport = LoadReport;
 
-// Runs the load. Errors: bad options (kInvalidArgument), or the server not
-// answering a first call (kUnavailable).
+// Runs the load. Errors: bad options (kInvalidArgument), or no gRPC server
+// at the target completing a connection (kUnavailable).
 Result<GrpcBenchReport> run_grpc_bench(const GrpcBenchOptions& options);
 
 // The report as the CLI prints it.

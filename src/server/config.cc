@@ -396,9 +396,6 @@ Result<ResolvedConfig> resolve_config(const ServerConfig& config) {
   if (config.max_batch == 0) return invalid_argument("max_batch must be at least 1");
   if (http.io_threads < 1) return invalid_argument("io_threads must be at least 1");
   if (http.max_connections < 1) return invalid_argument("max_connections must be at least 1");
-  if (config.grpc.max_connections < 1) {
-    return invalid_argument("grpc_max_connections must be at least 1");
-  }
   if (Status listeners = check_listener_options(config); !listeners.ok()) return listeners.error();
   if (g.state_dir.empty()) return invalid_argument("state_dir must not be empty");
   if (!config.coordinator.peers.empty() && !http.tls_cert.empty()) {
@@ -418,8 +415,12 @@ Result<ResolvedConfig> resolve_config(const ServerConfig& config) {
   resolved.coordinator.options = config.coordinator;
   resolved.coordinator.layout = *layout;
   resolved.coordinator.node_id = *node_id;
-  resolved.coordinator.advertised_addresses = {"http " + http.endpoint.text(),
-                                               "grpc " + config.grpc.endpoint.text()};
+  // What a claim publishes before the listeners bind; serve_until_signal()
+  // advertises the bound addresses of every listener once they run.
+  resolved.coordinator.advertised_addresses = {"http " + http.endpoint.text()};
+  if (config.grpc.endpoint) {
+    resolved.coordinator.advertised_addresses.push_back("grpc " + config.grpc.endpoint->text());
+  }
   if (Status store = check_coordinator(resolved.coordinator); !store.ok()) return store.error();
 
   GeneratorOptions& o = resolved.generator;

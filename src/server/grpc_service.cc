@@ -297,7 +297,9 @@ Result<boost::asio::ip::tcp::acceptor> open_listener(boost::asio::io_context& io
 
 Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   const ServerConfig& config = impl_->service.config();
-  auto listener = open_listener(impl_->io, config.grpc.endpoint);
+  // make_listeners() makes a GrpcServer only while grpc is not "off".
+  const Endpoint& wanted = config.grpc.endpoint.value();
+  auto listener = open_listener(impl_->io, wanted);
   if (!listener.ok()) return listener.error();
   const bool tls = !config.http.tls_cert.empty();
   // The standard health service and server reflection (so grpcurl and
@@ -330,14 +332,12 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
     pair.private_key = std::move(*key);
     options.pem_key_cert_pairs.push_back(std::move(pair));
     listener->close();
-    builder.AddListeningPort(config.grpc.endpoint.text(), grpc::SslServerCredentials(options),
-                             &port);
+    builder.AddListeningPort(wanted.text(), grpc::SslServerCredentials(options), &port);
   }
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || (tls && port == 0)) {
     impl_->server.reset();
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("grpc: cannot listen on {}", config.grpc.endpoint.text())};
+    return Error{ErrorCode::kUnavailable, fmt::format("grpc: cannot listen on {}", wanted.text())};
   }
   if (!tls) {
     port = listener->local_endpoint().port();
@@ -349,7 +349,7 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   }
   impl_->publish_health_every_period();
   impl_->thread = std::thread([this] { impl_->io.run(); });
-  return Endpoint{config.grpc.endpoint.host, static_cast<std::uint16_t>(port)};
+  return Endpoint{wanted.host, static_cast<std::uint16_t>(port)};
 }
 
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {

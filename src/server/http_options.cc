@@ -1,5 +1,7 @@
 #include "http_options.h"
 
+#include "endpoint_rows.h"
+
 namespace snowid::server {
 
 using option::shown;

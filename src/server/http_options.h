@@ -30,18 +30,4 @@ OptionRows<HttpOptions> http_endpoint_rows();
 OptionRows<HttpOptions> http_thread_rows();
 OptionRows<HttpOptions> http_request_rows();
 
-// The row of an ADDR:PORT option named `name` for the field `field`.
-template <typename Config>
-OptionRow<Config> endpoint_row(const char* name, Endpoint Config::*field) {
-  return {name,
-          [field](Config& c, const std::string& v) -> Status {
-            auto e = parse_endpoint(v);
-            if (!e.ok()) return e.error();
-            c.*field = *e;
-            return {};
-          },
-          [field](const Config& c) { return (c.*field).text(); },
-          {}};
-}
-
 }  // namespace snowid::server

@@ -30,8 +30,9 @@ constexpr ListenerKind kListenerKinds[] = {
      [](asio::io_context& io, IdService& s) -> std::unique_ptr<Listener> {
        return std::make_unique<HttpServer>(io, s);
      }},
-    {"grpc", always, [](const ServerConfig& c) -> std::int64_t { return c.grpc.max_connections; },
-     nothing_to_check,
+    {"grpc", [](const ServerConfig& c) { return c.grpc.endpoint.has_value(); },
+     [](const ServerConfig& c) -> std::int64_t { return c.grpc.max_connections; },
+     [](const ServerConfig& c) { return check_grpc_options(c.grpc); },
      [](asio::io_context&, IdService& s) -> std::unique_ptr<Listener> {
        return std::make_unique<GrpcServer>(s);
      }},

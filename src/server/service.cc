@@ -267,8 +267,10 @@ Answer IdService::decode(std::optional<std::string_view> authorization, std::str
 IdService::IdService(ServerConfig config, std::unique_ptr<Node> node)
     : config_(std::move(config)),
       node_(std::move(node)),
-      bound_endpoints_{{"http", config_.http.endpoint.text()},
-                       {"grpc", config_.grpc.endpoint.text()}} {}
+      bound_endpoints_{{"http", config_.http.endpoint.text()}} {
+  // A listener that is off has no entry: /v1/info names none for it.
+  if (config_.grpc.endpoint) bound_endpoints_.emplace_back("grpc", config_.grpc.endpoint->text());
+}
 
 void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint) {
   std::lock_guard lock(listeners_mutex_);

@@ -2,6 +2,8 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include "endpoint_rows.h"
+
 namespace snowid::server {
 
 namespace {

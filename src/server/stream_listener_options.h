@@ -32,24 +32,6 @@ struct StreamListenerOptionNames {
   const char* max_pending_bytes;
 };
 
-// The endpoint row ("off" or ADDR:PORT; off by default) of a listener.
-template <typename Config>
-OptionRow<Config> optional_endpoint_row(const char* name, std::optional<Endpoint> Config::*field) {
-  return {name,
-          [field](Config& c, const std::string& v) -> Status {
-            if (v == "off") {
-              c.*field = std::nullopt;
-              return {};
-            }
-            auto e = parse_endpoint(v);
-            if (!e.ok()) return e.error();
-            c.*field = *e;
-            return {};
-          },
-          [field](const Config& c) { return c.*field ? (c.*field)->text() : std::string("off"); },
-          {}};
-}
-
 // Every row of a listener's StreamListenerOptions, under `names`; all but
 // the endpoint apply only while the listener is on.
 OptionRows<StreamListenerOptions> stream_listener_rows(const StreamListenerOptionNames& names,

@@ -134,6 +134,32 @@ TEST(SnowiddCli, PasswordFilesInEveryFormAndTheirErrors) {
                      "zookeeper_password and zookeeper_password_file are both set");
 }
 
+// grpc = "off" from the flag, the file or the environment: --check-config
+// shows it; a value that is neither ADDR:PORT nor "off", or a connection
+// limit while it is off, is one line and exit 2.
+TEST(SnowiddCli, GrpcOffAndItsBadValues) {
+  test::TempDir dir;
+  const std::string config = dir.file("snowid.toml");
+  { std::ofstream(config) << "grpc = \"off\"\n"; }
+  for (const ProcessResult& r :
+       {run_process({SNOWIDD_PATH, "--check-config", "--grpc", "off"}),
+        run_process({SNOWIDD_PATH, "--check-config", "--config", config}),
+        run_process({SNOWIDD_PATH, "--check-config"}, {{"SNOWID_GRPC", "off"}})}) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\ngrpc = \"off\"\n"), std::string::npos) << r.out;
+  }
+  const ProcessResult on = run_process({SNOWIDD_PATH, "--check-config"});
+  EXPECT_NE(on.out.find("\ngrpc = \"127.0.0.1:9090\"\n"), std::string::npos) << on.out;
+
+  expect_usage_error(run_process({SNOWIDD_PATH, "--check-config", "--grpc", "none"}),
+                     "grpc: 'none' is not ADDR:PORT");
+  expect_usage_error(run_process({SNOWIDD_PATH, "--check-config"}, {{"SNOWID_GRPC", "Off"}}),
+                     "SNOWID_GRPC");
+  expect_usage_error(run_process({SNOWIDD_PATH, "--check-config", "--grpc", "off",
+                                  "--grpc-max-connections", "10"}),
+                     "grpc_max_connections");
+}
+
 // snowidd --help: every option's entry has a type and a meaning before its
 // default, not the bare "TEXT" and "Option NAME".
 TEST(SnowiddCli, HelpGivesEveryOptionATypeAndAMeaning) {

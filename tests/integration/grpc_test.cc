@@ -10,8 +10,12 @@
 #include <thrift/transport/TSocket.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -322,6 +326,84 @@ TEST_F(GrpcTest, LoadToolRunsAndVerifies) {
                          "--batch", "1", "--concurrency", "202", "--channels", "2"});
   EXPECT_EQ(crowded.exit_code, 2);
   EXPECT_NE(crowded.err.find("use --channels 3 or more"), std::string::npos) << crowded.err;
+}
+
+// The TCP ports process `pid` listens on (IPv4 and IPv6): its socket
+// descriptors' inodes, looked up among the listening sockets of
+// /proc/net/tcp and tcp6.
+std::set<int> listening_ports(pid_t pid) {
+  std::set<std::string> inodes;
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& entry : std::filesystem::directory_iterator(fds)) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) {
+      inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  std::set<int> ports;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the column names
+    while (std::getline(in, line)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      if (state == "0A" && inodes.count(inode) > 0) {  // 0A: LISTEN
+        ports.insert(std::stoi(local.substr(local.rfind(':') + 1), nullptr, 16));
+      }
+    }
+  }
+  return ports;
+}
+
+// grpc off (here over an address the environment gives): snowidd serves
+// HTTP, listens on no other port, names no gRPC address in /v1/info or its
+// start-up line, and the load tool pointed at where gRPC would be says
+// nothing serves gRPC there.
+TEST_F(GrpcTest, OffServesHttpAndListensForNoGrpc) {
+  const int would_be = test::free_loopback_ports(1).at(0);
+  const std::string would_be_address = "127.0.0.1:" + std::to_string(would_be);
+  server = std::make_unique<ServerProcess>(
+      SNOWIDD_PATH, std::vector<std::string>{"--grpc", "off", "--state-dir", dir.file("state")},
+      std::map<std::string, std::string>{{"SNOWID_GRPC", would_be_address}});
+  ASSERT_TRUE(server->started()) << server->log();
+  EXPECT_EQ(server->grpc_port(), 0) << server->log();
+  EXPECT_EQ(server->listener_port("grpc"), 0) << server->log();
+
+  const auto id = test::http_get(server->port(), "/v1/id");
+  EXPECT_EQ(id.status, 200) << id.body;
+  EXPECT_NE(id.body.find("\"id\""), std::string::npos) << id.body;
+  const auto info = nlohmann::json::parse(test::http_get(server->port(), "/v1/info").body);
+  EXPECT_EQ(info["http"], "127.0.0.1:" + std::to_string(server->port())) << info.dump();
+  EXPECT_FALSE(info.contains("grpc")) << info.dump();
+
+  const std::string log = server->log();
+  const std::size_t start = log.find(" starting: ");
+  ASSERT_NE(start, std::string::npos) << log;
+  const std::string line = log.substr(start, log.find('\n', start) - start);
+  EXPECT_NE(line.find(", http 127.0.0.1:"), std::string::npos) << line;
+  EXPECT_EQ(line.find("grpc"), std::string::npos) << line;
+
+  EXPECT_EQ(listening_ports(server->pid()), std::set<int>{server->port()});
+  EXPECT_LT(test::connect_loopback(would_be), 0);
+
+  const auto began = std::chrono::steady_clock::now();
+  const auto bench = test::run_process(
+      {SNOWID_CLI_PATH, "bench", "grpc", "--target", would_be_address, "--duration", "0.2"});
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds{5});
+  EXPECT_EQ(bench.exit_code, 1) << bench.err;
+  EXPECT_EQ(bench.out, "");
+  ASSERT_EQ(test::split_lines(bench.err).size(), 1u) << bench.err;
+  EXPECT_NE(bench.err.find("cannot connect to " + would_be_address + ": nothing serves gRPC"),
+            std::string::npos)
+      << bench.err;
+
+  server->signal(SIGTERM);
+  EXPECT_EQ(server->wait(), 0) << server->log();
 }
 
 // The status the standard health service gives `service`; UNKNOWN with the

@@ -88,22 +88,25 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   if (rc != 0) throw std::runtime_error("cannot start " + binary);
   watch_child(pid_);
 
-  // The start-up line ("snowidd ... starting: ...") names both ports:
-  // "..., http 127.0.0.1:P, grpc 127.0.0.1:Q, ...".
+  // The start-up line ("snowidd ... starting: ...") names the port of
+  // every listener: "..., http 127.0.0.1:P, grpc 127.0.0.1:Q, ..."; no
+  // grpc with --grpc off. Read once the whole line is written.
   // (No std::regex: tests start servers from several threads, and
   // libstdc++'s regex compiler races on a locale cache there.)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
   while (std::chrono::steady_clock::now() < deadline) {
     const std::string text = read_file(log_path_);
-    const std::size_t line = text.find(" starting: ");
-    const std::string http =
-        line == std::string::npos ? "" : digits_after(text.substr(line), ", http 127.0.0.1:");
-    const std::string grpc =
-        line == std::string::npos ? "" : digits_after(text.substr(line), ", grpc 127.0.0.1:");
-    if (!http.empty() && !grpc.empty()) {
-      port_ = std::stoi(http);
-      grpc_port_ = std::stoi(grpc);
-      return;
+    const std::size_t start = text.find(" starting: ");
+    const std::size_t end = start == std::string::npos ? start : text.find('\n', start);
+    if (end != std::string::npos) {
+      const std::string line = text.substr(start, end - start);
+      const std::string http = digits_after(line, ", http 127.0.0.1:");
+      const std::string grpc = digits_after(line, ", grpc 127.0.0.1:");
+      if (!http.empty()) {
+        port_ = std::stoi(http);
+        grpc_port_ = grpc.empty() ? 0 : std::stoi(grpc);
+        return;
+      }
     }
     if (reap_child(pid_, &wait_status_, WNOHANG) == pid_) {
       reaped_ = true;

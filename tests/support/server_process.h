@@ -28,7 +28,7 @@ class ServerProcess {
 
   bool started() const { return port_ != 0; }
   int port() const { return port_; }  // HTTP
-  int grpc_port() const { return grpc_port_; }
+  int grpc_port() const { return grpc_port_; }  // 0: gRPC is off
   // The port the listener `name` ("thrift", "resp") is bound to, from the
   // startup line; 0 if the log names none.
   int listener_port(const std::string& name) const;

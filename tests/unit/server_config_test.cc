@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "config.h"
 #include "etcd_settings.h"
 #include "json_log.h"
+#include "listener.h"
 #include "option_help.h"
 #include "redis_settings.h"
 #include "text_file.h"
@@ -109,7 +111,9 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
   const auto segments = [](const Mode& m) { return m.segments; };
   static const std::map<std::string, OptionCase> cases = {
       {"http", {"127.0.0.1:8081", always}},
-      {"grpc", {"127.0.0.1:9091", always}},
+      // Off: the gRPC listener is on by default (grpc_max_connections below
+      // is set while it is on); GrpcListenerOff covers an address.
+      {"grpc", {"off", always}},
       {"io_threads", {"3", always}},
       {"max_connections", {"500", always}},
       {"grpc_max_connections", {"100", always}},
@@ -284,6 +288,7 @@ TEST(ConfigOptions, CheckConfigOutputLoadsBackUnchanged) {
            {{"preset", "baidu"}, {"epoch", "2024-01-01T00:00:00.000Z"}, {"worker_id", "7"}},
            {{"coordinator", "etcd"}, {"cluster", "a \"quoted\" name"}, {"lease_ttl_s", "30"}},
            {{"segment_store", "off"}, {"clock_policy", "wait"}, {"max_wait_ms", "50"}},
+           {{"grpc", "off"}, {"thrift", "127.0.0.1:7610"}},
        }) {
     ServerConfig config;
     for (const auto& [name, value] : given)
@@ -297,6 +302,97 @@ TEST(ConfigOptions, CheckConfigOutputLoadsBackUnchanged) {
     ASSERT_TRUE(validate(loaded).ok()) << validate(loaded).error().message;
     EXPECT_EQ(effective_config_toml(loaded), printed);
   }
+}
+
+// The value of option `name` as describe() (and --check-config) shows it.
+std::string described(const ServerConfig& config, const std::string& name) {
+  for (const auto& [option, value] : describe(config)) {
+    if (option == name) return value;
+  }
+  return "(not described)";
+}
+
+// grpc = "off", from any source, turns the gRPC listener off: no descriptors
+// are planned for it, a claim advertises HTTP alone, and its connection
+// limit is refused as set where it has no meaning. The default stays on.
+TEST(GrpcListenerOff, OffFromFlagsFileAndEnvironment) {
+  const ServerConfig defaults;
+  ASSERT_TRUE(defaults.grpc.endpoint.has_value());
+  EXPECT_EQ(described(defaults, "grpc"), "127.0.0.1:9090");
+  const auto wanted_default = wanted_connections(defaults);
+  EXPECT_EQ(std::count_if(wanted_default.begin(), wanted_default.end(),
+                          [](const auto& w) { return w.first == "grpc"; }),
+            1);
+
+  ServerConfig flag;
+  ASSERT_TRUE(apply_option(flag, "grpc", "off", "command line").ok());
+  ServerConfig from_file;
+  const std::string path = ::testing::TempDir() + "/snowid-grpc-off.toml";
+  std::ofstream(path, std::ios::trunc) << "grpc = \"off\"\n";
+  ASSERT_TRUE(apply_toml_file(from_file, path).ok());
+  ServerConfig from_environment;
+  std::string entry = "SNOWID_GRPC=off";
+  char* environ_entries[] = {entry.data(), nullptr};
+  ASSERT_TRUE(apply_environment(from_environment, environ_entries).ok());
+
+  for (const ServerConfig* config : {&flag, &from_file, &from_environment}) {
+    EXPECT_FALSE(config->grpc.endpoint.has_value());
+    EXPECT_EQ(described(*config, "grpc"), "off");
+    const Status valid = validate(*config);
+    EXPECT_TRUE(valid.ok()) << valid.error().message;
+    for (const auto& [protocol, connections] : wanted_connections(*config)) {
+      EXPECT_NE(protocol, "grpc") << connections;
+    }
+    auto resolved = resolve_config(*config);
+    ASSERT_TRUE(resolved.ok()) << resolved.error().message;
+    EXPECT_EQ(resolved->coordinator.advertised_addresses,
+              std::vector<std::string>{"http 127.0.0.1:8080"});
+  }
+
+  // An address turns it back on.
+  ASSERT_TRUE(apply_option(flag, "grpc", "127.0.0.1:9091", "command line").ok());
+  ASSERT_TRUE(flag.grpc.endpoint.has_value());
+  EXPECT_EQ(flag.grpc.endpoint->text(), "127.0.0.1:9091");
+  auto resolved = resolve_config(flag);
+  ASSERT_TRUE(resolved.ok()) << resolved.error().message;
+  EXPECT_EQ(resolved->coordinator.advertised_addresses,
+            (std::vector<std::string>{"http 127.0.0.1:8080", "grpc 127.0.0.1:9091"}));
+}
+
+TEST(GrpcListenerOff, ItsConnectionLimitIsRefusedWhileOff) {
+  ServerConfig config;
+  ASSERT_TRUE(apply_option(config, "grpc", "off", "t").ok());
+  ASSERT_TRUE(apply_option(config, "grpc_max_connections", "100", "t").ok());
+  const Status valid = validate(config);
+  ASSERT_FALSE(valid.ok()) << "grpc_max_connections silently ignored";
+  EXPECT_NE(valid.error().message.find("grpc_max_connections"), std::string::npos)
+      << valid.error().message;
+
+  ServerConfig zero;
+  ASSERT_TRUE(apply_option(zero, "grpc_max_connections", "0", "t").ok());
+  const Status refused = validate(zero);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("grpc_max_connections must be at least 1"),
+            std::string::npos)
+      << refused.error().message;
+}
+
+TEST(GrpcListenerOff, BadValuesAreRefusedNamingTheOption) {
+  for (const char* bad : {"", "of", "OFF", "none", "127.0.0.1", "127.0.0.1:99999", ":9090"}) {
+    ServerConfig config;
+    const Status set = apply_option(config, "grpc", bad, "command line");
+    ASSERT_FALSE(set.ok()) << "'" << bad << "' accepted";
+    EXPECT_NE(set.error().message.find("grpc"), std::string::npos) << set.error().message;
+    EXPECT_EQ(set.error().message.find('\n'), std::string::npos) << set.error().message;
+    EXPECT_EQ(described(config, "grpc"), "127.0.0.1:9090") << bad;
+  }
+  std::string entry = "SNOWID_GRPC=nowhere";
+  char* environ_entries[] = {entry.data(), nullptr};
+  ServerConfig from_environment;
+  const Status refused = apply_environment(from_environment, environ_entries);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("SNOWID_GRPC"), std::string::npos)
+      << refused.error().message;
 }
 
 // Kubernetes' service links for a Service named snowid are told apart from
