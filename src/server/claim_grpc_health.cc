@@ -28,7 +28,9 @@ constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
  public:
-  explicit ClaimGrpcHealthImpl(const ServerConfig& config) : config_(config) {}
+  // Requires: config.grpc.endpoint is set.
+  explicit ClaimGrpcHealthImpl(const ServerConfig& config)
+      : config_(config), endpoint_(*config.grpc.endpoint) {}
 
   ~ClaimGrpcHealthImpl() override {
     if (thread_.joinable()) {
@@ -51,8 +53,8 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
     std::optional<tcp::acceptor> acceptor;
     if (!tls) {
       boost::system::error_code ec;
-      const auto address = asio::ip::make_address(config_.grpc.endpoint.host, ec);
-      const tcp::endpoint endpoint(address, config_.grpc.endpoint.port);
+      const auto address = asio::ip::make_address(endpoint_.host, ec);
+      const tcp::endpoint endpoint(address, endpoint_.port);
       acceptor.emplace(io_);
       if (!ec) acceptor->open(endpoint.protocol(), ec);
       if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -77,8 +79,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
       }
       grpc::SslServerCredentialsOptions options;
       options.pem_key_cert_pairs.push_back({std::move(*key), std::move(*cert)});
-      builder.AddListeningPort(config_.grpc.endpoint.text(), grpc::SslServerCredentials(options),
-                               &port);
+      builder.AddListeningPort(endpoint_.text(), grpc::SslServerCredentials(options), &port);
     }
     server_ = builder.BuildAndStart();
     if (!server_ || (tls && port == 0)) {
@@ -97,8 +98,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
 
  private:
   bool refuse(const std::string& why) {
-    spdlog::warn("grpc {}: no health answers during the claim: {}", config_.grpc.endpoint.text(),
-                 why);
+    spdlog::warn("grpc {}: no health answers during the claim: {}", endpoint_.text(), why);
     return false;
   }
 
@@ -135,6 +135,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
   }
 
   const ServerConfig& config_;
+  const Endpoint endpoint_;
   std::unique_ptr<grpc::Server> server_;
   asio::io_context io_{1};
   std::optional<tcp::acceptor> acceptor_;  // plain text only
@@ -146,11 +147,14 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
 }  // namespace
 
 std::unique_ptr<ClaimGrpcHealth> ClaimGrpcHealth::start(const ServerConfig& config) {
-  if (config.coordinator.kind == "static" || config.grpc.endpoint.port == 0) return nullptr;
+  if (config.coordinator.kind == "static" || !config.grpc.endpoint ||
+      config.grpc.endpoint->port == 0) {
+    return nullptr;  // nothing claims, gRPC is off, or its port is chosen later
+  }
   auto health = std::make_unique<ClaimGrpcHealthImpl>(config);
   if (!health->start()) return nullptr;
   spdlog::info("grpc {}: health service answering while the node id is claimed",
-               config.grpc.endpoint.text());
+               config.grpc.endpoint->text());
   return health;
 }
 

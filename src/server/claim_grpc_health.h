@@ -24,7 +24,7 @@ class ClaimGrpcHealth {
   static constexpr std::size_t kMaxConnections = 256;
 
   // Starts answering on config.grpc.endpoint. Null, after one log line, when
-  // there is nothing to do (a static node id, port 0) or the address cannot
+  // there is nothing to do (a static node id, gRPC off, port 0) or the address cannot
   // be bound (the gRPC listener then reports it as it always does).
   static std::unique_ptr<ClaimGrpcHealth> start(const ServerConfig& config);
 
