@@ -391,6 +391,47 @@ TEST_F(StateFileTest, LockedDirectoryKeepsASecondOwnerOutWhateverHappensToTheLoc
   EXPECT_FALSE(Generator::create(other).ok()) << "a second state file in a locked directory";
 }
 
+// The state file as a link into a volume, and the link then pointed at a
+// copy (another volume, a restored backup) under a live generator: the path
+// no longer leads to the mark it keeps, so it stops issuing; and the
+// directory that holds the link stays locked, so a second owner started on
+// it is refused rather than issuing beside the first from the copy.
+TEST_F(StateFileTest, RepointedStateLinkStopsIssuingAndLetsNoSecondOwnerIn) {
+  std::filesystem::create_directory(dir.file("volume1"));
+  std::filesystem::create_directory(dir.file("volume2"));
+  const std::string first_target = dir.file("volume1/generator.state");
+  const std::string second_target = dir.file("volume2/generator.state");
+  auto o = options(ClockPolicy::kMonotonic);
+  o.lock_state_directory = true;
+  {
+    auto target_options = o;
+    target_options.state_file = first_target;
+    ASSERT_TRUE(Generator::create(target_options).ok());
+  }
+  std::filesystem::create_symlink(first_target, path);
+  clock.advance(milliseconds{3000});
+  auto first = Generator::create(o);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_TRUE((*first)->next().ok());
+
+  std::filesystem::copy_file(first_target, second_target);
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(second_target, path);
+  clock.advance(milliseconds{3000});  // past the copied mark: only the lock may refuse
+
+  auto second = Generator::create(o);
+  ASSERT_FALSE(second.ok()) << "a second owner of " << path << " issues beside the first";
+  EXPECT_EQ(second.error().code, ErrorCode::kStateLocked) << second.error().message;
+
+  Status checked = (*first)->extend_reservation();
+  ASSERT_FALSE(checked.ok()) << "the link names another file, yet the generator goes on";
+  EXPECT_EQ(checked.error().code, ErrorCode::kStateFile);
+  EXPECT_NE(checked.error().message.find("no longer leads"), std::string::npos)
+      << checked.error().message;
+  EXPECT_FALSE((*first)->next().ok());
+  EXPECT_FALSE((*first)->readiness().ok());
+}
+
 // A forward glitch of the clock with nothing issued does not move the mark,
 // so a restart after it (kill -9, the clock back) starts at once under
 // every policy.
