@@ -430,8 +430,15 @@ Status StateFile::store(std::chrono::milliseconds high_water) {
   const std::string name = path_.filename().string();
   const std::string tmp_name = name + ".tmp";
   const std::filesystem::path tmp = path_.string() + ".tmp";
-  const int fd =
-      ::openat(directory_fd_, tmp_name.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The temporary name is this object's alone: whatever is there (a file a
+  // crash left, a planted link) is removed, and the file is created anew,
+  // never opened through a link, which would write the mark into the file
+  // the link names and then rename the link over the state file.
+  if (::unlinkat(directory_fd_, tmp_name.c_str(), 0) != 0 && errno != ENOENT) {
+    return errno_error(tmp, "cannot remove the old temporary file");
+  }
+  const int fd = ::openat(directory_fd_, tmp_name.c_str(),
+                          O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return errno_error(tmp, "cannot create");
   const bool written = write_all(fd, content) && ::fsync(fd) == 0;
   const int write_errno = errno;

@@ -391,6 +391,26 @@ TEST_F(StateFileTest, LockedDirectoryKeepsASecondOwnerOutWhateverHappensToTheLoc
   EXPECT_FALSE(Generator::create(other).ok()) << "a second state file in a locked directory";
 }
 
+// The temporary file's name belongs to the generator: a link planted there
+// is replaced, never followed, so no file elsewhere is truncated or written,
+// and the state file stays a file of the state directory.
+TEST_F(StateFileTest, LinkAtTheTemporaryNameIsNotFollowed) {
+  const std::string victim = dir.file("victim");
+  std::ofstream(victim) << "not snowid's\n";
+  auto o = options(ClockPolicy::kReject);
+  o.reserve_ahead = milliseconds{10};
+  auto g = Generator::create(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::filesystem::create_symlink(victim, path + ".tmp");
+  clock.advance(milliseconds{50});
+  auto id = (*g)->next();  // past the mark: a write
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(read_file(victim), "not snowid's\n");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_GE(mark(), kStart + milliseconds{50});
+  ASSERT_TRUE((*g)->extend_reservation().ok());
+}
+
 // The state file as a link into a volume, and the link then pointed at a
 // copy (another volume, a restored backup) under a live generator: the path
 // no longer leads to the mark it keeps, so it stops issuing; and the
