@@ -211,19 +211,19 @@ Result<std::optional<std::filesystem::path>> resolve_state_path(const std::files
   return std::optional<std::filesystem::path>{target};
 }
 
-// flock()s the directory open at `fd` for as long as `fd` stays open;
-// kStateLocked, with the pid `lock_path` names if it can be read, when
-// another process holds it.
-Status flock_directory(int fd, const std::filesystem::path& dir,
+// flock()s the directory open at `fd` (`operation`: LOCK_EX or LOCK_SH) for
+// as long as `fd` stays open; kStateLocked, with the pid `lock_path` names if
+// it can be read, when another process holds it.
+Status flock_directory(int fd, int operation, const std::filesystem::path& dir,
                        const std::filesystem::path& lock_path) {
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+  if (::flock(fd, operation | LOCK_NB) == 0) return {};
   if (errno != EWOULDBLOCK) return errno_error(dir, "cannot lock the state directory");
   const int peek = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
   const std::string pid = peek >= 0 ? holder_pid(peek) : "?";
   if (peek >= 0) ::close(peek);
   return Error{ErrorCode::kStateLocked,
-               fmt::format("state directory {} is locked by another process{}", dir.string(),
-                           pid == "?" ? "" : fmt::format(" (pid {})", pid))};
+               fmt::format("state directory {} is in use: locked by another process{}",
+                           dir.string(), pid == "?" ? "" : fmt::format(" (pid {})", pid))};
 }
 
 // The directory holding `path`.
@@ -274,10 +274,13 @@ Result<StateFile> StateFile::open(const std::filesystem::path& given,
   struct stat st {};
   if (::fstat(file.directory_fd_, &st) != 0) return errno_error(dir, "cannot inspect");
   file.directory_ = identity_of<Identity>(st);
-  if (lock_directory) {
-    if (Status locked = flock_directory(file.directory_fd_, dir, file.lock_path_); !locked.ok()) {
-      return locked.error();
-    }
+  // An owner locks the directory exclusively. Any other user (`snowid gen
+  // --state-file`) takes a shared lock, which an owner's excludes: no state
+  // file, whatever its name, is used in a directory a live snowidd owns.
+  if (Status locked = flock_directory(file.directory_fd_, lock_directory ? LOCK_EX : LOCK_SH, dir,
+                                      file.lock_path_);
+      !locked.ok()) {
+    return locked.error();
   }
   // A link into another directory: the directory named is this object's
   // too. Locked, a second owner started on it is refused even once the link
@@ -294,8 +297,8 @@ Result<StateFile> StateFile::open(const std::filesystem::path& given,
     }
     if (identity_of<Identity>(given_st) == file.directory_) {
       ::close(std::exchange(file.given_directory_fd_, -1));  // one directory, locked once
-    } else if (Status locked =
-                   flock_directory(file.given_directory_fd_, given_dir, given.string() + ".lock");
+    } else if (Status locked = flock_directory(file.given_directory_fd_, LOCK_EX, given_dir,
+                                               given.string() + ".lock");
                !locked.ok()) {
       return locked.error();
     }

@@ -15,7 +15,9 @@
 // object, so two processes cannot use one state file at once; with
 // `lock_directory` the directory that holds the file is flock()ed too, so
 // that no second owner can use it whatever happens to the files inside
-// (a removed lock file is re-created by the next process, a directory is not);
+// (a removed lock file is re-created by the next process, a directory is not),
+// and without it the directory is flock()ed shared, so that no state file is
+// used in a directory an owner holds;
 // when the path is a link into another directory, the directory that holds
 // the link is locked as well, so a second owner is refused whatever the link
 // names by the time it starts.

@@ -391,6 +391,33 @@ TEST_F(StateFileTest, LockedDirectoryKeepsASecondOwnerOutWhateverHappensToTheLoc
   EXPECT_FALSE(Generator::create(other).ok()) << "a second state file in a locked directory";
 }
 
+// A directory an owner locked is in use for every state file in it: a user
+// that does not own its directory (`snowid gen --state-file`) is refused
+// there whatever the file's name, while such users share a directory with
+// each other, and an owner cannot take a directory one of them is using.
+TEST_F(StateFileTest, NoStateFileIsUsedInADirectoryAnOwnerHolds) {
+  auto owner_options = options(ClockPolicy::kMonotonic);
+  owner_options.lock_state_directory = true;
+  auto other = options(ClockPolicy::kMonotonic);
+  other.state_file = dir.file("other.state");
+  {
+    auto owner = Generator::create(owner_options);
+    ASSERT_TRUE(owner.ok()) << owner.error().message;
+    auto user = Generator::create(other);
+    ASSERT_FALSE(user.ok()) << "a second generator beside a live owner";
+    EXPECT_EQ(user.error().code, ErrorCode::kStateLocked) << user.error().message;
+    EXPECT_NE(user.error().message.find("in use"), std::string::npos) << user.error().message;
+  }
+  auto user = Generator::create(other);
+  ASSERT_TRUE(user.ok()) << user.error().message;
+  auto third = options(ClockPolicy::kMonotonic);
+  third.state_file = dir.file("third.state");
+  EXPECT_TRUE(Generator::create(third).ok()) << "users of one directory exclude each other";
+  auto owner = Generator::create(owner_options);
+  ASSERT_FALSE(owner.ok());
+  EXPECT_EQ(owner.error().code, ErrorCode::kStateLocked) << owner.error().message;
+}
+
 // The temporary file's name belongs to the generator: a link planted there
 // is replaced, never followed, so no file elsewhere is truncated or written,
 // and the state file stays a file of the state directory.
