@@ -222,8 +222,8 @@ Status flock_directory(int fd, int operation, const std::filesystem::path& dir,
   const std::string pid = peek >= 0 ? holder_pid(peek) : "?";
   if (peek >= 0) ::close(peek);
   return Error{ErrorCode::kStateLocked,
-               fmt::format("state directory {} is in use: locked by another process{}",
-                           dir.string(), pid == "?" ? "" : fmt::format(" (pid {})", pid))};
+               fmt::format("state directory {} is in use by another process{}", dir.string(),
+                           pid == "?" ? "" : fmt::format(" (pid {})", pid))};
 }
 
 // The directory holding `path`.
