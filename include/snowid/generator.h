@@ -86,6 +86,8 @@ struct GeneratorOptions {
   // can use it, whatever is done to the files in it (a removed lock file is
   // re-created by the next process; a locked directory is not unlocked).
   // For a directory that belongs to this generator alone (snowidd's state_dir).
+  // Without it the directory is locked shared: generators share it with each
+  // other, but not with one that locks it for itself.
   bool lock_state_directory = false;
   // The way out when the clock is behind the mark by more than the policy
   // allows at start (IDs were really issued ahead, in a forward clock step):

@@ -118,16 +118,20 @@ Result<std::chrono::milliseconds> parse(const std::filesystem::path& path,
 
 }  // namespace
 
-StateFile::StateFile(std::filesystem::path path, std::string layout_description)
-    : path_(std::move(path)),
+StateFile::StateFile(std::filesystem::path given, std::filesystem::path path,
+                     std::string layout_description)
+    : given_path_(std::move(given)),
+      path_(std::move(path)),
       lock_path_(path_.string() + ".lock"),
       layout_description_(std::move(layout_description)) {}
 
 StateFile::StateFile(StateFile&& other) noexcept
-    : path_(std::move(other.path_)),
+    : given_path_(std::move(other.given_path_)),
+      path_(std::move(other.path_)),
       lock_path_(std::move(other.lock_path_)),
       layout_description_(std::move(other.layout_description_)),
       directory_fd_(std::exchange(other.directory_fd_, -1)),
+      given_directory_fd_(std::exchange(other.given_directory_fd_, -1)),
       lock_fd_(std::exchange(other.lock_fd_, -1)),
       directory_(other.directory_),
       written_fd_(std::exchange(other.written_fd_, -1)),
@@ -139,6 +143,7 @@ StateFile::~StateFile() {
   // Closing releases the flocks.
   if (lock_fd_ >= 0) ::close(lock_fd_);
   if (directory_fd_ >= 0) ::close(directory_fd_);
+  if (given_directory_fd_ >= 0) ::close(given_directory_fd_);
   if (written_fd_ >= 0) ::close(written_fd_);
 }
 
@@ -206,6 +211,26 @@ Result<std::optional<std::filesystem::path>> resolve_state_path(const std::files
   return std::optional<std::filesystem::path>{target};
 }
 
+// flock()s the directory open at `fd` (`operation`: LOCK_EX or LOCK_SH) for
+// as long as `fd` stays open; kStateLocked, with the pid `lock_path` names if
+// it can be read, when another process holds it.
+Status flock_directory(int fd, int operation, const std::filesystem::path& dir,
+                       const std::filesystem::path& lock_path) {
+  if (::flock(fd, operation | LOCK_NB) == 0) return {};
+  if (errno != EWOULDBLOCK) return errno_error(dir, "cannot lock the state directory");
+  const int peek = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  const std::string pid = peek >= 0 ? holder_pid(peek) : "?";
+  if (peek >= 0) ::close(peek);
+  return Error{ErrorCode::kStateLocked,
+               fmt::format("state directory {} is in use by another process{}", dir.string(),
+                           pid == "?" ? "" : fmt::format(" (pid {})", pid))};
+}
+
+// The directory holding `path`.
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
 struct ReadState {
   std::chrono::milliseconds mark{0};
   int fd = -1;  // the file read, left open for the caller to close
@@ -241,22 +266,42 @@ Result<StateFile> StateFile::open(const std::filesystem::path& given,
   auto resolved = resolve_state_path(given);
   if (!resolved.ok()) return resolved.error();
   const std::filesystem::path path = resolved->value_or(given);
-  StateFile file(path, layout_description);
+  StateFile file(given, path, layout_description);
 
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const auto dir = directory_of(path);
   file.directory_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (file.directory_fd_ < 0) return errno_error(dir, "cannot open the state directory");
   struct stat st {};
   if (::fstat(file.directory_fd_, &st) != 0) return errno_error(dir, "cannot inspect");
   file.directory_ = identity_of<Identity>(st);
-  if (lock_directory && ::flock(file.directory_fd_, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) return errno_error(dir, "cannot lock the state directory");
-    const int peek = ::open(file.lock_path_.c_str(), O_RDONLY | O_CLOEXEC);
-    const std::string pid = peek >= 0 ? holder_pid(peek) : "?";
-    if (peek >= 0) ::close(peek);
-    return Error{
-        ErrorCode::kStateLocked,
-        fmt::format("state directory {} is locked by another process (pid {})", dir.string(), pid)};
+  // An owner locks the directory exclusively. Any other user (`snowid gen
+  // --state-file`) takes a shared lock, which an owner's excludes: no state
+  // file, whatever its name, is used in a directory a live snowidd owns.
+  if (Status locked = flock_directory(file.directory_fd_, lock_directory ? LOCK_EX : LOCK_SH, dir,
+                                      file.lock_path_);
+      !locked.ok()) {
+    return locked.error();
+  }
+  // A link into another directory: the directory named is this object's
+  // too. Locked, a second owner started on it is refused even once the link
+  // names another file (which verify() then reports here).
+  const auto given_dir = directory_of(given);
+  if (lock_directory && path != given) {
+    file.given_directory_fd_ = ::open(given_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (file.given_directory_fd_ < 0) {
+      return errno_error(given_dir, "cannot open the state directory");
+    }
+    struct stat given_st {};
+    if (::fstat(file.given_directory_fd_, &given_st) != 0) {
+      return errno_error(given_dir, "cannot inspect");
+    }
+    if (identity_of<Identity>(given_st) == file.directory_) {
+      ::close(std::exchange(file.given_directory_fd_, -1));  // one directory, locked once
+    } else if (Status locked = flock_directory(file.given_directory_fd_, LOCK_EX, given_dir,
+                                               given.string() + ".lock");
+               !locked.ok()) {
+      return locked.error();
+    }
   }
 
   // Lock the lock file that is at the path once we hold it: a file removed
@@ -346,6 +391,20 @@ Status StateFile::check_identities(bool& lost) {
   if (!at_path || st.st_dev != held.st_dev || st.st_ino != held.st_ino) {
     return lose("the file was removed or replaced by another writer");
   }
+  if (given_path_ != path_) {
+    // The path as given, through its link, must still lead to this file: a
+    // link pointed at a copy or another volume gives the next start (and any
+    // second process) another mark.
+    errno = 0;
+    const bool linked = ::stat(given_path_.c_str(), &st) == 0;
+    if (!linked && !gone(errno)) return unknown("the link to the state file");
+    if (!linked || st.st_dev != held.st_dev || st.st_ino != held.st_ino) {
+      return lose(
+          fmt::format("{} no longer leads to this file: the link was removed or "
+                      "pointed elsewhere while this process used it",
+                      given_path_.string()));
+    }
+  }
   auto content = read_all(written_fd_);
   if (!content) return unknown("the state file");
   if (*content != written_content_) {
@@ -374,8 +433,15 @@ Status StateFile::store(std::chrono::milliseconds high_water) {
   const std::string name = path_.filename().string();
   const std::string tmp_name = name + ".tmp";
   const std::filesystem::path tmp = path_.string() + ".tmp";
-  const int fd =
-      ::openat(directory_fd_, tmp_name.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The temporary name is this object's alone: whatever is there (a file a
+  // crash left, a planted link) is removed, and the file is created anew,
+  // never opened through a link, which would write the mark into the file
+  // the link names and then rename the link over the state file.
+  if (::unlinkat(directory_fd_, tmp_name.c_str(), 0) != 0 && errno != ENOENT) {
+    return errno_error(tmp, "cannot remove the old temporary file");
+  }
+  const int fd = ::openat(directory_fd_, tmp_name.c_str(),
+                          O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return errno_error(tmp, "cannot create");
   const bool written = write_all(fd, content) && ::fsync(fd) == 0;
   const int write_errno = errno;

@@ -8,16 +8,23 @@
 // never a silent reset. Only a path with nothing at it is a first start: a
 // dangling symbolic link (an unmounted volume), a directory or any other
 // non-file is an error. A symbolic link to a file is followed once, at open:
-// the file it names is the one read, replaced and locked.
+// the file it names is the one read, replaced and locked; the link must go on
+// naming it (see verify()).
 //
 // OWNERSHIP. "<file>.lock" is held with flock() for the lifetime of the
 // object, so two processes cannot use one state file at once; with
 // `lock_directory` the directory that holds the file is flock()ed too, so
 // that no second owner can use it whatever happens to the files inside
-// (a removed lock file is re-created by the next process, a directory is not).
+// (a removed lock file is re-created by the next process, a directory is not),
+// and without it the directory is flock()ed shared, so that no state file is
+// used in a directory an owner holds;
+// when the path is a link into another directory, the directory that holds
+// the link is locked as well, so a second owner is refused whatever the link
+// names by the time it starts.
 // A lock is only as good as the path still leading to it: verify() checks
-// that the directory, the lock file and the state file at their paths are
-// still the ones this object locked and last wrote. Once it finds otherwise
+// that the directory, the lock file and the state file at their paths (and
+// at the path as given, through its link) are still the ones this object
+// locked and last wrote. Once it finds otherwise
 // (removed, renamed, replaced, unmounted) the object is LOST for good: store()
 // refuses, and the generator stops issuing (see generator.cc).
 //
@@ -72,14 +79,19 @@ class StateFile {
     bool operator==(const Identity&) const = default;
   };
 
-  StateFile(std::filesystem::path path, std::string layout_description);
+  StateFile(std::filesystem::path given, std::filesystem::path path,
+            std::string layout_description);
   // Ok, or why not; sets `lost` only on evidence that ownership is lost.
   Status check_identities(bool& lost);
 
+  std::filesystem::path given_path_;  // as the caller named it; a link to path_, or path_
   std::filesystem::path path_;
   std::filesystem::path lock_path_;
   std::string layout_description_;
   int directory_fd_ = -1;  // the directory holding path_; flock()ed with lock_directory
+  // With lock_directory and a link into another directory: the directory
+  // holding the link, flock()ed too.
+  int given_directory_fd_ = -1;
   int lock_fd_ = -1;
   Identity directory_;
   // The state file as this object last read or wrote it: an open descriptor

@@ -7,8 +7,23 @@
 // allocator's prefetch keeps off the request path. Several processes may
 // share the file; the busy timeout bounds how long one waits for another's
 // write lock.
+//
+// THE FILE INVARIANT. Ranges are taken only from the file that is at the
+// path now. SQLite keeps using a file removed or replaced under it (its
+// descriptor still works), so ranges taken afterwards would live in a file
+// that no other process and no later start can see, and a new file at the
+// path starts every tag again. The file opened is pinned (device and inode,
+// kept alive by SQLite's descriptor, so never reused); every statement first
+// checks that the path still leads to it, and once it does not, the
+// connection refuses for good, naming the file.
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <utility>
 
 #include "segments_schema.h"
 #include "sql_connection.h"
@@ -18,7 +33,7 @@ namespace {
 
 class SqliteConnection final : public SqlConnection {
  public:
-  explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  SqliteConnection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   ~SqliteConnection() override { sqlite3_close_v2(db_); }
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;
@@ -26,6 +41,7 @@ class SqliteConnection final : public SqlConnection {
   const char* kind() const override { return "sqlite"; }
 
   Result<SqlRows> query(const std::string& sql, const std::vector<SqlValue>& params) override {
+    if (Status same = check_file(); !same.ok()) return same.error();
     SqlRows rows;
     const char* rest = sql.c_str();
     while (*rest != '\0') {
@@ -53,7 +69,31 @@ class SqliteConnection final : public SqlConnection {
     return rows;
   }
 
+  // Pins the file now at the path as this connection's (nothing to pin for
+  // an in-memory database).
+  void pin_file() {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0) file_ = std::pair{st.st_dev, st.st_ino};
+  }
+
  private:
+  Status check_file() const {
+    if (!file_) return {};
+    struct stat st {};
+    errno = 0;
+    if (::stat(path_.c_str(), &st) == 0 && std::pair{st.st_dev, st.st_ino} == *file_) return {};
+    if (errno != 0 && errno != ENOENT && errno != ENOTDIR) {
+      return Error{ErrorCode::kUnavailable, fmt::format("SQLite segment store {}: cannot check "
+                                                        "its file: {}",
+                                                        path_, std::strerror(errno))};
+    }
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("SQLite segment store {}: the file was removed or replaced while this "
+                             "process used it; no range is taken from it again (restore the "
+                             "file, then restart)",
+                             path_)};
+  }
+
   static bool bind(sqlite3_stmt* statement, int index, const SqlValue& value) {
     switch (value.kind) {
       case SqlValue::Kind::kInteger:
@@ -74,6 +114,8 @@ class SqliteConnection final : public SqlConnection {
   }
 
   sqlite3* db_;
+  std::string path_;
+  std::optional<std::pair<dev_t, ino_t>> file_;  // the file pinned by pin_file()
 };
 
 }  // namespace
@@ -90,13 +132,14 @@ Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
                  fmt::format("cannot open SQLite segment store {}: {}", path, message)};
   }
   sqlite3_busy_timeout(db, static_cast<int>(timeout.count()));
-  auto connection = std::make_unique<SqliteConnection>(db);
+  auto connection = std::make_unique<SqliteConnection>(db, path);
   auto prepared = connection->query(
       std::string("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; ") + kSegmentsSchemaSql, {});
   if (!prepared.ok()) {
     return Error{ErrorCode::kUnavailable, fmt::format("cannot use SQLite segment store {}: {}",
                                                       path, prepared.error().message)};
   }
+  connection->pin_file();  // the schema statement made sure the file exists
   return std::unique_ptr<SqlConnection>(std::move(connection));
 }
 

@@ -216,11 +216,9 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   out.claim_responder = ClaimResponder::start(config);
   auto node = Node::start(resolved);
   if (!node.ok()) {
+    // A locked state directory (kStateLocked) names the directory and its
+    // holder itself.
     const Error& error = node.error();
-    if (error.code == ErrorCode::kStateLocked) {
-      return fail(kExitFailure,
-                  fmt::format("state directory {} is in use: {}", state_dir, error.message));
-    }
     return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
                 error.message);
   }

@@ -83,6 +83,28 @@ class StateHardening : public test::ChaosTest {
     if (!stopped) return std::nullopt;
     return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - began);
   }
+  // Starts a second snowidd on `state` `times` times: each must exit 1
+  // ("in use") without listening.
+  static void second_snowidd_is_refused(const std::string& state, int times) {
+    for (int i = 0; i < times; ++i) {
+      auto second = test::run_process(
+          {SNOWIDD_PATH, "--state-dir", state, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"},
+          {}, seconds{20});
+      EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+      EXPECT_NE(second.err.find("in use"), std::string::npos) << second.err;
+      EXPECT_EQ(second.out.find("starting"), std::string::npos) << "it listened: " << second.out;
+    }
+  }
+
+  // True once `node` refuses within kStopBound; records the time it took.
+  bool stops_within_bound(test::ServerProcess& node) {
+    const auto stopped = time_until_refusing(node.port());
+    EXPECT_TRUE(stopped.has_value()) << node.log();
+    if (!stopped) return false;
+    EXPECT_LE(*stopped, kStopBound);
+    scenario.record.recovery_ms = stopped->count();
+    return true;
+  }
 };
 
 // Item 0: `snowid gen` without a state file runs ahead of the clock under
@@ -140,18 +162,8 @@ TEST_F(StateHardening, RemovedLockFileLetsNoSecondProcessInAndStopsTheFirst) {
   ASSERT_TRUE(load->wait_served({0}, 50, seconds{10}));
 
   std::filesystem::remove(state + "/generator.state.lock");
-  for (int i = 0; i < 3; ++i) {
-    auto second = test::run_process(
-        {SNOWIDD_PATH, "--state-dir", state, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, {},
-        seconds{20});
-    EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
-    EXPECT_NE(second.err.find("in use"), std::string::npos) << second.err;
-    EXPECT_EQ(second.out.find("starting"), std::string::npos) << "it listened: " << second.out;
-  }
-  const auto stopped = time_until_refusing(first->port());
-  ASSERT_TRUE(stopped.has_value()) << first->log();
-  EXPECT_LE(*stopped, kStopBound);
-  scenario.record.recovery_ms = stopped->count();
+  second_snowidd_is_refused(state, 3);
+  ASSERT_TRUE(stops_within_bound(*first));
   EXPECT_NE(first->log().find("generator.state.lock was removed or replaced"), std::string::npos)
       << first->log();
   const auto body = test::http_get(first->port(), "/readyz").body;
@@ -239,6 +251,56 @@ TEST_F(StateHardening, ReplacedStateOrDirectoryStopsTheNode) {
     }
   }
   scenario.check(sources);
+}
+
+// Item 1: the state file is a link into a volume, and under a serving node
+// the link is pointed at a copy of it on another volume (a volume swapped, a
+// backup restored beside it). Before, the node went on writing the file it
+// had opened and a second snowidd on the same state directory started from
+// the copy: two processes with one node id, issuing the same IDs.
+TEST_F(StateHardening, RepointedStateLinkStopsTheNodeAndLetsNoSecondIn) {
+  scenario.describe(
+      "hardening/1/state_link_repointed",
+      "generator.state is a symbolic link into a volume; under a serving node it is pointed "
+      "at a copy of the file on another volume, then a second snowidd is started on the same "
+      "state directory",
+      "ln -s VOLUME1/generator.state STATE/generator.state, snowidd; under load, cp to "
+      "VOLUME2 and rename a new link to VOLUME2/generator.state over the old one; a second "
+      "snowidd 2 times",
+      "the second exits 1 (directory in use) without listening; the first stops issuing "
+      "within 1 s (503, /readyz 503, the log names the link); 0 duplicates");
+  const std::string state = scenario.dir.file("state");
+  const std::string volume1 = scenario.dir.file("volume1");
+  const std::string volume2 = scenario.dir.file("volume2");
+  {
+    auto seed = start(volume1);  // writes VOLUME1/generator.state
+    ASSERT_TRUE(seed->started()) << seed->log();
+    seed->signal(SIGTERM);
+    ASSERT_EQ(seed->wait(), 0) << seed->log();
+  }
+  std::filesystem::create_directories(state);
+  std::filesystem::create_directories(volume2);
+  std::filesystem::create_symlink(volume1 + "/generator.state", state + "/generator.state");
+  test::NodeAddress node;
+  auto first = start(state);
+  ASSERT_TRUE(first->started()) << first->log();
+  node.set(first->port(), first->grpc_port());
+  auto load = load_on(node);
+  ASSERT_TRUE(load->wait_served({0}, 50, seconds{10}));
+
+  std::filesystem::copy_file(volume1 + "/generator.state", volume2 + "/generator.state");
+  std::filesystem::create_symlink(volume2 + "/generator.state", state + "/new-link");
+  std::filesystem::rename(state + "/new-link", state + "/generator.state");
+  second_snowidd_is_refused(state, 2);
+  ASSERT_TRUE(stops_within_bound(*first));
+  EXPECT_NE(first->log().find("no longer leads to this file"), std::string::npos) << first->log();
+  node.retire();
+  load->stop();
+  EXPECT_EQ(load->unexpected(), "");
+  scenario.count(*load);
+  first->signal(SIGTERM);
+  EXPECT_EQ(first->wait(), 1) << "a node that lost its state cannot write its exact mark";
+  scenario.check(load->sources());
 }
 
 // Item 3: an unmounted state volume leaves a dangling link where the state

@@ -135,6 +135,34 @@ TEST(SegmentServerDefaults, CliAndServerShareTheDefaultStoreAcrossRestarts) {
   }
 }
 
+// segments.db removed under a serving node: once its buffered numbers are
+// used up it answers 503 and /readyz/segment 503, and the log names the
+// file, rather than taking ranges from a file nobody else, and no restart,
+// can see.
+TEST_F(SegmentServer, RemovedStoreFileStopsTheTagOnceItsBuffersAreUsed) {
+  auto server = start(state);
+  ASSERT_TRUE(server->started()) << server->log();
+  ASSERT_GT(next_number(server->port(), "order"), 0);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::remove(state + "/segments.db" + suffix);
+  }
+  // Buffers hold at most two ranges of the tag's step (100), prefetched.
+  int served = 0;
+  HttpReply reply;
+  for (int i = 0; i < 50; ++i) {
+    reply = http_get(server->port(), "/v1/segment/order?count=100");
+    if (reply.status != 200) break;
+    ++served;
+  }
+  EXPECT_LT(served, 50) << "still serving from a removed file";
+  expect_error(reply, 503, "unavailable");
+  EXPECT_EQ(http_get(server->port(), "/readyz/segment").status, 503);
+  EXPECT_TRUE(test::wait_until(
+      [&] { return server->log().find("was removed or replaced") != std::string::npos; },
+      seconds{5}))
+      << server->log();
+}
+
 TEST_F(SegmentServer, BadInputGetsTheRightStatus) {
   auto server = start(state, {"--max-batch", "100"});
   struct Case {

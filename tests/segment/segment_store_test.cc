@@ -80,6 +80,33 @@ TEST(SegmentStore, RangesFollowEachOtherWithoutOverlap) {
   EXPECT_EQ(store->list_tags(kAllSegmentTags)->front().max_id, 351);
 }
 
+// A database file removed or replaced under an open store: SQLite would go
+// on taking ranges from the unlinked file, which nobody else sees and the
+// next start no longer has. The store refuses instead, for good, naming the
+// file, also once another file appears at the path.
+TEST(SegmentStore, RemovedOrReplacedFileIsRefusedNotUsedUnseen) {
+  TempDir dir;
+  auto store = open_sqlite(dir);
+  ASSERT_TRUE(store->create_tag("orders", 1, 100, "").ok());
+  ASSERT_TRUE(store->take_range("orders", std::nullopt).ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::remove(dir.file(std::string("s.db") + suffix));
+  }
+  auto range = store->take_range("orders", std::nullopt);
+  ASSERT_FALSE(range.ok()) << "took [" << range->first << ", " << range->end
+                           << ") from a removed file";
+  EXPECT_EQ(range.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(range.error().message.find("removed or replaced"), std::string::npos)
+      << range.error().message;
+  EXPECT_NE(range.error().message.find(dir.file("s.db")), std::string::npos)
+      << range.error().message;
+
+  auto other = open_sqlite(dir);  // a new, empty file at the path
+  ASSERT_TRUE(other->create_tag("orders", 1, 100, "").ok());
+  EXPECT_FALSE(store->take_range("orders", std::nullopt).ok());
+  EXPECT_FALSE(store->list_tags(kAllSegmentTags).ok());
+}
+
 TEST(SegmentStore, UnknownTagIsNotFound) {
   TempDir dir;
   auto store = open_sqlite(dir);

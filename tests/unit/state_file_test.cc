@@ -391,6 +391,94 @@ TEST_F(StateFileTest, LockedDirectoryKeepsASecondOwnerOutWhateverHappensToTheLoc
   EXPECT_FALSE(Generator::create(other).ok()) << "a second state file in a locked directory";
 }
 
+// A directory an owner locked is in use for every state file in it: a user
+// that does not own its directory (`snowid gen --state-file`) is refused
+// there whatever the file's name, while such users share a directory with
+// each other, and an owner cannot take a directory one of them is using.
+TEST_F(StateFileTest, NoStateFileIsUsedInADirectoryAnOwnerHolds) {
+  auto owner_options = options(ClockPolicy::kMonotonic);
+  owner_options.lock_state_directory = true;
+  auto other = options(ClockPolicy::kMonotonic);
+  other.state_file = dir.file("other.state");
+  {
+    auto owner = Generator::create(owner_options);
+    ASSERT_TRUE(owner.ok()) << owner.error().message;
+    auto user = Generator::create(other);
+    ASSERT_FALSE(user.ok()) << "a second generator beside a live owner";
+    EXPECT_EQ(user.error().code, ErrorCode::kStateLocked) << user.error().message;
+    EXPECT_NE(user.error().message.find("in use"), std::string::npos) << user.error().message;
+  }
+  auto user = Generator::create(other);
+  ASSERT_TRUE(user.ok()) << user.error().message;
+  auto third = options(ClockPolicy::kMonotonic);
+  third.state_file = dir.file("third.state");
+  EXPECT_TRUE(Generator::create(third).ok()) << "users of one directory exclude each other";
+  auto owner = Generator::create(owner_options);
+  ASSERT_FALSE(owner.ok());
+  EXPECT_EQ(owner.error().code, ErrorCode::kStateLocked) << owner.error().message;
+}
+
+// The temporary file's name belongs to the generator: a link planted there
+// is replaced, never followed, so no file elsewhere is truncated or written,
+// and the state file stays a file of the state directory.
+TEST_F(StateFileTest, LinkAtTheTemporaryNameIsNotFollowed) {
+  const std::string victim = dir.file("victim");
+  std::ofstream(victim) << "not snowid's\n";
+  auto o = options(ClockPolicy::kReject);
+  o.reserve_ahead = milliseconds{10};
+  auto g = Generator::create(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::filesystem::create_symlink(victim, path + ".tmp");
+  clock.advance(milliseconds{50});
+  auto id = (*g)->next();  // past the mark: a write
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(read_file(victim), "not snowid's\n");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_GE(mark(), kStart + milliseconds{50});
+  ASSERT_TRUE((*g)->extend_reservation().ok());
+}
+
+// The state file as a link into a volume, and the link then pointed at a
+// copy (another volume, a restored backup) under a live generator: the path
+// no longer leads to the mark it keeps, so it stops issuing; and the
+// directory that holds the link stays locked, so a second owner started on
+// it is refused rather than issuing beside the first from the copy.
+TEST_F(StateFileTest, RepointedStateLinkStopsIssuingAndLetsNoSecondOwnerIn) {
+  std::filesystem::create_directory(dir.file("volume1"));
+  std::filesystem::create_directory(dir.file("volume2"));
+  const std::string first_target = dir.file("volume1/generator.state");
+  const std::string second_target = dir.file("volume2/generator.state");
+  auto o = options(ClockPolicy::kMonotonic);
+  o.lock_state_directory = true;
+  {
+    auto target_options = o;
+    target_options.state_file = first_target;
+    ASSERT_TRUE(Generator::create(target_options).ok());
+  }
+  std::filesystem::create_symlink(first_target, path);
+  clock.advance(milliseconds{3000});
+  auto first = Generator::create(o);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_TRUE((*first)->next().ok());
+
+  std::filesystem::copy_file(first_target, second_target);
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(second_target, path);
+  clock.advance(milliseconds{3000});  // past the copied mark: only the lock may refuse
+
+  auto second = Generator::create(o);
+  ASSERT_FALSE(second.ok()) << "a second owner of " << path << " issues beside the first";
+  EXPECT_EQ(second.error().code, ErrorCode::kStateLocked) << second.error().message;
+
+  Status checked = (*first)->extend_reservation();
+  ASSERT_FALSE(checked.ok()) << "the link names another file, yet the generator goes on";
+  EXPECT_EQ(checked.error().code, ErrorCode::kStateFile);
+  EXPECT_NE(checked.error().message.find("no longer leads"), std::string::npos)
+      << checked.error().message;
+  EXPECT_FALSE((*first)->next().ok());
+  EXPECT_FALSE((*first)->readiness().ok());
+}
+
 // A forward glitch of the clock with nothing issued does not move the mark,
 // so a restart after it (kill -9, the clock back) starts at once under
 // every policy.
