@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -29,8 +30,8 @@ constexpr std::chrono::milliseconds kAcceptRetry{100};
 class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
  public:
   // Requires: config.grpc.endpoint is set.
-  explicit ClaimGrpcHealthImpl(const ServerConfig& config)
-      : config_(config), endpoint_(*config.grpc.endpoint) {}
+  ClaimGrpcHealthImpl(const ServerConfig& config, std::size_t max_connections)
+      : config_(config), endpoint_(*config.grpc.endpoint), max_connections_(max_connections) {}
 
   ~ClaimGrpcHealthImpl() override {
     if (thread_.joinable()) {
@@ -126,7 +127,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
       return ::fstat(h.first, &st) != 0 || st.st_ino != h.second || !S_ISSOCK(st.st_mode);
     });
     struct stat st {};
-    if (handed_.size() >= kMaxConnections || ::fstat(fd, &st) != 0) {
+    if (handed_.size() >= max_connections_ || ::fstat(fd, &st) != 0) {
       ::close(fd);
       return;
     }
@@ -136,6 +137,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
 
   const ServerConfig& config_;
   const Endpoint endpoint_;
+  const std::size_t max_connections_;
   std::unique_ptr<grpc::Server> server_;
   asio::io_context io_{1};
   std::optional<tcp::acceptor> acceptor_;  // plain text only
@@ -146,12 +148,15 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
 
 }  // namespace
 
-std::unique_ptr<ClaimGrpcHealth> ClaimGrpcHealth::start(const ServerConfig& config) {
+std::unique_ptr<ClaimGrpcHealth> ClaimGrpcHealth::start(const ServerConfig& config,
+                                                        const DescriptorBudget& descriptors) {
   if (config.coordinator.kind == "static" || !config.grpc.endpoint ||
       config.grpc.endpoint->port == 0) {
     return nullptr;  // nothing claims, gRPC is off, or its port is chosen later
   }
-  auto health = std::make_unique<ClaimGrpcHealthImpl>(config);
+  const auto max_connections = static_cast<std::size_t>(std::clamp<std::int64_t>(
+      descriptors.connections_for("grpc"), 1, static_cast<std::int64_t>(kMaxConnections)));
+  auto health = std::make_unique<ClaimGrpcHealthImpl>(config, max_connections);
   if (!health->start()) return nullptr;
   spdlog::info("grpc {}: health service answering while the node id is claimed",
                config.grpc.endpoint->text());

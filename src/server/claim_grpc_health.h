@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "config.h"
+#include "descriptor_budget.h"
 
 namespace snowid::server {
 
@@ -26,7 +27,10 @@ class ClaimGrpcHealth {
   // Starts answering on config.grpc.endpoint. Null, after one log line, when
   // there is nothing to do (a static node id, gRPC off, port 0) or the address cannot
   // be bound (the gRPC listener then reports it as it always does).
-  static std::unique_ptr<ClaimGrpcHealth> start(const ServerConfig& config);
+  // At most kMaxConnections, and no more than the gRPC listener's share of
+  // the open-file limit (`descriptors`).
+  static std::unique_ptr<ClaimGrpcHealth> start(const ServerConfig& config,
+                                                const DescriptorBudget& descriptors);
 
   // Closes the address and ends every call and connection.
   virtual ~ClaimGrpcHealth() = default;

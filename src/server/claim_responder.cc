@@ -141,8 +141,9 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
 class ClaimResponderImpl final : public ClaimResponder {
  public:
   // `tls`: the HTTP address's TLS context, or null for plain HTTP.
-  ClaimResponderImpl(const ServerConfig& config, std::unique_ptr<ssl::context> tls)
-      : config_(config), tls_(std::move(tls)), acceptor_(io_) {}
+  ClaimResponderImpl(const ServerConfig& config, std::unique_ptr<ssl::context> tls,
+                     int max_connections)
+      : config_(config), tls_(std::move(tls)), max_connections_(max_connections), acceptor_(io_) {}
 
   // The address is closed when this returns. Answers still under way are
   // dropped with their connections when io_ ends.
@@ -188,7 +189,7 @@ class ClaimResponderImpl final : public ClaimResponder {
         });
         return;
       }
-      if (open_.load() >= kMaxConnections) {
+      if (open_.load() >= max_connections_) {
         boost::system::error_code ignored;
         socket.close(ignored);
       } else {
@@ -209,6 +210,7 @@ class ClaimResponderImpl final : public ClaimResponder {
 
   const ServerConfig& config_;
   const std::unique_ptr<ssl::context> tls_;  // outlives io_ and so every TLS stream
+  const int max_connections_;
   std::atomic<int> open_{0};  // before io_: the connections io_ drops count down
   asio::io_context io_{1};
   tcp::acceptor acceptor_;
@@ -218,7 +220,8 @@ class ClaimResponderImpl final : public ClaimResponder {
 
 }  // namespace
 
-std::unique_ptr<ClaimResponder> ClaimResponder::start(const ServerConfig& config) {
+std::unique_ptr<ClaimResponder> ClaimResponder::start(const ServerConfig& config,
+                                                      const DescriptorBudget& descriptors) {
   if (config.coordinator.kind == "static") return nullptr;
   if (config.http.endpoint.port == 0) return nullptr;
   std::unique_ptr<ssl::context> tls;
@@ -233,7 +236,9 @@ std::unique_ptr<ClaimResponder> ClaimResponder::start(const ServerConfig& config
     tls = std::move(*loaded);
   }
   const bool https = tls != nullptr;
-  auto responder = std::make_unique<ClaimResponderImpl>(config, std::move(tls));
+  const auto max_connections = static_cast<int>(
+      std::clamp<std::int64_t>(descriptors.connections_for("http"), 1, kMaxConnections));
+  auto responder = std::make_unique<ClaimResponderImpl>(config, std::move(tls), max_connections);
   if (!responder->listen()) return nullptr;
   spdlog::info("{} {}: answering /healthz (200) and /readyz (503) while the node id is claimed",
                https ? "https" : "http", config.http.endpoint.text());

@@ -11,7 +11,8 @@
 //
 // Every answer closes its connection; a request is read through the same
 // RequestReader as the HTTP listener's, with its limits, within kReadTimeout,
-// and at most kMaxConnections are open at once (more are closed unanswered);
+// and at most kMaxConnections (or HTTP's share of the open-file limit) are
+// open at once (more are closed unanswered);
 // out of descriptors, accepting pauses 100 ms between attempts, never spins. No
 // ID is ever issued here. With tls_cert the answers go over TLS with the
 // listener's own certificate; the handshake counts against kReadTimeout.
@@ -24,6 +25,7 @@
 #include <memory>
 
 #include "config.h"
+#include "descriptor_budget.h"
 
 namespace snowid::server {
 
@@ -39,7 +41,11 @@ class ClaimResponder {
   // real listener would bind elsewhere) or the address cannot be bound or
   // its certificate not loaded (the HTTP listener then reports it as it
   // always does).
-  static std::unique_ptr<ClaimResponder> start(const ServerConfig& config);
+  // At most kMaxConnections, and no more than the HTTP listener's share of
+  // the open-file limit (`descriptors`), so a flood during the claim leaves
+  // the coordinator's client its descriptors.
+  static std::unique_ptr<ClaimResponder> start(const ServerConfig& config,
+                                               const DescriptorBudget& descriptors);
 
   // Stops answering and closes the address, so the HTTP listener can bind it.
   virtual ~ClaimResponder() = default;

@@ -212,8 +212,8 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
                 fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
   }
   // gRPC first: once /healthz answers, the gRPC health service does too.
-  out.claim_grpc_health = ClaimGrpcHealth::start(config);
-  out.claim_responder = ClaimResponder::start(config);
+  out.claim_grpc_health = ClaimGrpcHealth::start(config, out.descriptors);
+  out.claim_responder = ClaimResponder::start(config, out.descriptors);
   auto node = Node::start(resolved);
   if (!node.ok()) {
     // A locked state directory (kStateLocked) names the directory and its
