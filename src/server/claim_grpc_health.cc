@@ -2,10 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -16,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "text_file.h"
+#include "grpc_hand_over.h"
 
 namespace snowid::server {
 namespace {
@@ -31,7 +28,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
  public:
   // Requires: config.grpc.endpoint is set.
   ClaimGrpcHealthImpl(const ServerConfig& config, std::size_t max_connections)
-      : config_(config), endpoint_(*config.grpc.endpoint), max_connections_(max_connections) {}
+      : config_(config), endpoint_(*config.grpc.endpoint), handed_(max_connections) {}
 
   ~ClaimGrpcHealthImpl() override {
     if (thread_.joinable()) {
@@ -73,14 +70,9 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
                                static_cast<int>(config_.http.read_timeout.count()));
     int port = 0;
     if (tls) {
-      auto cert = read_text_file(config_.http.tls_cert, "tls_cert");
-      auto key = read_text_file(config_.http.tls_key, "tls_key");
-      if (!cert.ok() || !key.ok()) {
-        return refuse((cert.ok() ? key.error() : cert.error()).message);
-      }
-      grpc::SslServerCredentialsOptions options;
-      options.pem_key_cert_pairs.push_back({std::move(*key), std::move(*cert)});
-      builder.AddListeningPort(endpoint_.text(), grpc::SslServerCredentials(options), &port);
+      auto credentials = grpc_tls_credentials(config_);
+      if (!credentials.ok()) return refuse(credentials.error().message);
+      builder.AddListeningPort(endpoint_.text(), *credentials, &port);
     }
     server_ = builder.BuildAndStart();
     if (!server_ || (tls && port == 0)) {
@@ -113,36 +105,18 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
         });
         return;
       }
-      hand_over(socket.release());
+      handed_.hand_over(*server_, socket.release());  // beyond the limit: closed
       accept();
     });
   }
 
-  // A connection handed to gRPC is gRPC's to close: `handed_` keeps each
-  // one's descriptor and socket inode, and drops those whose descriptor no
-  // longer holds that socket, before counting them against kMaxConnections.
-  void hand_over(int fd) {
-    std::erase_if(handed_, [](const std::pair<int, ino_t>& h) {
-      struct stat st {};
-      return ::fstat(h.first, &st) != 0 || st.st_ino != h.second || !S_ISSOCK(st.st_mode);
-    });
-    struct stat st {};
-    if (handed_.size() >= max_connections_ || ::fstat(fd, &st) != 0) {
-      ::close(fd);
-      return;
-    }
-    handed_.emplace_back(fd, st.st_ino);
-    grpc::AddInsecureChannelFromFd(server_.get(), fd);
-  }
-
   const ServerConfig& config_;
   const Endpoint endpoint_;
-  const std::size_t max_connections_;
   std::unique_ptr<grpc::Server> server_;
   asio::io_context io_{1};
   std::optional<tcp::acceptor> acceptor_;  // plain text only
   asio::steady_timer retry_{io_};
-  std::vector<std::pair<int, ino_t>> handed_;  // only on thread_
+  GrpcHandOver handed_;  // only on thread_
   std::thread thread_;
 };
 

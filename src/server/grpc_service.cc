@@ -4,11 +4,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/server_posix.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -20,8 +16,8 @@
 #include <vector>
 
 #include "grpc_calls.h"
+#include "grpc_hand_over.h"
 #include "snowid/v1/snowid.grpc.pb.h"
-#include "text_file.h"
 
 namespace snowid::server {
 namespace {
@@ -193,32 +189,14 @@ struct GrpcServer::Impl {
         });
   }
 
-  // Counts the accepted connection `fd` and gives it to gRPC, or closes it
-  // when max_connections are already open.
+  // Gives the accepted connection `fd` (non-blocking, from accept4) to
+  // gRPC, or closes it when max_connections are already open.
   void hand_over(int fd) {
-    sweep();
-    struct stat st {};
-    if (handed.size() >= max_connections || ::fstat(fd, &st) != 0) {
-      ::close(fd);
-      service.metrics().grpc_connection_refused();
-      return;
-    }
-    // gRPC drives the socket as its own accepted ones: non-blocking (from
-    // accept4), no Nagle.
-    const int on = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    handed.emplace_back(fd, st.st_ino);
-    grpc::AddInsecureChannelFromFd(server.get(), fd);
-    service.metrics().set_grpc_connections(handed.size());
+    if (!handed->hand_over(*server, fd)) service.metrics().grpc_connection_refused();
+    service.metrics().set_grpc_connections(handed->open());
   }
 
-  void sweep() {
-    std::erase_if(handed, [](const std::pair<int, ino_t>& h) {
-      struct stat st {};
-      return ::fstat(h.first, &st) != 0 || st.st_ino != h.second || !S_ISSOCK(st.st_mode);
-    });
-    service.metrics().set_grpc_connections(handed.size());
-  }
+  void sweep() { service.metrics().set_grpc_connections(handed->sweep()); }
 
   // The standard health service (grpc.health.v1.Health): "" is SERVING
   // while the server runs (a liveness probe), snowid.v1.IdService follows
@@ -253,7 +231,6 @@ struct GrpcServer::Impl {
   IdService& service;
   Handlers handlers;
   std::unique_ptr<grpc::Server> server;
-  std::size_t max_connections = 0;
   boost::asio::io_context io{1};
   std::optional<boost::asio::ip::tcp::acceptor> acceptor;
   boost::asio::steady_timer retry{io};
@@ -261,7 +238,7 @@ struct GrpcServer::Impl {
   boost::asio::steady_timer health_timer{io};
   bool health_published = false;  // only on `thread`, as health_ready
   bool health_ready = false;
-  std::vector<std::pair<int, ino_t>> handed;  // only on `thread`
+  std::optional<GrpcHandOver> handed;  // plain text only; only on `thread`
   std::thread thread;
 };
 
@@ -322,17 +299,10 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   if (tls) {
     // gRPC's own listener: the TLS handshake is gRPC's (its fd hand-over
     // takes plain text only), so grpc_max_connections is not enforced here.
-    grpc::SslServerCredentialsOptions options;
-    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    auto cert = read_text_file(config.http.tls_cert, "tls_cert");
-    if (!cert.ok()) return cert.error();
-    auto key = read_text_file(config.http.tls_key, "tls_key");
-    if (!key.ok()) return key.error();
-    pair.cert_chain = std::move(*cert);
-    pair.private_key = std::move(*key);
-    options.pem_key_cert_pairs.push_back(std::move(pair));
+    auto credentials = grpc_tls_credentials(config);
+    if (!credentials.ok()) return credentials.error();
     listener->close();
-    builder.AddListeningPort(wanted.text(), grpc::SslServerCredentials(options), &port);
+    builder.AddListeningPort(wanted.text(), *credentials, &port);
   }
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || (tls && port == 0)) {
@@ -342,8 +312,8 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   if (!tls) {
     port = listener->local_endpoint().port();
     impl_->acceptor.emplace(std::move(*listener));
-    impl_->max_connections =
-        static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.connections_for("grpc")));
+    impl_->handed.emplace(
+        static_cast<std::size_t>(std::max<std::int64_t>(1, descriptors.connections_for("grpc"))));
     impl_->accept();
     impl_->sweep_every_period();
   }
