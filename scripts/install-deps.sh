@@ -74,7 +74,7 @@ fi
 # unless node_modules/.installed-lock says that lock file is installed already.
 npm_ci() {
   if ! cmp -s "$1/package-lock.json" "$1/node_modules/.installed-lock"; then
-    echo "installing $2's npm packages"
+    echo "installing the npm packages of $2"
     npm ci --prefix "$1" --no-audit --no-fund --loglevel=error
     cp "$1/package-lock.json" "$1/node_modules/.installed-lock"
   fi
