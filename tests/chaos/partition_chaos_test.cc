@@ -52,8 +52,19 @@ using std::chrono::milliseconds;
 using test::FaultProxy;
 using test::SteadyClock;
 
-constexpr std::chrono::seconds kLeaseTtl{6};
-constexpr milliseconds kSafetyMargin{1000};
+// A node's lease: its TTL and the safety margin its fence keeps.
+struct Lease {
+  std::chrono::seconds ttl;
+  milliseconds margin;
+};
+// The lease of the outside attacks' measurements, whose self-fence
+// deadline (5 s) lies past the reservation a node holds (at most 3 s ahead):
+// a cut-off node runs out of reservation first.
+constexpr Lease kLongLease{std::chrono::seconds{6}, milliseconds{1000}};
+// A deadline (1.5 to 2.5 s after the fault) that often comes before the
+// reservation runs out: the fence itself stops the node. (ZooKeeper needs
+// tickTime / 2 + margin below ttl / 3.)
+constexpr Lease kShortLease{std::chrono::seconds{3}, milliseconds{500}};
 
 const Layout& layout() {
   static const Layout twitter = *preset("twitter");
@@ -64,10 +75,8 @@ std::uint64_t node_id_of(Id id) {
   return parts->datacenter << layout().worker_bits | parts->worker;
 }
 milliseconds timestamp_of(Id id) { return decode(layout(), id)->timestamp; }
-milliseconds wall_now() {
-  return std::chrono::duration_cast<milliseconds>(
-      std::chrono::system_clock::now().time_since_epoch());
-}
+// Since the Unix epoch, as IDs' timestamps and reservations count.
+std::chrono::nanoseconds wall_now() { return std::chrono::system_clock::now().time_since_epoch(); }
 int port_of(const std::string& endpoint) {
   return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
 }
@@ -119,18 +128,24 @@ struct LinkFault {
   // id: where A's requests still reach the store, A's own attempts to claim
   // again may keep id 0 taken in the store while A cannot know it.
   bool successor_requires_id = true;
+  Lease lease = kShortLease;
 };
 
 // Moments of a scenario on the steady clock; `fault_wall` is the wall clock
-// (Unix ms) at `fault`, to compare with the IDs' timestamp fields.
+// (since the Unix epoch) just after `fault`, to compare with the IDs'
+// timestamp fields.
 struct Moments {
   SteadyClock::time_point fault, heal;
-  milliseconds fault_wall{0};
+  std::chrono::nanoseconds fault_wall{0};
   // A's lease deadline, from its /v1/info read just after the fault: the
   // server computed it between these two.
   SteadyClock::time_point deadline_low, deadline_high;
-  milliseconds wall(SteadyClock::time_point t) const {
-    return fault_wall + std::chrono::duration_cast<milliseconds>(t - fault);
+  std::chrono::nanoseconds wall(SteadyClock::time_point t) const {
+    return fault_wall + (t - fault);
+  }
+  // Seconds from the fault to the wall-clock time `t`.
+  double since_fault(std::chrono::nanoseconds t) const {
+    return std::chrono::duration<double>(t - fault_wall).count();
   }
 };
 
@@ -146,7 +161,7 @@ struct Seen {
 // `node_id` whose timestamp lies before `until` (an ID's timestamp is never
 // behind the clock that issued it).
 Seen seen_of(const test::Load& load, std::size_t node, std::uint64_t node_id,
-             SteadyClock::time_point until, milliseconds wall_until) {
+             SteadyClock::time_point until, std::chrono::nanoseconds wall_until) {
   Seen seen;
   for (const test::Sample& s : load.samples()) {
     if (s.node != node || s.outcome != test::Outcome::kServed || s.sent >= until) continue;
@@ -173,15 +188,15 @@ class LeasePartition : public test::ChaosTest {
 
   void takeover(const LinkFault& fault);
 
-  // A node of `cluster` preferring node id 0, leasing for kLeaseTtl.
+  // A node of `cluster` preferring node id 0.
   std::unique_ptr<test::ServerProcess> start_node(const LeaseStore& store,
                                                   const std::string& endpoint,
-                                                  const std::string& name,
+                                                  const std::string& name, const Lease& lease,
                                                   std::vector<std::string> extra = {}) {
     std::vector<std::string> args = store.flags(endpoint);
     args.insert(args.end(), {"--cluster", cluster(), "--worker-id", "0", "--lease-ttl-s",
-                             std::to_string(kLeaseTtl.count()), "--lease-safety-margin-ms",
-                             std::to_string(kSafetyMargin.count()), "--claim-timeout-ms", "20000",
+                             std::to_string(lease.ttl.count()), "--lease-safety-margin-ms",
+                             std::to_string(lease.margin.count()), "--claim-timeout-ms", "20000",
                              "--state-dir", scenario.dir.file(name)});
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<test::ServerProcess>(SNOWIDD_PATH, args);
@@ -220,7 +235,7 @@ Moments LeasePartition::break_link(const LinkFault& fault, FaultProxy& proxy,
   EXPECT_TRUE(left.is_number()) << "no lease time left just after the fault: " << info.dump();
   const milliseconds time_left{left.is_number() ? left.get<long long>() : 0};
   m.deadline_low += time_left;
-  m.deadline_high += time_left;
+  m.deadline_high += time_left + 1ms;  // the time left is cut to whole milliseconds
   return m;
 }
 
@@ -228,7 +243,7 @@ void LeasePartition::takeover(const LinkFault& fault) {
   const LeaseStore s = store();
   FaultProxy proxy(s.port);
   ASSERT_NE(proxy.port(), 0);
-  auto a = start_node(s, proxy.endpoint(), "a");
+  auto a = start_node(s, proxy.endpoint(), "a", fault.lease);
   ASSERT_TRUE(a->started()) << a->log();
   test::NodeAddress address[2];
   address[0].set(a->port(), a->grpc_port());
@@ -240,10 +255,10 @@ void LeasePartition::takeover(const LinkFault& fault) {
 
   Moments m = break_link(fault, proxy, *a);
   EXPECT_TRUE(test::wait_until([&] { return test::http_get(a->port(), "/readyz").status == 503; },
-                               kLeaseTtl))
+                               fault.lease.ttl))
       << "A did not fence itself within a lease: " << a->log();
   const milliseconds reservation = s.reservation(cluster());
-  auto b = start_node(s, "127.0.0.1:" + std::to_string(s.port), "b",
+  auto b = start_node(s, "127.0.0.1:" + std::to_string(s.port), "b", fault.lease,
                       fault.successor_requires_id
                           ? std::vector<std::string>{"--node-id-policy", "require"}
                           : std::vector<std::string>{});
@@ -267,7 +282,8 @@ void LeasePartition::takeover(const LinkFault& fault) {
   const auto a_info = nlohmann::json::parse(test::http_get(a->port(), "/v1/info").body);
   EXPECT_NE(a_info["cluster"]["node_id"], b_info["cluster"]["node_id"])
       << "A serves again under B's id";
-  const Seen seen_b = seen_of(load, 1, b_id, SteadyClock::time_point::max(), milliseconds::max());
+  const Seen seen_b =
+      seen_of(load, 1, b_id, SteadyClock::time_point::max(), std::chrono::nanoseconds::max());
   assert_bounds(m, seen_a, seen_b, reservation, b_id == 0);
   const auto recovery = test::recovery_time(load.samples(), m.heal);
   if (recovery) scenario.record.recovery_ms = recovery->count();
@@ -280,17 +296,16 @@ void LeasePartition::assert_bounds(const Moments& m, const Seen& a, const Seen& 
                                    milliseconds reservation, bool same_id) {
   ASSERT_TRUE(a.any && b.any) << "A or B issued nothing";
   EXPECT_LT(a.last_sent, m.deadline_high) << "A served a request sent after its lease deadline";
-  EXPECT_LT(timestamp_of(a.last), m.wall(m.deadline_high));
+  // An ID's timestamp is its time unit, which began at or before it was issued.
+  EXPECT_LE(timestamp_of(a.last), m.wall(m.deadline_high));
   EXPECT_LE(timestamp_of(a.last), reservation) << "A issued above its reservation";
   char text[400];
   std::snprintf(text, sizeof text,
                 "A's last ID %.2f s after the fault (its answer; timestamp %+.2f s), A's "
                 "lease "
                 "deadline %.2f s, A's reservation %+.2f s",
-                seconds_between(m.fault, a.last_received),
-                static_cast<double>((timestamp_of(a.last) - m.fault_wall).count()) / 1000,
-                seconds_between(m.fault, m.deadline_low),
-                static_cast<double>((reservation - m.fault_wall).count()) / 1000);
+                seconds_between(m.fault, a.last_received), m.since_fault(timestamp_of(a.last)),
+                seconds_between(m.fault, m.deadline_low), m.since_fault(reservation));
   std::string measured = text;
   if (same_id) {
     EXPECT_GT(timestamp_of(b.first), reservation) << "B started at or below A's reservation";
@@ -301,8 +316,7 @@ void LeasePartition::assert_bounds(const Moments& m, const Seen& a, const Seen& 
   }
   std::snprintf(text, sizeof text, "; B's first ID (node id %llu) %.2f s after (timestamp %+.2f s)",
                 static_cast<unsigned long long>(node_id_of(b.first)),
-                seconds_between(m.fault, b.first_received),
-                static_cast<double>((timestamp_of(b.first) - m.fault_wall).count()) / 1000);
+                seconds_between(m.fault, b.first_received), m.since_fault(timestamp_of(b.first)));
   measured += text;
   std::cout << scenario.record.scenario << ": " << measured << "\n";
   scenario.record.measured = measured;
@@ -324,28 +338,43 @@ class SharedServer : public LeasePartition {
     const LeaseStore s = store();
     scenario.describe("partition/" + s.name + "/" + fault.name,
                       s.name + ": on node A's link, " + fault.words + ", while A serves (lease " +
-                          std::to_string(kLeaseTtl.count()) +
-                          " s, margin 1 s); node B then asks for A's id",
+                          std::to_string(fault.lease.ttl.count()) + " s, margin " +
+                          std::to_string(fault.lease.margin.count()) +
+                          " ms); node B then asks for A's id",
                       "fault proxy (tests/support/fault_proxy.h) between A and " + s.name +
                           "; B on a direct link" +
                           (fault.successor_requires_id ? " with --node-id-policy require" : "") +
                           "; the link heals once B serves",
-                      "A's last ID under its id was asked for before A's lease deadline and "
-                      "lies at or below "
-                      "its reservation; B's first ID under that id comes after the deadline "
-                      "and after A's "
-                      "last ID (time and timestamp), above the reservation; A serves again "
-                      "after the heal; "
-                      "0 duplicates");
+                      "A's last ID under its id was asked for before A's lease deadline and lies "
+                      "at or below its reservation; B's first ID under that id comes after the "
+                      "deadline and after A's last ID (time and timestamp), above the "
+                      "reservation; A serves again after the heal; 0 duplicates");
     takeover(fault);
   }
 
   static inline Server* server_ = nullptr;
 };
 
+// The outside attacks' fault and lease.
 LinkFault blackhole() {
   return {"blackhole", "every byte both ways dropped, sockets kept open",
-          [](FaultProxy& proxy) { proxy.blackhole(); }};
+          [](FaultProxy& proxy) { proxy.blackhole(); }, true, kLongLease};
+}
+LinkFault requests_lost() {
+  return {"requests_lost",
+          "every byte from A to the store dropped, answers pass, sockets kept open",
+          [](FaultProxy& proxy) { proxy.blackhole(FaultProxy::Flow::kRequests); }};
+}
+LinkFault answers_lost() {
+  return {"answers_lost",
+          "every byte from the store to A dropped while A's requests still reach it, sockets kept "
+          "open",
+          [](FaultProxy& proxy) { proxy.blackhole(FaultProxy::Flow::kAnswers); },
+          /*successor_requires_id=*/false};
+}
+LinkFault reset() {
+  return {"reset", "every connection from A to the store reset, and every new one",
+          [](FaultProxy& proxy) { proxy.reset(); }};
 }
 
 class EtcdPartition : public SharedServer<test::EtcdCluster> {
@@ -367,6 +396,10 @@ class EtcdPartition : public SharedServer<test::EtcdCluster> {
 TEST_F(EtcdPartition, BlackholedNodeStopsBeforeItsLeaseEndsAndItsSuccessorStartsAfter) {
   run(blackhole());
 }
+
+TEST_F(EtcdPartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) { run(answers_lost()); }
+
+TEST_F(EtcdPartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) { run(reset()); }
 
 class RedisPartition : public SharedServer<test::RedisServer> {
  protected:
@@ -392,23 +425,11 @@ TEST_F(RedisPartition, BlackholedNodeStopsBeforeItsLeaseEndsAndItsSuccessorStart
   run(blackhole());
 }
 
-TEST_F(RedisPartition, NodeWhoseRequestsAreLostStopsBeforeItsLeaseEnds) {
-  run({"requests_lost", "every byte from A to Redis dropped, answers pass, sockets kept open",
-       [](FaultProxy& proxy) { proxy.blackhole(FaultProxy::Flow::kRequests); }});
-}
+TEST_F(RedisPartition, NodeWhoseRequestsAreLostStopsBeforeItsLeaseEnds) { run(requests_lost()); }
 
-TEST_F(RedisPartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) {
-  run({"answers_lost",
-       "every byte from Redis to A dropped, A's requests still reach Redis, "
-       "sockets kept open",
-       [](FaultProxy& proxy) { proxy.blackhole(FaultProxy::Flow::kAnswers); },
-       /*successor_requires_id=*/false});
-}
+TEST_F(RedisPartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) { run(answers_lost()); }
 
-TEST_F(RedisPartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) {
-  run({"reset", "every connection from A to Redis reset, and every new one",
-       [](FaultProxy& proxy) { proxy.reset(); }});
-}
+TEST_F(RedisPartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) { run(reset()); }
 
 // A slow link costs latency, not the claim: with every byte 150 ms late
 // each way (renewals take 300 ms and more), A keeps id 0, never fences
@@ -423,7 +444,7 @@ TEST_F(RedisPartition, SlowLinkCostsLatencyNotTheClaim) {
                     "requests take at least 300 ms; 0 duplicates");
   FaultProxy proxy(server_->port());
   ASSERT_NE(proxy.port(), 0);
-  auto a = start_node(store(), proxy.endpoint(), "a");
+  auto a = start_node(store(), proxy.endpoint(), "a", kLongLease);
   ASSERT_TRUE(a->started()) << a->log();
   test::NodeAddress address;
   address.set(a->port(), a->grpc_port());
@@ -466,7 +487,7 @@ class ZooKeeperPartition : public SharedServer<test::ZooKeeperEnsemble> {
     options.cluster = cluster;
     options.layout = layout();
     options.tick_time = test::ZooKeeperEnsemble::kTickTime;
-    options.lease_ttl = kLeaseTtl;
+    options.lease_ttl = kLongLease.ttl;
     return options;
   }
   // A cluster new to the ensemble: its first node need not start ahead.
@@ -495,6 +516,10 @@ class ZooKeeperPartition : public SharedServer<test::ZooKeeperEnsemble> {
 TEST_F(ZooKeeperPartition, BlackholedNodeStopsBeforeItsLeaseEndsAndItsSuccessorStartsAfter) {
   run(blackhole());
 }
+
+TEST_F(ZooKeeperPartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) { run(answers_lost()); }
+
+TEST_F(ZooKeeperPartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) { run(reset()); }
 
 // Segment mode: two nodes on one PostgreSQL tag, node 0 through the proxy,
 // node 1 on a direct link. Ranges are small (step 100, at most 200), so a
