@@ -3,14 +3,15 @@
 // keep every ID they are handed (tests/support/chaos.h).
 //
 // Leasing stores (etcd, Redis, ZooKeeper): node A leases node id 0 through
-// the proxy, the link breaks (blackhole, one way only, reset, delay), and
-// node B, on a direct link, asks for id 0. Each scenario asserts the bound
+// the proxy, the link breaks (blackhole, one way only, reset), and node B,
+// on a direct link, asks for id 0. Each scenario asserts the bound
 // the self-fence promises (docs/design.md, "Self-fence"), measured from the
 // fault: A's last ID under id 0 was asked for before A's lease deadline and
 // lies at or below the reservation A left in the store; B's first ID comes
 // after that deadline and after A's last ID, in time and in its timestamp
 // field, above that reservation. Then the link heals and A serves again,
-// under another id. No ID twice over every node and connection.
+// under another id. No ID twice over every node and connection. A link that
+// is only slow costs latency, not the claim.
 //
 // Segment store (PostgreSQL): a node cut off from the database hands out
 // what its buffered ranges hold and nothing more, then refuses, while a node
