@@ -229,7 +229,21 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   }
   const std::string& segment_url = resolved.segment_url;
   if (!segment_url.empty()) {
-    auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
+    SegmentAllocatorOptions segment_options = segment_allocator_options(config);
+    // The range memory lives in the state directory, which a node with a
+    // fixed id holds locked (its state file); a leased node keeps none yet.
+    if (!(*node)->leased()) {
+      segment_options.range_memory =
+          std::filesystem::path(config.generator.state_dir) / kSegmentRangeMemoryFile;
+    }
+    segment_options.report = [](bool error, std::string_view message) {
+      if (error) {
+        spdlog::error("{}", message);
+      } else {
+        spdlog::warn("{}", message);
+      }
+    };
+    auto opened = SegmentAllocator::open(segment_url, std::move(segment_options));
     if (!opened.ok()) {
       const bool bad_input = opened.error().code == ErrorCode::kInvalidArgument;
       return fail(bad_input ? kExitUsage : kExitFailure,
