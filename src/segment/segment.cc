@@ -762,7 +762,9 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     note_store_result(max_id.ok() ? nullptr : &max_id.error());
     std::lock_guard lock(state->mutex);
     if (max_id.ok() && *max_id >= below) {
+      // Requests meanwhile wait for the fetch that follows, not for the refusal.
       state->refused.reset();
+      state->last_error.reset();
       report(false, fmt::format("segment tag '{}': store {} has max_id {}, at or above the {} it "
                                 "handed this node before; serving the tag again",
                                 state->tag, store_name(source), *max_id, below));
