@@ -54,8 +54,7 @@ ClusterCommands::ClusterCommands(CLI::App& app) {
   release_->add_flag("--force", force_, "Release even though the holder's lease is alive");
   add_common(release_);
   confirm_loss_ = cluster_->add_subcommand(
-      "confirm-loss",
-      "Confirm a store loss a node reported (its /readyz says so): it serves again");
+      "confirm-loss", "Confirm a store loss a node reported: its /readyz turns ready again");
   confirm_loss_->add_option("--state-dir", state_dir_, "The node's state_dir")->required();
 }
 
