@@ -11,17 +11,25 @@
 // How a server uses it (startup order):
 //   1. claim() (blocks, bounded). Create the Generator with
 //      datacenter_id/worker_id from the claim, start_above = claim.floor and,
-//      if claim.ceiling is set, external_ceiling = *claim.ceiling.
+//      if claim.ceiling is set, external_ceiling = *claim.ceiling. A server
+//      that keeps its own mark per node id (snowidd does: a store may lose
+//      its data) persists the ceiling in it first and starts above the
+//      higher of claim.floor and that mark; a claim.store_created other than
+//      the one it served the cluster under is a store that lost its data.
 //   2. Per request: if !may_issue(), answer UNAVAILABLE / 503. may_issue()
 //      takes no lock (an atomic load and a clock read).
 //   3. From a timer (~100 ms): request_reservation(the generator's
-//      external_demand), then generator.raise_external_ceiling(reservation()),
+//      external_demand), then (after persisting it in its own mark, if it
+//      keeps one) generator.raise_external_ceiling(reservation()),
 //      but only if claim_generation() read before and after reservation() is
 //      the generation the Generator was built for (a newer claim's
 //      reservation may belong to another node id); if claim_generation()
 //      changed, the claim was lost and re-taken (maybe under another node
 //      id): build a new Generator from current_claim().
-//   4. At a clean stop: stop issuing, then release(generator's last issued).
+//   4. At a clean stop: stop issuing, then release(generator's last issued)
+//      (and lower its own mark to it).
+//   A lost claim (fenced, expired, deleted, or the store lost its data) is
+//   never logged here: stats().last_loss says why, for the server to log.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -53,6 +61,15 @@ struct Claim {
   std::optional<std::chrono::milliseconds> ceiling;
   // Increases by one each time the coordinator claims anew.
   std::uint64_t generation = 0;
+  // Leased: the store's incarnation for this cluster, the Unix ms its
+  // `created` marker holds (written by the first claim after the store began
+  // or lost its data; 0 if an operator vouched that the cluster is new to
+  // the store, or without a store). A node that served the cluster before
+  // and now sees another value talks to a store that lost its data.
+  std::chrono::milliseconds store_created{0};
+  // Leased: this claim wrote that marker: the store had no trace of the
+  // cluster.
+  bool store_created_now = false;
 };
 
 enum class ClaimState {
@@ -81,6 +98,7 @@ struct CoordinatorStats {
   std::uint64_t reclaims = 0;        // claims after a lost one
   std::uint64_t fencing_events = 0;  // times the lease deadline passed while held
   std::uint64_t lost_claims = 0;     // times the claim was found gone or taken over
+  std::string last_loss;             // why the claim was last lost or fenced ("": never)
   std::uint64_t store_errors = 0;    // failed requests to the store (after failover)
   std::uint64_t store_requests = 0;
   std::chrono::microseconds store_latency_total{0};  // sum over store_requests

@@ -6,6 +6,8 @@
 //   reservations/<node-id>  decimal Unix ms H; persistent. No ID under this
 //                           node id has a time unit starting after H, and H
 //                           is only written while the writer holds the claim.
+//   created                 decimal Unix ms of the first claim after the
+//                           cluster's keys began (or were lost); persistent.
 // The invariant and the protocol are described in docs/design.md ("Cluster
 // mode") and next to the code in src/coord/etcd_claim.cc.
 #pragma once

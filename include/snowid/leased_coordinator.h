@@ -22,6 +22,11 @@
 
 namespace snowid {
 
+// The file an operator creates in a node's state directory to confirm a
+// store loss the node reported (`snowid cluster confirm-loss --state-dir
+// DIR`): the node records the store's new incarnation and is ready again.
+inline constexpr const char* kConfirmStoreLossFile = "confirm-store-loss";
+
 struct LeaseOptions {
   std::string cluster;  // the snowid cluster name: [A-Za-z0-9_.-]+
   Layout layout;        // its node bits give the range of node ids

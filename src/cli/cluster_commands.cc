@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "exit_codes.h"
 #include "snowid/decode.h"
@@ -51,10 +53,14 @@ ClusterCommands::ClusterCommands(CLI::App& app) {
       ->required();
   release_->add_flag("--force", force_, "Release even though the holder's lease is alive");
   add_common(release_);
+  confirm_loss_ = cluster_->add_subcommand(
+      "confirm-loss", "Confirm a store loss a node reported: its /readyz turns ready again");
+  confirm_loss_->add_option("--state-dir", state_dir_, "The node's state_dir")->required();
 }
 
 std::optional<int> ClusterCommands::run() const {
   if (!cluster_->parsed()) return std::nullopt;
+  if (confirm_loss_->parsed()) return confirm_loss();
   return list_->parsed() ? list() : release();
 }
 
@@ -148,6 +154,31 @@ int ClusterCommands::release() const {
   if (!released.ok()) return report_error(released.error());
   std::printf("node id %llu has no claim now; its reservation stays\n",
               static_cast<unsigned long long>(*id));
+  return 0;
+}
+
+}  // namespace snowid::cli
+
+namespace snowid::cli {
+
+int ClusterCommands::confirm_loss() const {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(state_dir_, ec)) {
+    return report_error(invalid_argument(
+        fmt::format("--state-dir {} is not a directory (the node's state_dir)", state_dir_)));
+  }
+  const auto path = std::filesystem::path(state_dir_) / kConfirmStoreLossFile;
+  std::ofstream file(path);
+  file << "confirmed at " << format_time(SystemClock::instance().now_fresh()) << "\n";
+  file.close();
+  if (!file) {
+    return report_error(
+        Error{ErrorCode::kUnavailable, fmt::format("cannot write {}", path.string())});
+  }
+  std::printf(
+      "wrote %s: the node using %s accepts the store's new data within a second and reports ready "
+      "again\n",
+      path.c_str(), state_dir_.c_str());
   return 0;
 }
 

@@ -1,5 +1,7 @@
 // `snowid cluster list|release`: look at and repair the node-id claims of a
 // cluster-mode snowid deployment in etcd, Redis or ZooKeeper.
+// `snowid cluster confirm-loss --state-dir DIR`: confirm a store loss the
+// node using DIR reported (snowid/leased_coordinator.h, kConfirmStoreLossFile).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,6 +27,7 @@ class ClusterCommands {
  private:
   int list() const;
   int release() const;
+  int confirm_loss() const;
   // `act` applied to the options of the store the flags name (--etcd or
   // --redis or --zookeeper), or the error that the flags name none, more
   // than one, or are bad.
@@ -34,6 +37,8 @@ class ClusterCommands {
   CLI::App* cluster_ = nullptr;
   CLI::App* list_ = nullptr;
   CLI::App* release_ = nullptr;
+  CLI::App* confirm_loss_ = nullptr;
+  std::string state_dir_;
   std::string endpoints_, redis_endpoints_, zookeeper_endpoints_, cluster_name_, user_, password_,
       node_id_;
   std::string timeout_ms_ = "2000";

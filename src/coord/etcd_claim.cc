@@ -21,6 +21,26 @@
 // that it lost the claim. Two claimers racing for one id cannot both succeed:
 // etcd serialises the Txns and only the first sees create_revision == 0.
 //
+// A STORE THAT LOST ITS DATA (a wiped data directory, a snapshot restored,
+// `etcdctl del --prefix /snowid/`) has no H for any id.
+// /snowid/<cluster>/created tells the cases apart: it is written (if absent)
+// before the first claim after the keys went, and every claim Txn applies only
+// while it exists and reads it together with H. A missing H is read as
+// "unknown, lost at about `created`", and the floor becomes created + lease_ttl
+// + reserve_ahead: a holder from before the loss stops at its next renewal
+// (keep_alive() also checks that its claim key is still the one it created: a
+// deleted key leaves the lease alive) and never issues past the H it last
+// wrote, at most reserve_ahead ahead of its clock. Every answer's header is
+// checked as well: another cluster id, or a revision below one seen before, is
+// a store that lost its data, and the claim counts as lost. `created` is
+// written by the claimer's clock: etcd has no clock it reports (no time in its
+// headers or keys), so a claimer whose clock is behind gets a lower floor; its
+// own local mark (server/node.h) covers its own earlier IDs, the peer clock
+// check covers it while peers are alive (docs/design.md lists what is not
+// covered). For a cluster new to etcd this floor costs the first claim
+// lease_ttl + reserve_ahead; an operator who knows the store is new may put
+// "0" in `created`.
+//
 // THE FENCE. Uniqueness does not depend on it, but a node that may have lost
 // its claim should stop issuing before someone else takes the id over, so
 // that clients see UNAVAILABLE instead of IDs from a node the cluster no
@@ -67,6 +87,17 @@ etcdserverpb::RangeRequest key_range(const std::string& key) {
   return request;
 }
 
+// Adds to `txn` the compare "`key`'s create_revision <result> `revision`"
+// (create_revision 0: the key is absent).
+void compare_create_revision(etcdserverpb::TxnRequest& txn, const std::string& key,
+                             etcdserverpb::Compare::CompareResult result, std::int64_t revision) {
+  auto* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_target(etcdserverpb::Compare::CREATE);
+  compare->set_result(result);
+  compare->set_create_revision(revision);
+}
+
 // The holder of `node_id` according to the claim keys `kvs`.
 std::string holder_in(std::uint64_t node_id,
                       const google::protobuf::RepeatedPtrField<mvccpb::KeyValue>& kvs) {
@@ -84,6 +115,9 @@ std::string claims_prefix(std::string_view cluster) {
 }
 std::string reservations_prefix(std::string_view cluster) {
   return fmt::format("/snowid/{}/reservations/", cluster);
+}
+std::string created_key(std::string_view cluster) {
+  return fmt::format("/snowid/{}/created", cluster);
 }
 std::string claim_key(std::string_view cluster, std::uint64_t node_id) {
   return claims_prefix(cluster) + std::to_string(node_id);
@@ -131,6 +165,10 @@ void NodeClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
 Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
   if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
   const std::uint64_t id_count = node_id_count(options_.layout);
+  // A new claim follows the etcd that answers now (it may have been replaced).
+  created_now_ = false;
+  cluster_id_ = 0;
+  revision_seen_ = 0;
   if (!preferred) preferred = options_.preferred_node_id;
 
   // Who is there, and what their clocks say.
@@ -196,58 +234,124 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
     abandon();
     return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
   }
-  return claim_of(node_id_, options_.layout, floor_, reservation_);
+  Claim granted = claim_of(node_id_, options_.layout, floor_, reservation_);
+  granted.store_created = created_;
+  granted.store_created_now = created_now_;
+  return granted;
 }
 
 // One Txn: create the claim key if absent, attached to our lease, and read the
-// reservation in the same step. True if the id is ours.
+// reservation and the created marker in the same step. It applies only while
+// the marker exists, so that the floor rests on a marker read together with
+// the absence of the reservation. True if the id is ours.
 Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
   const std::string key = claim_key(options_.cluster, node_id);
-  const std::string reserved_key = reservation_key(options_.cluster, node_id);
   record_.set_node_id(node_id, options_.layout);
-  record_.wall_time = clock_->now_fresh();
+  constexpr int kMarkerAttempts = 3;  // the marker deleted again between our Txns
+  for (int attempt = 0; attempt < kMarkerAttempts; ++attempt) {
+    record_.wall_time = clock_->now_fresh();
+    etcdserverpb::TxnRequest txn;
+    compare_create_revision(txn, key, etcdserverpb::Compare::EQUAL, 0);
+    compare_create_revision(txn, created_key(options_.cluster), etcdserverpb::Compare::GREATER, 0);
+    auto* put = txn.add_success()->mutable_request_put();
+    put->set_key(key);
+    put->set_value(record_.to_json());
+    put->set_lease(lease_id_);
+    txn.add_success()->mutable_request_range()->set_key(reservation_key(options_.cluster, node_id));
+    txn.add_success()->mutable_request_range()->set_key(created_key(options_.cluster));
+    txn.add_failure()->mutable_request_range()->set_key(key);
 
+    auto answer = client_.txn(txn);
+    if (!answer.ok()) return answer.error();
+    if (check_header(answer->header()).outcome != StepOutcome::kDone) {
+      return Error{ErrorCode::kUnavailable, "etcd lost its data while claiming; retrying"};
+    }
+    if (answer->succeeded()) {
+      create_revision_ = answer->header().revision();
+      node_id_ = node_id;
+      Status floor =
+          set_floor(answer->responses(1).response_range(), answer->responses(2).response_range());
+      if (!floor.ok()) return floor.error();
+      return true;
+    }
+    const auto& holder = answer->responses(0).response_range();
+    if (holder.kvs_size() > 0) {
+      if (holder.kvs(0).lease() != lease_id_) return false;
+      // Our own earlier attempt was applied but its answer was lost.
+      create_revision_ = holder.kvs(0).create_revision();
+      node_id_ = node_id;
+      auto read = read_reservation_and_marker(node_id);
+      if (!read.ok()) return read.error();
+      Status floor =
+          set_floor(read->responses(0).response_range(), read->responses(1).response_range());
+      if (!floor.ok()) return floor.error();
+      return true;
+    }
+    Status marked_now = mark_created();  // the id is free, but no marker: write it
+    if (!marked_now.ok()) return marked_now.error();
+  }
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("{} kept vanishing while claiming", created_key(options_.cluster))};
+}
+
+Status NodeClaim::mark_created() {
   etcdserverpb::TxnRequest txn;
-  auto* absent = txn.add_compare();
-  absent->set_key(key);
-  absent->set_target(etcdserverpb::Compare::CREATE);
-  absent->set_result(etcdserverpb::Compare::EQUAL);
-  absent->set_create_revision(0);
+  compare_create_revision(txn, created_key(options_.cluster), etcdserverpb::Compare::EQUAL, 0);
   auto* put = txn.add_success()->mutable_request_put();
-  put->set_key(key);
-  put->set_value(record_.to_json());
-  put->set_lease(lease_id_);
-  txn.add_success()->mutable_request_range()->set_key(reserved_key);
-  txn.add_failure()->mutable_request_range()->set_key(key);
-
+  put->set_key(created_key(options_.cluster));
+  put->set_value(std::to_string(clock_->now_fresh().count()));
   auto answer = client_.txn(txn);
   if (!answer.ok()) return answer.error();
-  const etcdserverpb::RangeResponse* reservation = nullptr;
-  etcdserverpb::RangeResponse reread;
-  if (answer->succeeded()) {
-    create_revision_ = answer->header().revision();
-    reservation = &answer->responses(1).response_range();
-  } else {
-    const auto& holder = answer->responses(0).response_range();
-    if (holder.kvs_size() == 0 || holder.kvs(0).lease() != lease_id_) return false;
-    // Our own earlier attempt was applied but its answer was lost.
-    create_revision_ = holder.kvs(0).create_revision();
-    etcdserverpb::RangeRequest request;
-    request.set_key(reserved_key);
-    auto read = client_.range(request);
-    if (!read.ok()) return read.error();
-    reread = std::move(*read);
-    reservation = &reread;
+  if (answer->succeeded()) created_now_ = true;
+  return {};
+}
+
+Result<etcdserverpb::TxnResponse> NodeClaim::read_reservation_and_marker(std::uint64_t node_id) {
+  etcdserverpb::TxnRequest txn;  // no compare: the success branch, one snapshot
+  txn.add_success()->mutable_request_range()->set_key(reservation_key(options_.cluster, node_id));
+  txn.add_success()->mutable_request_range()->set_key(created_key(options_.cluster));
+  return client_.txn(txn);
+}
+
+Status NodeClaim::set_floor(const etcdserverpb::RangeResponse& reservation,
+                            const etcdserverpb::RangeResponse& created) {
+  const std::string marker = created_key(options_.cluster);
+  if (created.kvs_size() == 0) {
+    return Error{ErrorCode::kUnavailable, marker + " vanished while claiming; retrying"};
   }
-  node_id_ = node_id;
-  floor_ = milliseconds{0};
-  if (reservation->kvs_size() > 0) {
-    auto parsed = parse_reservation(reserved_key, reservation->kvs(0).value());
+  auto created_at = parse_reservation(marker, created.kvs(0).value());
+  if (!created_at.ok()) return created_at.error();
+  created_ = *created_at;
+  if (reservation.kvs_size() > 0) {
+    auto parsed =
+        parse_reservation(reservation_key(options_.cluster, node_id_), reservation.kvs(0).value());
     if (!parsed.ok()) return parsed.error();
     floor_ = *parsed;
+  } else {
+    // Never used, or lost with etcd's data or keys (A STORE THAT LOST ITS DATA).
+    floor_ = created_ + std::chrono::duration_cast<milliseconds>(options_.lease_ttl) +
+             options_.reserve_ahead;
   }
   reservation_ = floor_;
-  return true;
+  return {};
+}
+
+StepResult NodeClaim::check_header(const etcdserverpb::ResponseHeader& header) {
+  if (cluster_id_ != 0 && header.cluster_id() != 0 && header.cluster_id() != cluster_id_) {
+    return {StepOutcome::kClaimLost,
+            fmt::format("etcd answered as cluster {:x}, not {:x} that granted the claim on node id "
+                        "{}: it was replaced or lost its data",
+                        header.cluster_id(), cluster_id_, node_id_)};
+  }
+  if (header.revision() < revision_seen_) {
+    return {StepOutcome::kClaimLost,
+            fmt::format("etcd's revision went back from {} to {}: it lost its data (the claim on "
+                        "node id {} is gone with it)",
+                        revision_seen_, header.revision(), node_id_)};
+  }
+  if (header.cluster_id() != 0) cluster_id_ = header.cluster_id();
+  revision_seen_ = header.revision();
+  return {};
 }
 
 StepResult NodeClaim::keep_alive() {
@@ -258,6 +362,22 @@ StepResult NodeClaim::keep_alive() {
   if (answer->ttl() <= 0) {
     return {StepOutcome::kClaimLost,
             fmt::format("lease {:x} of node id {} expired or was revoked", lease_id_, node_id_)};
+  }
+  // The lease outlives its key when the key alone is deleted (`etcdctl del
+  // --prefix /snowid/`): the renewal counts only while the key is ours.
+  etcdserverpb::TxnRequest txn;
+  require_claim_is_ours(txn);
+  auto ours = client_.txn(txn);
+  if (!ours.ok()) return {StepOutcome::kStoreFailed, ours.error().message};
+  if (StepResult same = check_header(ours->header()); same.outcome != StepOutcome::kDone) {
+    return same;
+  }
+  if (!ours->succeeded()) {
+    return {
+        StepOutcome::kClaimLost,
+        fmt::format("the claim key of node id {} is gone or not ours any more (deleted, or etcd "
+                    "lost its data) while its lease {:x} lives; the reservation stays at {}",
+                    node_id_, lease_id_, format_time(reservation_))};
   }
   set_deadline(sent, answer->ttl());
   return {};
@@ -285,6 +405,9 @@ StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
 
   auto answer = client_.txn(txn);
   if (!answer.ok()) return {StepOutcome::kStoreFailed, answer.error().message};
+  if (StepResult same = check_header(answer->header()); same.outcome != StepOutcome::kDone) {
+    return same;
+  }
   if (!answer->succeeded()) {
     return {StepOutcome::kClaimLost,
             fmt::format("the claim on node id {} is gone (lease expired or revoked, or the key "
@@ -297,11 +420,8 @@ StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
 }
 
 void NodeClaim::require_claim_is_ours(etcdserverpb::TxnRequest& txn) const {
-  auto* ours = txn.add_compare();
-  ours->set_key(claim_key(options_.cluster, node_id_));
-  ours->set_target(etcdserverpb::Compare::CREATE);
-  ours->set_result(etcdserverpb::Compare::EQUAL);
-  ours->set_create_revision(create_revision_);
+  compare_create_revision(txn, claim_key(options_.cluster, node_id_), etcdserverpb::Compare::EQUAL,
+                          create_revision_);
 }
 
 Status NodeClaim::release(std::optional<milliseconds> last_issued) {

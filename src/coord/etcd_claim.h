@@ -32,6 +32,7 @@ std::string claims_prefix(std::string_view cluster);
 std::string claim_key(std::string_view cluster, std::uint64_t node_id);
 std::string reservation_key(std::string_view cluster, std::uint64_t node_id);
 std::string reservations_prefix(std::string_view cluster);
+std::string created_key(std::string_view cluster);
 // The range_end that makes a Range cover every key starting with `prefix`.
 std::string prefix_end(std::string_view prefix);
 // The node id at the end of a claims/ or reservations/ key, if it is one.
@@ -74,6 +75,17 @@ class NodeClaim final : public LeasedClaim {
   // the one our claim created (the fence of every write under our claim).
   void require_claim_is_ours(etcdserverpb::TxnRequest& txn) const;
   Result<bool> try_claim(std::uint64_t node_id);
+  // Writes the created marker if it is absent. Sets created_now_ if it did.
+  Status mark_created();
+  // Reads the reservation and the created marker of `node_id` in one step.
+  Result<etcdserverpb::TxnResponse> read_reservation_and_marker(std::uint64_t node_id);
+  // Sets floor_ from the reservation and the created marker read with the
+  // claim (see A STORE THAT LOST ITS DATA in etcd_claim.cc).
+  Status set_floor(const etcdserverpb::RangeResponse& reservation,
+                   const etcdserverpb::RangeResponse& created);
+  // kClaimLost if `header` shows another etcd cluster, or a revision below
+  // one seen before (etcd lost its data); records it otherwise.
+  StepResult check_header(const etcdserverpb::ResponseHeader& header);
   void set_deadline(std::chrono::nanoseconds sent, std::int64_t ttl_seconds);
 
   std::unique_ptr<EtcdClient> owned_client_;  // null when the caller owns the client
@@ -85,6 +97,10 @@ class NodeClaim final : public LeasedClaim {
   std::uint64_t node_id_ = 0;
   std::int64_t lease_id_ = 0;          // 0: not held
   std::int64_t create_revision_ = 0;   // of our claim key: identifies our claim
+  std::uint64_t cluster_id_ = 0;       // of the etcd cluster that granted the claim
+  std::int64_t revision_seen_ = 0;     // the highest store revision an answer carried
+  std::chrono::milliseconds created_{0};  // the created marker read with the claim
+  bool created_now_ = false;              // this claim wrote it
   std::chrono::milliseconds floor_{0};
   std::chrono::milliseconds reservation_{0};
   std::chrono::nanoseconds deadline_{0};

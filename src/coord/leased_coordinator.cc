@@ -6,7 +6,9 @@
 //     deadline is closer than that, moving the deadline;
 //   - raises the reservation when less than reserve_min_left is left.
 // After a loss it frees the old claim (best effort) and claims again,
-// preferring the same node id, with backoff from 200 ms to 5 s.
+// preferring the same node id, with backoff from 200 ms to 5 s. The library
+// does not log: the reason of the last loss is in CoordinatorStats::last_loss,
+// and the server logs losses and re-claims at warning level (server/node.cc).
 #include "leased_coordinator.h"
 
 #include <fmt/format.h>
@@ -107,6 +109,10 @@ class LeasedCoordinator final : public Coordinator {
     s.reclaims = reclaims_.load();
     s.fencing_events = fencing_events_.load();
     s.lost_claims = lost_claims_.load();
+    {
+      std::lock_guard lock(claim_mutex_);
+      s.last_loss = last_loss_;
+    }
     const StoreCounters& counters = node_claim_->counters();
     s.store_requests = counters.requests.load();
     s.store_errors = counters.errors.load();
@@ -143,8 +149,12 @@ class LeasedCoordinator final : public Coordinator {
   }
 
   // Requires: work_mutex_ is held.
-  void lose_claim(std::atomic<std::uint64_t>& counter) {
+  void lose_claim(std::atomic<std::uint64_t>& counter, std::string why) {
     state_.store(ClaimState::kReclaiming, std::memory_order_release);
+    {
+      std::lock_guard lock(claim_mutex_);
+      last_loss_ = std::move(why);
+    }
     counter.fetch_add(1);
     lost_node_id_ = node_claim_->node_id();
     node_claim_->abandon();
@@ -159,7 +169,8 @@ class LeasedCoordinator final : public Coordinator {
       const nanoseconds now = boot_time_now();
       if (state_.load() == ClaimState::kHeld) {
         if (now >= node_claim_->deadline()) {
-          lose_claim(fencing_events_);
+          lose_claim(fencing_events_,
+                     "the lease deadline passed before the store acknowledged a renewal");
           continue;
         }
         // Every third of the TTL, and at each tick once less than that is
@@ -169,14 +180,16 @@ class LeasedCoordinator final : public Coordinator {
         if (now - last_keep_alive_ >= keep_alive_every ||
             node_claim_->deadline() - now < keep_alive_every) {
           last_keep_alive_ = now;
-          if (node_claim_->keep_alive().outcome == StepOutcome::kClaimLost) {
-            lose_claim(lost_claims_);
+          if (StepResult kept = node_claim_->keep_alive();
+              kept.outcome == StepOutcome::kClaimLost) {
+            lose_claim(lost_claims_, std::move(kept.message));
             continue;
           }
         }
         const milliseconds wanted{wanted_ms_.load(std::memory_order_relaxed)};
-        if (node_claim_->extend_reservation(false, wanted).outcome == StepOutcome::kClaimLost) {
-          lose_claim(lost_claims_);
+        if (StepResult extended = node_claim_->extend_reservation(false, wanted);
+            extended.outcome == StepOutcome::kClaimLost) {
+          lose_claim(lost_claims_, std::move(extended.message));
           continue;
         }
         publish_progress();
@@ -227,6 +240,7 @@ class LeasedCoordinator final : public Coordinator {
   std::atomic<std::uint64_t> claims_{0}, reclaims_{0}, fencing_events_{0}, lost_claims_{0};
   mutable std::mutex claim_mutex_;
   std::optional<Claim> current_;
+  std::string last_loss_;  // why the claim was last lost; under claim_mutex_
 
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

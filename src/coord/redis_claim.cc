@@ -23,18 +23,22 @@
 // replica promoted before it had the last writes) has no H for any id, and
 // taking an id at floor 0 could repeat what its last holder issued. The
 // `created` key tells the cases apart: it is written by the first claim after
-// the data went. A missing H is read as "unknown, lost at about `created`"
-// and the floor becomes created + lease_ttl + reserve_ahead: a holder from
-// before the loss stops issuing within lease_ttl of it (its renewals fail),
-// and issues at most reserve_ahead ahead of its clock as long as the
-// generator's lead (max_drift) stays below that. For an id first used long
-// after `created`, that floor lies in the past and costs nothing; the first
-// nodes of a cluster new to the store start that far ahead (an operator who
-// knows the store is new may SET the created key to 0). Not covered: clocks
-// further apart than the peer check allows, and a holder whose IDs ran
-// further ahead of its clock (a floor set this way just before a second
-// loss). Run Redis with appendonly yes and appendfsync always, so that a
-// restart keeps every reservation (docs/design.md).
+// the data went, as the later of Redis's own clock (TIME) and the claimer's,
+// so that a claimer whose clock is behind does not lower it. A missing H is
+// read as "unknown, lost at about `created`" and the floor becomes created +
+// lease_ttl + reserve_ahead: a holder from before the loss stops issuing within
+// lease_ttl of it (its renewals fail), and issues at most reserve_ahead ahead
+// of its clock as long as the generator's lead (max_drift) stays below that.
+// For an id first used long after `created`, that floor lies in the past and
+// costs nothing; the first nodes of a cluster new to the store start that far
+// ahead (an operator who knows the store is new may SET the created key to 0).
+// Not covered: clocks further apart than the peer check allows, and a holder
+// whose IDs ran further ahead of its clock (a floor set this way just before a
+// second loss). The value of `created` is the store's incarnation (Claim::
+// store_created): a node that served the cluster before and finds another
+// one reports the loss (server/cluster_marks.h). Run Redis with appendonly yes and
+// appendfsync always, so that a restart keeps every reservation
+// (docs/design.md).
 //
 // THE FENCE. A key's TTL counts from when Redis ran the command, which is
 // after we sent it, so the deadline is (time the last acknowledged renewal
@@ -63,7 +67,10 @@ namespace {
 constexpr std::size_t kMaxClaimAttempts = 32;  // scripts per claim() on a contended cluster
 
 // KEYS: claim, reservation, created. ARGV: token, record, ttl ms, now ms,
-// this process's token prefix. {1, H or "", created} if the id is ours now;
+// this process's token prefix. {1, H or "", created, 1 if this script wrote
+// created} if the id is ours now; created is written, if absent, as the later
+// of Redis's TIME and the claimer's clock (Redis 7 replicates scripts by
+// their effects, so reading TIME is allowed);
 // {0, holder record} if not. A claim left by this process (a renewal failed
 // while the store was away, and freeing it failed too) is ours to take again:
 // the process issues nothing under it any more.
@@ -75,11 +82,15 @@ end
 redis.call('HSET', KEYS[1], 'token', ARGV[1], 'record', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 local created = redis.call('GET', KEYS[3])
+local fresh = 0
 if not created then
-  created = ARGV[4]
+  local time = redis.call('TIME')
+  local store_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  created = string.format('%d', math.max(store_ms, tonumber(ARGV[4])))
   redis.call('SET', KEYS[3], created)
+  fresh = 1
 end
-return {1, redis.call('GET', KEYS[2]) or '', created}
+return {1, redis.call('GET', KEYS[2]) or '', created, fresh}
 )lua";
 
 // KEYS: claim. ARGV: token, ttl ms. 1 if renewed, 0 if the claim is not ours.
@@ -204,6 +215,7 @@ Result<Claim> RedisClaim::claim(std::optional<std::uint64_t> preferred) {
   if (!clocks.ok()) return clocks.error();
 
   token_.clear();
+  created_now_ = false;
   Status taken = claim_first_free(
       options_, seen, preferred, kMaxClaimAttempts,
       [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
@@ -216,7 +228,10 @@ Result<Claim> RedisClaim::claim(std::optional<std::uint64_t> preferred) {
     abandon();
     return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
   }
-  return claim_of(node_id_, options_.layout, floor_, reservation_);
+  Claim claimed = claim_of(node_id_, options_.layout, floor_, reservation_);
+  claimed.store_created = created_;
+  claimed.store_created_now = created_now_;
+  return claimed;
 }
 
 Result<bool> RedisClaim::try_claim(std::uint64_t node_id, std::string* holder) {
@@ -241,13 +256,20 @@ Result<bool> RedisClaim::try_claim(std::uint64_t node_id, std::string* holder) {
     if (parts.size() > 1) *holder = parts[1].text;
     return false;
   }
-  if (parts.size() < 3) {
+  if (parts.size() < 4) {
     return Error{ErrorCode::kUnavailable, "redis answered the claim script unexpectedly"};
   }
   token_ = token;
   node_id_ = node_id;
   deadline_ = sent + options_.lease_ttl - options_.safety_margin;
   floor_ = milliseconds{0};
+  auto created = parse_reservation(redis_created_key(options_.cluster), parts[2].text);
+  if (!created.ok()) {
+    abandon();
+    return created.error();
+  }
+  created_ = *created;
+  created_now_ = created_now_ || parts[3].integer == 1;
   if (!parts[1].text.empty()) {
     auto parsed = parse_reservation(reserved_key, parts[1].text);
     if (!parsed.ok()) {
@@ -257,13 +279,8 @@ Result<bool> RedisClaim::try_claim(std::uint64_t node_id, std::string* holder) {
     floor_ = *parsed;
   } else {
     // No reservation: never used, or lost with the store's data (see above).
-    auto created = parse_reservation(redis_created_key(options_.cluster), parts[2].text);
-    if (!created.ok()) {
-      abandon();
-      return created.error();
-    }
     floor_ = std::max(milliseconds{0},
-                      *created + std::chrono::duration_cast<milliseconds>(options_.lease_ttl) +
+                      created_ + std::chrono::duration_cast<milliseconds>(options_.lease_ttl) +
                           options_.reserve_ahead);
   }
   reservation_ = floor_;

@@ -74,6 +74,8 @@ class RedisClaim final : public LeasedClaim {
   std::chrono::milliseconds reservation_{0};
   std::chrono::nanoseconds deadline_{0};
   bool republish_ = false;
+  std::chrono::milliseconds created_{0};  // the created key read with the claim
+  bool created_now_ = false;              // this claim() wrote it
 };
 
 }  // namespace snowid::coord

@@ -42,7 +42,11 @@
 // A LOST ENSEMBLE (data directory wiped; its sessions are gone with it) has
 // no H for any id: as for Redis (redis_claim.cc), a missing H is read as
 // "lost at about `created`" and the floor becomes
-// created + lease_ttl + reserve_ahead.
+// created + lease_ttl + reserve_ahead, where `created` is the later of the
+// value the first claimer wrote (its clock) and the znode's ctime (the
+// leader's clock), so that no single clock behind lowers it; a value of 0
+// (an operator vouching that the cluster is new to the ensemble) is taken
+// as it is. `created` is the ensemble's incarnation (Claim::store_created).
 #include "zookeeper_claim.h"
 
 #include <fmt/format.h>
@@ -154,13 +158,16 @@ Status ZooKeeperClaim::open_session() {
   if (!made.ok() && made.code != ZNODEEXISTS) {
     return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(created_path)};
   }
+  created_now_ = made.ok();
   Znode created;
   ZnodeAnswer read = session_->get(created_path, &created);
   if (!read.ok())
     return Error{ErrorCode::kUnavailable, "cannot read " + read.describe(created_path)};
   auto parsed = parse_reservation(created_path, created.data);
   if (!parsed.ok()) return parsed.error();
-  created_ = *parsed;
+  // The later of the claimer's clock and the leader's (ctime), unless an
+  // operator wrote 0 to vouch that the cluster is new to the ensemble.
+  created_ = parsed->count() == 0 ? *parsed : std::max(*parsed, created.stat.created);
   return {};
 }
 
@@ -220,7 +227,10 @@ Result<Claim> ZooKeeperClaim::claim(std::optional<std::uint64_t> preferred) {
     abandon();
     return reserved.error();
   }
-  return claim_of(node_id_, options_.layout, floor_, reservation_);
+  Claim claimed = claim_of(node_id_, options_.layout, floor_, reservation_);
+  claimed.store_created = created_;
+  claimed.store_created_now = created_now_;
+  return claimed;
 }
 
 Result<bool> ZooKeeperClaim::try_claim(std::uint64_t node_id, std::string* holder) {

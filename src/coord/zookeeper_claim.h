@@ -95,6 +95,7 @@ class ZooKeeperClaim final : public LeasedClaim {
   StoreCounters counters_;
   std::unique_ptr<ZooKeeperSession> session_;
   std::chrono::milliseconds created_{0};
+  bool created_now_ = false;  // this claim's session created the created znode
   bool held_ = false;
   std::uint64_t node_id_ = 0;
   std::string token_;             // this session's token znode while held

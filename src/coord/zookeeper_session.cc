@@ -93,7 +93,9 @@ bool expected(int code) {
          code == ZNOTEMPTY;
 }
 
-ZnodeStat stat_of(const Stat& stat) { return {stat.version, stat.ephemeralOwner}; }
+ZnodeStat stat_of(const Stat& stat) {
+  return {stat.version, stat.ephemeralOwner, std::chrono::milliseconds{stat.ctime}};
+}
 
 }  // namespace
 

@@ -25,6 +25,8 @@ namespace snowid::coord {
 struct ZnodeStat {
   std::int32_t version = -1;
   std::int64_t ephemeral_owner = 0;  // the session that holds an ephemeral znode
+  // Unix ms the znode was created, by the clock of the ensemble's leader.
+  std::chrono::milliseconds created{0};
 };
 
 struct Znode {

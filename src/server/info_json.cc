@@ -12,7 +12,8 @@ double in_milliseconds(std::chrono::microseconds us) {
 }
 
 // The store's own keys are named after it ("etcd_requests").
-nlohmann::json cluster_json(const CoordinatorStats& s) {
+nlohmann::json cluster_json(const NodeInfo& info) {
+  const CoordinatorStats& s = info.cluster;
   const std::string& store = s.store;
   if (!s.leased) return {{"coordinator", store}};
   nlohmann::json out{
@@ -34,6 +35,10 @@ nlohmann::json cluster_json(const CoordinatorStats& s) {
   out["node_id"] = s.node_id ? nlohmann::json(*s.node_id) : nlohmann::json(nullptr);
   out["lease_time_left_ms"] =
       s.lease_time_left ? nlohmann::json(s.lease_time_left->count()) : nlohmann::json(nullptr);
+  out["last_loss"] = s.last_loss;
+  out["store_losses"] = info.store_losses;
+  out["store_loss_unconfirmed"] =
+      info.store_loss ? nlohmann::json(*info.store_loss) : nlohmann::json(nullptr);
   return out;
 }
 
@@ -73,7 +78,7 @@ nlohmann::json info_json(const NodeInfo& info) {
       {"uptime_seconds", info.uptime.count()},
       {"ids_issued", info.ids_issued},
       {"max_batch", info.max_batch},
-      {"cluster", cluster_json(info.cluster)},
+      {"cluster", cluster_json(info)},
       {"segment", segments_json(info.segments)},
       // Whether opaque IDs are on; never anything of the key.
       {"opaque_ids", nlohmann::json{{"enabled", info.opaque_ids}}},

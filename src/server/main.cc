@@ -291,11 +291,13 @@ void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdSer
                           audit->fsync() ? "on" : "off")
             : "off";
   const CoordinatorStats store = service.node().coordinator_stats();
-  const std::string identity =
-      service.node().leased() ? fmt::format("claimed from {} cluster {} at {}, starting above {}",
-                                            store.store, store.cluster, store.endpoints,
-                                            format_time(generator.options().start_above))
-                              : store.store;
+  const std::string identity = service.node().leased()
+                                   ? fmt::format(
+                                         "claimed from {} cluster {} at {}, starting above {} (the "
+                                         "higher of the store's floor and this node's own mark)",
+                                         store.store, store.cluster, store.endpoints,
+                                         format_time(generator.options().start_above))
+                                   : store.store;
   const std::string mark =
       service.node().leased()
           ? fmt::format("reservation {} in {}", format_time(stats.external_ceiling), store.store)

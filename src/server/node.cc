@@ -39,18 +39,25 @@ double seconds(milliseconds ms) { return static_cast<double>(ms.count()) / 1000.
 
 }  // namespace
 
-Node::Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator)
+Node::Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator,
+           const std::filesystem::path& state_dir)
     : generator_options_(generator_options),
       coordinator_(std::move(coordinator)),
       store_(coordinator_->stats().store),
-      leased_(coordinator_->stats().leased) {}
+      leased_(coordinator_->stats().leased) {
+  if (leased_) {
+    marks_ = std::make_unique<ClusterMarks>(state_dir, store_, coordinator_->stats().cluster,
+                                            describe(generator_options_.layout));
+  }
+}
 
 Node::~Node() = default;
 
 Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
   auto coordinator = make_coordinator(config.coordinator);
   if (!coordinator.ok()) return coordinator.error();
-  std::unique_ptr<Node> node(new Node(config.generator, std::move(*coordinator)));
+  std::unique_ptr<Node> node(new Node(config.generator, std::move(*coordinator),
+                                      config.generator.state_file.parent_path()));
   const bool leased = node->leased_;
 
   const auto claim_timeout = config.coordinator.options.claim_timeout;
@@ -65,33 +72,51 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
     return Error{claim.error().code, fmt::format("no node id claimed within {} ms: {}",
                                                  claim_timeout.count(), claim.error().message)};
   }
-  // A floor ahead of the clock (the previous holder's reservation) is waited
-  // out, within the claim timeout; the lease is kept alive meanwhile.
+  ClusterMarks::Start start{claim->floor, ""};
+  if (leased) {
+    auto prepared = node->marks_->prepare(*claim);
+    if (!prepared.ok()) return prepared.error();
+    start = *prepared;
+    spdlog::info("claimed node id {}; issuing above {}, from {}", claim->node_id,
+                 format_time(start.above), start.source);
+  }
+  // A floor ahead of the clock (the previous holder's reservation, or this
+  // node's own mark) is waited out, within the claim timeout; the lease is
+  // kept alive meanwhile.
   auto generator = retry_until<std::unique_ptr<Generator>>(
-      deadline, kClockWaitStep, kClockWaitStep, [&] { return node->build_generator(*claim); },
+      deadline, kClockWaitStep, kClockWaitStep,
+      [&] { return node->build_generator(*claim, start.above); },
       [&](const Error& error) { return leased && error.code == ErrorCode::kClockBehind; });
-  if (!generator.ok()) return generator.error();
-  node->install(std::move(*generator), claim->generation);
+  if (!generator.ok()) {
+    if (!leased) return generator.error();
+    return Error{generator.error().code,
+                 fmt::format("{} (the high-water mark is {}; waited up to claim_timeout_ms, {} ms)",
+                             generator.error().message, start.source, claim_timeout.count())};
+  }
+  node->install(std::move(*generator), claim->generation, claim->node_id);
   const Status ready = node->generator().readiness();
   node->waiting_for_clock_ = !ready.ok() && ready.error().code == ErrorCode::kClockBehind;
   return node;
 }
 
-Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim) const {
+Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim,
+                                                         milliseconds start_above) const {
   GeneratorOptions options = generator_options_;
   if (leased_) {
     options.state_file.clear();
     options.datacenter_id = claim.datacenter_id;
     options.worker_id = claim.worker_id;
-    options.start_above = claim.floor;
+    options.start_above = start_above;
     options.external_ceiling = claim.ceiling;
   }
   return Generator::create(options);
 }
 
-void Node::install(std::unique_ptr<Generator> generator, std::uint64_t generation) {
+void Node::install(std::unique_ptr<Generator> generator, std::uint64_t generation,
+                   std::uint64_t node_id) {
   std::lock_guard lock(generators_mutex_);
   generators_.push_back(std::move(generator));
+  node_id_ = node_id;
   current_.store(generators_.back().get(), std::memory_order_release);
   generation_.store(generation, std::memory_order_release);
 }
@@ -115,7 +140,12 @@ Status Node::may_issue() const {
 Status Node::readiness() const {
   Status claim = may_issue();
   if (!claim.ok()) return claim;
+  if (auto loss = store_loss()) return Error{ErrorCode::kUnavailable, *loss};
   return generator().readiness();
+}
+
+std::optional<std::string> Node::store_loss() const {
+  return marks_ ? marks_->loss() : std::nullopt;
 }
 
 void Node::maintain() {
@@ -137,21 +167,47 @@ void Node::maintain() {
     }
     return;
   }
+  marks_->poll_confirmation();
+  report_lost_claims();
   const std::uint64_t before = coordinator_->claim_generation();
   if (before == generation_.load(std::memory_order_relaxed)) {
-    const milliseconds demand = generator().stats().external_demand;
-    if (demand.count() > 0) coordinator_->request_reservation(demand);
-    // See coordinator.h: the reservation counts only if the generation read
-    // on both sides of it is the one the current generator was built for.
-    const milliseconds reservation = coordinator_->reservation();
-    if (coordinator_->claim_generation() == before) {
-      generator().raise_external_ceiling(reservation);
-    }
-    return;
+    follow_reservation();
+  } else {
+    follow_reclaim(before);
   }
+}
+
+void Node::follow_reservation() {
+  const std::uint64_t before = coordinator_->claim_generation();
+  const milliseconds demand = generator().stats().external_demand;
+  if (demand.count() > 0) coordinator_->request_reservation(demand);
+  // See coordinator.h: the reservation counts only if the generation read
+  // on both sides of it is the one the current generator was built for.
+  const milliseconds reservation = coordinator_->reservation();
+  if (coordinator_->claim_generation() != before) return;
+  // This node's own mark first: it never issues past what it persisted.
+  Status covered = marks_->cover(node_id_, reservation);
+  std::string reason = covered.ok() ? "" : covered.error().message;
+  if (reason != last_cover_error_) {
+    if (!covered.ok()) {
+      spdlog::error(
+          "cannot persist the reservation in this node's own mark, so IDs stop at the current one: "
+          "{}",
+          reason);
+    } else {
+      spdlog::info("this node's own mark is written again");
+    }
+    last_cover_error_ = std::move(reason);
+  }
+  if (covered.ok()) generator().raise_external_ceiling(reservation);
+}
+
+void Node::follow_reclaim(std::uint64_t generation) {
   const auto claim = coordinator_->current_claim();
-  if (!claim || claim->generation != before) return;  // moving again; next tick
-  auto generator = build_generator(*claim);
+  if (!claim || claim->generation != generation) return;  // moving again; next tick
+  auto start = marks_->prepare(*claim);
+  auto generator = start.ok() ? build_generator(*claim, start->above)
+                              : Result<std::unique_ptr<Generator>>(start.error());
   if (!generator.ok()) {
     if (!reported_pending_swap_) {
       spdlog::warn("re-claimed node id {}, but cannot start issuing under it yet: {}",
@@ -161,16 +217,33 @@ void Node::maintain() {
     return;
   }
   reported_pending_swap_ = false;
-  install(std::move(*generator), claim->generation);
-  spdlog::info("re-claimed node id {} (datacenter {}, worker {}); issuing above {}",
-               claim->node_id, claim->datacenter_id, claim->worker_id, format_time(claim->floor));
+  install(std::move(*generator), claim->generation, claim->node_id);
+  spdlog::warn(
+      "re-claimed node id {} (datacenter {}, worker {}) after losing the claim; issuing above {}, "
+      "from {}",
+      claim->node_id, claim->datacenter_id, claim->worker_id, format_time(start->above),
+      start->source);
+}
+
+void Node::report_lost_claims() {
+  const CoordinatorStats s = coordinator_->stats();
+  const std::uint64_t losses = s.lost_claims + s.fencing_events;
+  if (losses == losses_logged_) return;
+  losses_logged_ = losses;
+  spdlog::warn(
+      "lost the claim on node id {} of cluster '{}' in {}: {}; issuing nothing until a node id is "
+      "claimed again",
+      s.node_id ? std::to_string(*s.node_id) : "?", s.cluster, s.store, s.last_loss);
 }
 
 Status Node::stop() {
   if (!leased_) return generator().checkpoint();
   const milliseconds last = generator().stats().last_issued;
-  return coordinator_->release(last.count() > 0 ? std::optional<milliseconds>(last)
-                                                : std::nullopt);
+  Status released =
+      coordinator_->release(last.count() > 0 ? std::optional<milliseconds>(last) : std::nullopt);
+  // As the store's reservation: nothing above the last issued unit was issued.
+  Status lowered = marks_->lower(node_id_, last);
+  return released.ok() ? lowered : released;
 }
 
 std::string Node::cluster_metrics() const {
@@ -200,6 +273,11 @@ std::string Node::cluster_metrics() const {
       std::to_string(s.fencing_events));
   add("snowid_cluster_lost_claims_total", "counter",
       "Times the claim was found gone or taken over.", std::to_string(s.lost_claims));
+  add("snowid_cluster_store_losses_total", "counter",
+      "Times the store answered for a cluster this node served as if it had lost its data.",
+      std::to_string(store_losses()));
+  add("snowid_cluster_store_loss_unconfirmed", "gauge",
+      "1 while a detected store loss awaits an operator's confirmation.", store_loss() ? "1" : "0");
   // The store's own metrics, named after it: snowid_etcd_requests_total, ...
   const std::string& store = s.store;
   add(fmt::format("snowid_{}_requests_total", store), "counter",

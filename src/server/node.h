@@ -7,9 +7,14 @@
 //
 // Leased (a store such as etcd): start() claims a node id (retrying until
 // claim_timeout) and builds a generator that starts strictly above the
-// claim's floor and never passes its reservation (external ceiling). No
-// local state file: the reservation in the store is the persisted
-// high-water mark.
+// claim's floor and never passes its reservation (external ceiling). The
+// reservation in the store is the cluster's high-water mark; the node keeps
+// its own too, per node id it held (cluster_marks.h): every reservation is
+// persisted in state_dir before the generator's ceiling is raised to it,
+// and a generator starts above the higher of the two, so a store that lost
+// its data cannot take a node below its own earlier IDs. A store that lost
+// its data for a cluster this node served makes it not ready until an
+// operator confirms (cluster_marks.h).
 // maintain(), every 100 ms, raises the ceiling as the coordinator extends
 // the reservation, and builds a new generator when the coordinator has
 // re-claimed (perhaps another node id) after losing the claim.
@@ -25,11 +30,15 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cluster_marks.h"
 #include "config.h"
 #include "snowid/coordinator.h"
 #include "snowid/generator.h"
@@ -75,11 +84,24 @@ class Node {
   }
 
   std::string cluster_metrics() const;
+  // Cluster mode: the store loss detected and not confirmed yet (nullopt: none).
+  std::optional<std::string> store_loss() const;
+  std::uint64_t store_losses() const { return marks_ ? marks_->losses() : 0; }
 
  private:
-  Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator);
-  Result<std::unique_ptr<Generator>> build_generator(const Claim& claim) const;
-  void install(std::unique_ptr<Generator> generator, std::uint64_t generation);
+  Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator,
+       const std::filesystem::path& state_dir);
+  Result<std::unique_ptr<Generator>> build_generator(const Claim& claim,
+                                                     std::chrono::milliseconds start_above) const;
+  void install(std::unique_ptr<Generator> generator, std::uint64_t generation,
+               std::uint64_t node_id);
+  // Leased: raises the generator's ceiling to the coordinator's reservation
+  // once it is in this node's own mark.
+  void follow_reservation();
+  // Leased: builds and installs the generator of a new claim.
+  void follow_reclaim(std::uint64_t generation);
+  // Leased: logs a lost claim once, at warning level.
+  void report_lost_claims();
 
   const GeneratorOptions generator_options_;
   std::unique_ptr<Coordinator> coordinator_;
@@ -88,9 +110,13 @@ class Node {
   std::atomic<Generator*> current_{nullptr};
   // The claim generation current_ was built for; stored after current_.
   std::atomic<std::uint64_t> generation_{0};
-  bool reported_pending_swap_ = false;  // a failed rebuild was logged
-  std::string last_maintenance_error_;  // static mode: the last error maintain() logged
-  bool waiting_for_clock_ = false;      // started with the clock behind the mark (wait policy)
+  std::uint64_t node_id_ = 0;            // of current_ (leased)
+  std::unique_ptr<ClusterMarks> marks_;  // leased: this node's own marks
+  std::uint64_t losses_logged_ = 0;      // lost claims and fencing events logged
+  std::string last_cover_error_;         // the last failure to persist a mark, logged
+  bool reported_pending_swap_ = false;   // a failed rebuild was logged
+  std::string last_maintenance_error_;   // static mode: the last error maintain() logged
+  bool waiting_for_clock_ = false;       // started with the clock behind the mark (wait policy)
   mutable std::mutex generators_mutex_;
   std::vector<std::unique_ptr<Generator>> generators_;  // every one built, kept alive
 };

@@ -409,6 +409,8 @@ Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& 
     out.listeners = bound_endpoints_;
   }
   out.cluster = node_->coordinator_stats();
+  out.store_loss = node_->store_loss();
+  out.store_losses = node_->store_losses();
   out.segments.reset();
   if (segments_ != nullptr) {
     const auto tags = segments_->stats();

@@ -94,6 +94,9 @@ struct NodeInfo {
   // The listeners' bound addresses, by protocol ("http", "grpc").
   std::vector<std::pair<std::string, std::string>> listeners;
   CoordinatorStats cluster;
+  // Cluster mode: a store loss detected and not confirmed yet, and the count.
+  std::optional<std::string> store_loss;
+  std::uint64_t store_losses = 0;
   std::optional<SegmentInfo> segments;  // nullopt: segment mode is off
   std::optional<AuditInfo> audit_log;   // nullopt: no audit log
   bool opaque_ids = false;              // opaque_key_file is set (nothing of the key)

@@ -346,6 +346,7 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
       "above the previous one");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::vector<Id>> winners_ids;
   for (int round = 0; round < 3; ++round) {
     std::vector<std::unique_ptr<ServerProcess>> racers(20);
@@ -438,6 +439,7 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
       "node's reservation, which no ID of the dead node passed; SIGTERM frees the id at once");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   kill9_takeover(etcd_hooks(etcd));
 }
 
@@ -499,6 +501,7 @@ TEST_F(ClusterChaosTest, NodeFrozenForThreeLeasesNeverPassesItsReservation) {
       "claims another id and serves");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   frozen_node(etcd_hooks(etcd));
 }
 
@@ -514,6 +517,7 @@ TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
       "to the last node serving)");
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 3; ++i) {
@@ -553,6 +557,7 @@ TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
       "every node keeps serving (or pauses during the election) and stays ready");
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 3; ++i) {
@@ -607,6 +612,7 @@ TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
                         : "its logical clock starts above the reservation at once");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   auto first = start_node(etcd, "first", 0);
   ASSERT_TRUE(first->started()) << first->log();
   std::vector<std::unique_ptr<Client>> clients;
@@ -660,6 +666,7 @@ TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) 
       "the lease TTL plus 5 s, above every ID of the first");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   auto first = start_node(etcd, "first", 0, {}, glitch.env());
   ASSERT_TRUE(first->started()) << first->log();
   std::vector<std::unique_ptr<Client>> clients;

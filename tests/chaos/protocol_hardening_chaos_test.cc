@@ -303,6 +303,7 @@ TEST_F(ProtocolHardening, ClusterNodesPublishBoundPortsAndAgeCorrectPeerClocks) 
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   const std::vector<std::string> cluster{"--coordinator",
                                          "etcd",
                                          "--etcd-endpoints",

@@ -56,12 +56,22 @@ class EtcdTest : public ::testing::Test {
 
   // This store for the bodies every leasing store shares.
   test::LeasedStoreUnderTest store() {
-    return test::describe_store<EtcdOptions>(
+    auto store = test::describe_store<EtcdOptions>(
         "etcd", "--etcd", etcd_.endpoint(0),
         [this](std::optional<std::uint64_t> p) { return options(p); }, &make_etcd_coordinator,
         [this](std::uint64_t id) { return stored_reservation(id); },
         [this](std::uint64_t id) { return claim_exists(id); }, "failed on every endpoint",
         "--redis");
+    store.mark_new_cluster = [this] { ASSERT_EQ(etcd_.mark_new_cluster(options().cluster), ""); };
+    store.lose_data = [this] {
+      // As `etcdctl del --prefix /snowid/<cluster>/`: the holders' leases live on.
+      etcdserverpb::DeleteRangeRequest request;
+      const std::string prefix = "/snowid/" + options().cluster + "/";
+      request.set_key(prefix);
+      request.set_range_end(coord::prefix_end(prefix));
+      ASSERT_TRUE(client_->delete_range(request).ok());
+    };
+    return store;
   }
 
   std::unique_ptr<Coordinator> make(std::optional<std::uint64_t> preferred) const {
@@ -93,23 +103,12 @@ class EtcdTest : public ::testing::Test {
 
 SNOWID_LEASED_STORE_TESTS(EtcdTest)
 
-TEST_F(EtcdTest, ClaimsThePreferredId) {
-  auto coordinator = make(2);
-  auto claim = coordinator->claim();
-  ASSERT_TRUE(claim.ok()) << claim.error().message;
-  EXPECT_EQ(claim->node_id, 2u);
-  EXPECT_EQ(claim->worker_id, 2u);
-  EXPECT_EQ(claim->floor, milliseconds{0});  // a fresh id
-  ASSERT_TRUE(claim->ceiling.has_value());
-  EXPECT_GE(*claim->ceiling, wall_now() + milliseconds{2000});
-  EXPECT_EQ(stored_reservation(2), *claim->ceiling);
-  EXPECT_TRUE(coordinator->may_issue());
-  const CoordinatorStats stats = coordinator->stats();
-  EXPECT_EQ(stats.state, ClaimState::kHeld);
-  EXPECT_EQ(stats.node_id, 2u);
-  ASSERT_TRUE(stats.lease_time_left.has_value());
-  EXPECT_GT(*stats.lease_time_left, milliseconds{1000});
-  EXPECT_GT(stats.store_requests, 0u);
+TEST_F(EtcdTest, ClaimsThePreferredIdAndStartsAboveANewClustersFirstReservation) {
+  // lease_ttl + reserve_ahead ahead of the clock: etcd cannot tell a cluster
+  // new to it from one whose keys it lost.
+  auto coordinator = test::claims_the_preferred_id_of_a_new_cluster(store(), milliseconds{5000});
+  ASSERT_TRUE(coordinator->stats().lease_time_left.has_value());
+  EXPECT_GT(*coordinator->stats().lease_time_left, milliseconds{1000});
 }
 
 TEST_F(EtcdTest, RacingClaimersExactlyOneWinsThePreferredId) {
@@ -232,6 +231,7 @@ TEST_F(EtcdTest, RefusesToStartWhenTheClockIsFarFromThePeers) {
 TEST(EtcdFailover, KeepsTheClaimWhenAMemberStops) {
   test::EtcdCluster etcd(3);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("failover"), "");  // its reservation soon needs raising
   EtcdOptions options;
   options.endpoints = etcd.endpoints();
   options.cluster = "failover";
@@ -326,6 +326,7 @@ TEST(EtcdSecured, ClaimsOverTlsWithAClientCertificateAndIsRefusedWithout) {
 TEST(EtcdSecured, AuthenticatesWithAPasswordAndSignsInAgainAfterTheTokenExpires) {
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("auth"), "");  // its first reservation soon needs raising
   ASSERT_EQ(etcd.enable_auth("snowid", "s3cret", "/snowid/"), "");
   EtcdOptions options = secured_options(etcd, "auth");
   options.user = "snowid";

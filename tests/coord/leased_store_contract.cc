@@ -255,4 +255,33 @@ void a_take_over_issues_above(const Claim& claim, milliseconds old_reservation) 
   EXPECT_GT(decode(small_layout(), *id)->timestamp, old_reservation);
 }
 
+void emptied_store_starts_the_next_claimer_above(const LeasedStoreUnderTest& store) {
+  const milliseconds lease_ttl = store.lease_ttl;
+  store.mark_new_cluster();
+  auto holder = store.make(1, true);
+  auto held = holder->claim();
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_FALSE(held->store_created_now);  // the operator's marker was there
+  EXPECT_EQ(held->store_created, milliseconds{0});
+  std::this_thread::sleep_for(milliseconds{300});  // serving, its reservation raised
+  ASSERT_TRUE(holder->may_issue());
+  const milliseconds lost_at = wall_now();
+  store.lose_data();
+
+  auto successor = store.make(1, true);
+  auto claim = successor->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_TRUE(claim->store_created_now);  // no trace of the cluster was left
+  EXPECT_GE(claim->store_created, lost_at);
+  // The holder stops within its lease and says why; from then on its
+  // reservation, the last ID it can issue, is final.
+  ASSERT_TRUE(eventually([&] { return !holder->may_issue(); }, lease_ttl + milliseconds{1000}));
+  const CoordinatorStats stats = holder->stats();
+  EXPECT_GE(stats.lost_claims + stats.fencing_events, 1u);
+  EXPECT_FALSE(stats.last_loss.empty());
+  EXPECT_GE(claim->floor, holder->reservation())
+      << "the second claimer could repeat IDs the holder issued after the store lost its data";
+  EXPECT_GE(claim->floor, lost_at + lease_ttl);
+}
+
 }  // namespace snowid::test

@@ -59,6 +59,14 @@ struct LeasedStoreUnderTest {
   std::string unreachable_message;
   // Another store's `snowid cluster` flag, which may not be given with this one's.
   std::string other_cli_flag;
+  std::chrono::milliseconds lease_ttl{0};  // of the coordinators `make` gives
+  // Set by each store's fixture after describe_store(): writes the
+  // cluster's created marker as an operator who knows the cluster is new to
+  // the store would ("0"), so that its first claims start at the clock;
+  std::function<void()> mark_new_cluster;
+  // and deletes everything of the cluster in the store, as a wiped data
+  // directory, a flush or `del --prefix` would, while holders may be alive.
+  std::function<void()> lose_data;
 };
 
 // A store whose coordinators come from `make_coordinator` with the options
@@ -94,7 +102,10 @@ LeasedStoreUnderTest describe_store(
             return made(o);
           },
           std::move(unreachable_message),
-          std::move(other_cli_flag)};
+          std::move(other_cli_flag),
+          options(std::nullopt).lease_ttl,
+          {},
+          {}};
 }
 
 // The first claim in a cluster new to the store, preferring id 2: the id,
@@ -136,6 +147,12 @@ void racing_claimers_get_distinct_ids(int rounds, const std::function<Racers(int
 void a_take_over_starts_above_the_old_reservation(const LeasedStoreUnderTest& store,
                                                   coord::LeasedClaim& old_holder,
                                                   const std::function<void()>& end_claim);
+// A holder of id 1 serves in a long-running cluster; the store loses
+// everything of the cluster; a second claimer for id 1 starts above every
+// ID the holder could issue (its reservation, which it can no longer raise),
+// reports a store it had to mark as new, and the holder stops issuing
+// within the lease, saying why.
+void emptied_store_starts_the_next_claimer_above(const LeasedStoreUnderTest& store);
 // A generator started as a take-over's claim says issues above `old_reservation`.
 void a_take_over_issues_above(const Claim& claim, std::chrono::milliseconds old_reservation);
 
@@ -167,4 +184,7 @@ void a_take_over_issues_above(const Claim& claim, std::chrono::milliseconds old_
   }                                                                                \
   TEST_F(Fixture, ClusterListAndReleaseFromTheCli) {                               \
     ::snowid::test::cluster_list_and_release_from_the_cli(store());                \
+  }                                                                                \
+  TEST_F(Fixture, AStoreEmptiedUnderAHolderStartsTheNextClaimerAboveIt) {          \
+    ::snowid::test::emptied_store_starts_the_next_claimer_above(store());          \
   }

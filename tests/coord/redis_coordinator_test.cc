@@ -55,12 +55,21 @@ class RedisTest : public ::testing::Test {
 
   // This store for the bodies every leasing store shares.
   test::LeasedStoreUnderTest store() {
-    return test::describe_store<RedisOptions>(
+    auto store = test::describe_store<RedisOptions>(
         "redis", "--redis", redis().endpoint(),
         [this](std::optional<std::uint64_t> p) { return options(p); }, &make_redis_coordinator,
         [this](std::uint64_t id) { return stored_reservation(id); },
         [this](std::uint64_t id) { return claim_exists(id); }, "no redis endpoint answered",
         "--etcd");
+    store.mark_new_cluster = [this] {
+      cli({"SET", coord::redis_created_key(options().cluster), "0"});
+    };
+    store.lose_data = [this] {
+      // As FLUSHALL would, for this cluster's keys alone.
+      cli({"EVAL", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end",
+           "0", coord::redis_prefix(options().cluster) + "*"});
+    };
+    return store;
   }
 
   std::unique_ptr<Coordinator> make(std::optional<std::uint64_t> preferred) {
@@ -112,6 +121,22 @@ TEST_F(RedisTest, AnIdFirstUsedLongAfterTheClusterBeganStartsAtTheClock) {
   auto claim = make(1)->claim();
   ASSERT_TRUE(claim.ok()) << claim.error().message;
   EXPECT_LT(claim->floor, wall_now());
+}
+
+// A claimer whose clock is an hour behind writes the created key of a
+// cluster that the store lost (or never had): Redis's own clock (TIME) keeps
+// the floor up.
+TEST_F(RedisTest, AClaimerWhoseClockIsBehindDoesNotLowerTheFloorOfALostCluster) {
+  ManualClock behind(wall_now() - milliseconds{3'600'000});
+  RedisOptions o = options(1);
+  o.clock = &behind;
+  const milliseconds before = wall_now();
+  coord::RedisClaim holder(std::move(*coord::RedisClient::connect(o)), o);
+  auto claim = holder.claim(std::nullopt);
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_TRUE(claim->store_created_now);
+  EXPECT_GE(claim->store_created, before);
+  EXPECT_GE(claim->floor, before + milliseconds{5000});  // lease_ttl + reserve_ahead
 }
 
 TEST_F(RedisTest, ManyRacingClaimersGetDistinctIds) {

@@ -62,11 +62,23 @@ class ZooKeeperTest : public ::testing::Test {
 
   // This store for the bodies every leasing store shares.
   test::LeasedStoreUnderTest store() {
-    return test::describe_store<ZooKeeperOptions>(
+    auto store = test::describe_store<ZooKeeperOptions>(
         "zookeeper", "--zookeeper", zookeeper().endpoint(0),
         [this](std::optional<std::uint64_t> p) { return options(p); }, &make_zookeeper_coordinator,
         [this](std::uint64_t id) { return stored_reservation(id); },
         [this](std::uint64_t id) { return claim_exists(id); }, "no ZooKeeper server of", "--redis");
+    store.mark_new_cluster = [this] { make_cluster(milliseconds{0}); };
+    store.lose_data = [this] { remove_tree(coord::zookeeper_cluster_path(options().cluster)); };
+    return store;
+  }
+
+  // Deletes `path` and everything below it, as a wiped data directory would.
+  void remove_tree(const std::string& path) {
+    std::vector<std::string> children;
+    if (admin_->children(path, &children).ok()) {
+      for (const std::string& child : children) remove_tree(path + "/" + child);
+    }
+    admin_->remove(path, -1);
   }
 
   std::unique_ptr<Coordinator> make(std::optional<std::uint64_t> preferred) {
@@ -136,11 +148,32 @@ TEST_F(ZooKeeperTest, ClaimsThePreferredIdAndStartsAboveANewClustersFirstReserva
   EXPECT_NE(claim_stat.ephemeral_owner, admin_->id());
 }
 
-TEST_F(ZooKeeperTest, AnIdFirstUsedLongAfterTheClusterBeganStartsAtTheClock) {
-  make_cluster(wall_now() - milliseconds{3'600'000});
+// `created` written by a claimer whose clock was an hour behind (it wrote
+// the marker after a loss): the leader's clock, the znode's ctime, keeps the
+// floor up. For an id first used long after the cluster began, both lie in
+// the past and the floor costs nothing (as for Redis).
+TEST_F(ZooKeeperTest, ACreatedMarkerFromAClockBehindDoesNotLowerTheFloor) {
+  const milliseconds before = wall_now();
+  make_cluster(before - milliseconds{3'600'000});
   auto claim = make(1)->claim();
   ASSERT_TRUE(claim.ok()) << claim.error().message;
-  EXPECT_LT(claim->floor, wall_now());
+  EXPECT_GE(claim->floor, before + milliseconds{6000});  // lease_ttl + reserve_ahead
+  EXPECT_GE(claim->store_created, before);
+}
+
+// The same with the claimer's clock an hour behind when it writes the marker
+// itself: the leader's clock keeps the floor up.
+TEST_F(ZooKeeperTest, AClaimerWhoseClockIsBehindDoesNotLowerTheFloorOfALostCluster) {
+  ManualClock behind(wall_now() - milliseconds{3'600'000});
+  ZooKeeperOptions o = options(1);
+  o.clock = &behind;
+  const milliseconds before = wall_now();
+  coord::ZooKeeperClaim holder(o);
+  auto claim = holder.claim(std::nullopt);
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_TRUE(claim->store_created_now);
+  EXPECT_GE(claim->store_created, before);
+  EXPECT_GE(claim->floor, before + milliseconds{6000});  // lease_ttl + reserve_ahead
 }
 
 TEST_F(ZooKeeperTest, ManyRacingClaimersGetDistinctIds) {

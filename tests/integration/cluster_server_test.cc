@@ -34,7 +34,10 @@ using test::ServerProcess;
 
 class ClusterServerTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(etcd.started()) << etcd.why(); }
+  void SetUp() override {
+    ASSERT_TRUE(etcd.started()) << etcd.why();
+    ASSERT_EQ(etcd.mark_new_cluster("t"), "");
+  }
 
   // A node of cluster "t" preferring worker 0, with a short lease.
   std::unique_ptr<ServerProcess> start_node(const std::string& name,

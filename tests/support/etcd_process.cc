@@ -130,6 +130,13 @@ bool EtcdCluster::restart(const std::vector<int>& members) {
   return false;
 }
 
+bool EtcdCluster::wipe(int member) {
+  kill(member);
+  std::error_code ec;
+  std::filesystem::remove_all(dir_.file("m" + std::to_string(member) + ".data"), ec);
+  return !ec && restart(member);
+}
+
 EtcdCluster::~EtcdCluster() {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     Member& m = members_[i];
@@ -165,6 +172,12 @@ std::string EtcdCluster::etcdctl(const std::vector<std::string>& arguments) cons
   const ProcessResult r = run_process(argv, {{"ETCDCTL_API", "3"}});
   return r.exit_code == 0 ? "" : "etcdctl failed: " + r.out + r.err;
 }
+
+std::string EtcdCluster::mark_new_cluster(const std::string& cluster) {
+  return etcdctl({"put", "/snowid/" + cluster + "/created", "0"});
+}
+
+std::string EtcdCluster::delete_snowid_keys() { return etcdctl({"del", "--prefix", "/snowid/"}); }
 
 std::string EtcdCluster::enable_auth(const std::string& user, const std::string& password,
                                      const std::string& prefix) {

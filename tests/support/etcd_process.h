@@ -38,12 +38,25 @@ class EtcdCluster {
   bool restart(int member);
   // Several at once (a cluster without quorum needs them together).
   bool restart(const std::vector<int>& members);
+  // A one-member cluster's disk lost: kills the member, deletes its data
+  // directory and starts it again empty (its leases and keys gone, its
+  // revision back at 1); true once healthy.
+  bool wipe(int member);
   void pause(int member);   // SIGSTOP: a member that hangs
   void resume(int member);  // SIGCONT
   std::string log(int member) const;
 
   const std::string& tls_ca() const { return server_certificate_.cert; }
   const CertificateFiles& client_certificate() const { return client_certificate_; }
+
+  // Writes snowid cluster `cluster`'s created marker as "0", as an operator
+  // who knows the cluster is new to this etcd would, so that its first
+  // nodes need not start lease_ttl + reserve_ahead ahead of the clock
+  // (src/coord/etcd_claim.cc). "" if done, else what failed.
+  std::string mark_new_cluster(const std::string& cluster);
+  // `etcdctl del --prefix /snowid/`: every snowid key gone, leases alive.
+  // "" if done, else what failed.
+  std::string delete_snowid_keys();
 
   // Turns on etcd authentication with a root user and `user`, whose role may
   // read and write keys under `prefix` only. "" if done, else what failed.

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -176,6 +177,16 @@ void ZooKeeperEnsemble::resume(int server) {
 bool ZooKeeperEnsemble::restart(int server) {
   if (servers_.at(static_cast<std::size_t>(server)).pid > 0 || !spawn(server)) return false;
   return wait_until_serving({server});
+}
+
+bool ZooKeeperEnsemble::wipe(int server) {
+  kill(server);
+  std::error_code ec;
+  const std::filesystem::path data = dir_.file("data" + std::to_string(server));
+  for (const auto& entry : std::filesystem::directory_iterator(data, ec)) {
+    if (entry.path().filename() != "myid") std::filesystem::remove_all(entry.path(), ec);
+  }
+  return !ec && restart(server);
 }
 
 std::string ZooKeeperEnsemble::log_path(int server) const {

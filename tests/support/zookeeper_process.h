@@ -38,6 +38,9 @@ class ZooKeeperEnsemble {
   void resume(int server);  // SIGCONT
   // Starts a killed server again on its ports and data; true once it serves.
   bool restart(int server);
+  // A server's disk lost: kills it, deletes its data (all but its myid)
+  // and starts it again; true once it serves. For an ensemble of one.
+  bool wipe(int server);
   std::string log(int server) const;
 
  private:

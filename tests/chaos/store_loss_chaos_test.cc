@@ -1,0 +1,285 @@
+// A leasing store that loses its data, alone or with a node restarting with
+// its clock behind: real snowidd nodes, a real etcd, Redis or ZooKeeper, a
+// load that keeps every ID, and the uniqueness check over all of them.
+//
+// - etcd emptied (`del --prefix /snowid/`, or its data directory wiped)
+//   while node A serves node id 0, and node B started for id 0 at once: B
+//   starts above everything A could issue, A stops at its next renewal and
+//   says so at warning level.
+// - The store loses its data while a node is stopped (Redis FLUSHALL,
+//   ZooKeeper's or etcd's data directory wiped), and the node restarts on
+//   the same state directory with its clock behind (libfaketime): it refuses
+//   to start, saying which mark its clock is behind, and once its clock is
+//   right starts above its own earlier IDs; it reports the store loss in
+//   its log, /readyz, /metrics and /v1/info until an operator confirms with
+//   `snowid cluster confirm-loss`.
+// Leases are 2-3 s so that each scenario takes seconds.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "chaos.h"
+#include "etcd_process.h"
+#include "faketime.h"
+#include "redis_process.h"
+#include "server_process.h"
+#include "snowid/zookeeper_coordinator.h"
+#include "subprocess.h"
+#include "zookeeper_claim.h"
+#include "zookeeper_process.h"
+#include "zookeeper_session.h"
+
+namespace snowid {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using test::ServerProcess;
+
+// A store as the scenarios see it: how a node leases from it, how an
+// operator marks cluster "c" new to it, and how it loses its data.
+struct LossStore {
+  std::string name;
+  std::vector<std::string> node_args;  // --coordinator ... --lease-ttl-s ...
+  std::function<void()> mark_new_cluster;
+  std::function<bool()> lose_data;
+};
+
+LossStore etcd_store(test::EtcdCluster& etcd, bool wipe) {
+  return {"etcd",
+          {"--coordinator", "etcd", "--etcd-endpoints", etcd.endpoint(0), "--lease-ttl-s", "2"},
+          [&etcd] { ASSERT_EQ(etcd.mark_new_cluster("c"), ""); },
+          [&etcd, wipe] { return wipe ? etcd.wipe(0) : etcd.delete_snowid_keys().empty(); }};
+}
+
+LossStore redis_store(test::RedisServer& redis) {
+  return {"redis",
+          {"--coordinator", "redis", "--redis-endpoints", redis.endpoint(), "--lease-ttl-s", "2"},
+          [&redis] {
+            redis.cli({"SET", "snowid:{c}:created", "0"});
+          },
+          [&redis] { return redis.cli({"FLUSHALL"}).find("OK") != std::string::npos; }};
+}
+
+LossStore zookeeper_store(test::ZooKeeperEnsemble& zookeeper) {
+  return {"zookeeper",
+          {"--coordinator", "zookeeper", "--zookeeper-endpoints", zookeeper.endpoints_text(),
+           "--zookeeper-tick-ms", std::to_string(test::ZooKeeperEnsemble::kTickTime.count()),
+           "--lease-ttl-s", "3"},
+          [&zookeeper] {
+            ZooKeeperOptions options;
+            options.endpoints = zookeeper.endpoints();
+            options.cluster = "c";
+            options.layout = *preset("twitter");
+            options.tick_time = test::ZooKeeperEnsemble::kTickTime;
+            options.lease_ttl = 3s;
+            coord::StoreCounters counters;
+            auto session = coord::ZooKeeperSession::open(options, counters);
+            ASSERT_TRUE(session.ok()) << session.error().message;
+            for (const std::string& path :
+                 {std::string("/snowid"), coord::zookeeper_cluster_path("c")}) {
+              (*session)->create(path, "", false);
+            }
+            ASSERT_TRUE((*session)->create(coord::zookeeper_created_path("c"), "0", false).ok());
+          },
+          [&zookeeper] { return zookeeper.wipe(0); }};
+}
+
+class StoreLossChaos : public test::ChaosTest {
+ protected:
+  // A node of cluster "c" preferring node id 0, its state in `name`.
+  std::unique_ptr<ServerProcess> start_node(const LossStore& store, const std::string& name,
+                                            std::vector<std::string> extra = {},
+                                            const std::map<std::string, std::string>& env = {}) {
+    std::vector<std::string> args = store.node_args;
+    args.insert(args.end(), {"--cluster", "c", "--worker-id", "0", "--lease-safety-margin-ms",
+                             "500", "--state-dir", scenario.dir.file(name)});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
+  }
+
+  // Two HTTP clients and a gRPC client per node; nodes stop and start.
+  static test::LoadOptions load_options() {
+    return {.http_target = "/v1/ids?count=20&format=text",
+            .pause = std::chrono::microseconds{300},
+            .connection_loss_expected = true};
+  }
+
+  // Two faults: the store loses its data while its only node is stopped,
+  // and the node restarts with its clock `behind` (then once more with its
+  // clock right).
+  void loss_then_restart_behind(const LossStore& store, milliseconds behind, bool waits);
+  // The restart with the clock `behind`. It must exit 1 naming the mark its
+  // clock is behind (claim_timeout_ms 3000), or, with `waits` (claim_timeout_ms
+  // 20000), start once its clock passed its own mark, above it, and serve.
+  void restart_behind(const LossStore& store, test::NodeAddress& address, test::Load& load,
+                      milliseconds behind, bool waits);
+};
+
+// Not ready with the loss, then ready once an operator confirmed it.
+void expect_loss_reported_until_confirmed(const ServerProcess& node, const std::string& state_dir,
+                                          const std::string& store) {
+  const test::HttpReply ready = test::http_get(node.port(), "/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.body;
+  EXPECT_NE(ready.body.find("lost its data"), std::string::npos) << ready.body;
+  EXPECT_GE(test::metric(node.port(), "snowid_cluster_store_losses_total"), 1);
+  const auto info =
+      nlohmann::json::parse(test::http_get(node.port(), "/v1/info").body, nullptr, false);
+  EXPECT_TRUE(info["cluster"]["store_loss_unconfirmed"].is_string()) << info.dump();
+  EXPECT_NE(node.log().find("warning store loss detected: the " + store), std::string::npos)
+      << node.log();
+
+  const auto confirmed =
+      test::run_process({SNOWID_CLI_PATH, "cluster", "confirm-loss", "--state-dir", state_dir});
+  EXPECT_EQ(confirmed.exit_code, 0) << confirmed.out << confirmed.err;
+  EXPECT_TRUE(test::wait_until([&] { return test::http_get(node.port(), "/readyz").status == 200; },
+                               5000ms))
+      << test::http_get(node.port(), "/readyz").body;
+  EXPECT_EQ(test::metric(node.port(), "snowid_cluster_store_loss_unconfirmed"), 0);
+}
+
+void StoreLossChaos::restart_behind(const LossStore& store, test::NodeAddress& address,
+                                    test::Load& load, milliseconds behind, bool waits) {
+  auto late = start_node(store, "node", {"--claim-timeout-ms", waits ? "20000" : "3000"},
+                         test::faketime_fixed_env(behind));
+  if (!waits) {
+    EXPECT_FALSE(late->started()) << "started with its clock behind its earlier IDs: "
+                                  << late->log();
+    EXPECT_EQ(late->wait(30s), 1) << late->log();
+    EXPECT_NE(late->log().find("behind the high-water mark"), std::string::npos) << late->log();
+    return;
+  }
+  ASSERT_TRUE(late->started()) << late->log();
+  EXPECT_NE(late->log().find("from this node's own mark"), std::string::npos) << late->log();
+  address.set(late->port(), late->grpc_port());
+  ASSERT_TRUE(load.wait_served(load.served_counts(), 20, 15s)) << late->log();
+  address.retire();
+  late->signal(SIGTERM);
+  EXPECT_EQ(late->wait(), 0) << late->log();
+}
+
+void StoreLossChaos::loss_then_restart_behind(const LossStore& store, milliseconds behind,
+                                              bool waits) {
+  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const std::string seconds_behind = std::to_string(-behind.count() / 1000);
+  scenario.describe(
+      "store_loss/" + store.name + "_lost_then_restart_clock_behind_" + seconds_behind + "s",
+      store.name +
+          " loses its data while its only node is stopped; the node restarts on the same state "
+          "directory with its clock " +
+          seconds_behind + " s behind",
+      "SIGTERM after 3 s of load; " +
+          std::string(store.name == "redis" ? "FLUSHALL" : "data directory wiped") +
+          "; libfaketime FAKETIME=" + test::faketime_offset(behind) + ", claim_timeout_ms " +
+          (waits ? "20000" : "3000") + "; then a start with the clock right",
+      std::string(waits ? "the start with the clock behind waits until its clock passes its own "
+                          "mark and issues above it"
+                        : "the start with the clock behind exits 1 naming the mark its clock is "
+                          "behind") +
+          "; the next start issues above every earlier ID and reports the store loss until "
+          "confirmed");
+  store.mark_new_cluster();
+  test::NodeAddress address;
+  test::Load load({&address}, load_options());
+  auto node = start_node(store, "node");
+  ASSERT_TRUE(node->started()) << node->log();
+  address.set(node->port(), node->grpc_port());
+  ASSERT_TRUE(load.wait_served(load.served_counts(), 1, 15s)) << node->log();
+  std::this_thread::sleep_for(3s);
+  address.retire();
+  node->signal(SIGTERM);
+  ASSERT_EQ(node->wait(), 0) << node->log();
+  ASSERT_TRUE(store.lose_data());
+
+  restart_behind(store, address, load, behind, waits);
+
+  const auto restarted_at = test::SteadyClock::now();
+  auto right = start_node(store, "node");
+  ASSERT_TRUE(right->started()) << right->log();
+  address.set(right->port(), right->grpc_port());
+  ASSERT_TRUE(load.wait_served(load.served_counts(), 20, 30s)) << right->log();
+  scenario.record.recovery_ms =
+      std::chrono::duration_cast<milliseconds>(test::SteadyClock::now() - restarted_at).count();
+  load.stop();
+  expect_loss_reported_until_confirmed(*right, scenario.dir.file("node"), store.name);
+  EXPECT_EQ(load.unexpected(), "");
+  scenario.count(load);
+  scenario.check(load.sources(), /*histories=*/true);
+}
+
+TEST_F(StoreLossChaos, RedisFlushedThenRestartWithTheClock20sBehind) {
+  test::RedisServer redis;
+  ASSERT_TRUE(redis.started()) << redis.why();
+  loss_then_restart_behind(redis_store(redis), -20000ms, /*waits=*/false);
+}
+
+TEST_F(StoreLossChaos, ZooKeeperWipedThenRestartWithTheClock20sBehind) {
+  test::ZooKeeperEnsemble zookeeper(1);
+  ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
+  loss_then_restart_behind(zookeeper_store(zookeeper), -20000ms, /*waits=*/false);
+}
+
+// etcd has no clock of its own to give: the floor after the loss rests on
+// the claimer's clock, 8 s behind, and only the node's own mark keeps it
+// above its earlier IDs. It waits until its clock passes that mark.
+TEST_F(StoreLossChaos, EtcdWipedThenRestartWithTheClock8sBehind) {
+  test::EtcdCluster etcd(1);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  loss_then_restart_behind(etcd_store(etcd, /*wipe=*/true), -8000ms, /*waits=*/true);
+}
+
+class EtcdEmptiedUnderANode : public StoreLossChaos, public ::testing::WithParamInterface<bool> {};
+
+// A serves id 0; etcd is emptied; B starts preferring id 0 at once. After
+// `del` B gets it (A's lease lives on, its key is gone); after a wipe A may
+// notice first and take it back. Either way, whoever issues under id 0 next
+// starts above A's earlier IDs.
+TEST_P(EtcdEmptiedUnderANode, ASecondNodeForItsIdStartsAboveIt) {
+  const bool wipe = GetParam();
+  test::EtcdCluster etcd(1);
+  const std::string how = wipe ? "data directory wiped" : "etcdctl del --prefix /snowid/";
+  scenario.describe(
+      std::string("store_loss/etcd_emptied_under_a_node_") + (wipe ? "wiped" : "del_prefix"),
+      "etcd loses every snowid key while node A serves node id 0; node B is started preferring "
+      "node id 0 at once",
+      how + " under load on A; B preferring node id 0 (A, re-claiming, or B gets it)",
+      "whoever issues under id 0 after the loss issues above every ID A issued before it; A stops "
+      "at its next renewal and logs the lost claim at warning level; both serve; 0 duplicates");
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  const LossStore store = etcd_store(etcd, wipe);
+  store.mark_new_cluster();
+  test::NodeAddress a_address, b_address;
+  test::Load load({&a_address, &b_address}, load_options());
+  auto a = start_node(store, "a");
+  ASSERT_TRUE(a->started()) << a->log();
+  a_address.set(a->port(), a->grpc_port());
+  ASSERT_TRUE(test::wait_until([&] { return load.served(0) >= 20; }, 15000ms)) << a->log();
+
+  ASSERT_TRUE(store.lose_data());
+  const auto lost_at = test::SteadyClock::now();
+  auto b = start_node(store, "b", {"--claim-timeout-ms", "20000"});
+  ASSERT_TRUE(b->started()) << b->log();
+  b_address.set(b->port(), b->grpc_port());
+  ASSERT_TRUE(test::wait_until([&] { return load.served(1) >= 20; }, 25000ms)) << b->log();
+  scenario.record.recovery_ms =
+      std::chrono::duration_cast<milliseconds>(test::SteadyClock::now() - lost_at).count();
+  const std::uint64_t a_served = load.served(0);  // A serves again, re-claimed
+  EXPECT_TRUE(test::wait_until([&] { return load.served(0) >= a_served + 20; }, 20000ms))
+      << a->log();
+  load.stop();
+  EXPECT_NE(a->log().find("warning lost the claim on node id 0"), std::string::npos) << a->log();
+  EXPECT_EQ(load.unexpected(), "");
+  scenario.count(load);
+  scenario.check(load.sources());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, EtcdEmptiedUnderANode, ::testing::Values(false, true),
+                         [](const auto& param) {
+                           return std::string(param.param ? "DataDirectoryWiped" : "DelPrefix");
+                         });
+
+}  // namespace
+}  // namespace snowid
