@@ -380,6 +380,15 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   return Endpoint{wanted.host, static_cast<std::uint16_t>(port)};
 }
 
+void GrpcServer::set_connection_limit(std::int64_t max_connections) {
+  if (!impl_->thread.joinable()) return;
+  // `handed` lives on `thread`.
+  boost::asio::post(impl_->io, [impl = impl_.get(), max_connections] {
+    if (impl->handed)
+      impl->handed->set_max(static_cast<std::size_t>(std::max<std::int64_t>(1, max_connections)));
+  });
+}
+
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {
   if (impl_->thread.joinable()) {
     boost::asio::post(impl_->io, [impl = impl_.get()] {

@@ -314,7 +314,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   IdService& service;
   std::shared_ptr<TcpAcceptor> acceptor;
   std::unique_ptr<ssl::context> tls;
-  std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
+  // max_connections as the open-file limit allows (descriptor_budget.h)
+  std::atomic<std::int64_t> max_connections{0};
   // Requests that may wait for the clock (wait policy) run here, off the
   // workers' threads; each waits at most max_wait.
   asio::thread_pool waiters{4};
@@ -351,6 +352,10 @@ Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
 void HttpServer::stop_accepting() {
   impl_->acceptor->close();
   impl_->workers.drain();
+}
+
+void HttpServer::set_connection_limit(std::int64_t max_connections) {
+  impl_->max_connections.store(max_connections);
 }
 
 std::int64_t HttpServer::open_connections() const {

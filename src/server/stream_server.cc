@@ -348,6 +348,10 @@ void StreamServer::stop_accepting() {
   impl_->workers.drain();
 }
 
+void StreamServer::set_connection_limit(std::int64_t max_connections) {
+  impl_->max_connections.store(max_connections);
+}
+
 std::int64_t StreamServer::open_connections() const {
   return impl_->metrics->open_connections().load();
 }

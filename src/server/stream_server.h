@@ -123,6 +123,7 @@ class StreamServer final : public Listener {
   Result<Endpoint> start(const DescriptorBudget& descriptors) override;
   void stop_accepting() override;
   std::int64_t open_connections() const override;
+  void set_connection_limit(std::int64_t max_connections) override;
   void stop() override;
 
  private:
