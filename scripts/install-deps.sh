@@ -52,8 +52,9 @@ fi
 
 # The Kubernetes manifest's check (tests/kubernetes) runs on Node.js, with
 # npm's package of the Kubernetes API schemas (kubernetes-models) pinned by
-# tests/kubernetes/package-lock.json. The machine's own Node.js and npm when
-# it has them, Debian's otherwise.
+# tests/kubernetes/package-lock.json, and so do the RESP tests' JavaScript
+# Redis clients (tests/integration/resp_node/package-lock.json). The
+# machine's own Node.js and npm when it has them, Debian's otherwise.
 if [ "$what" = test ] && ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 
 missing=()
@@ -69,11 +70,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-kubernetes_check="$(dirname "$0")/../tests/kubernetes"
-# node_modules/.installed-lock: the lock file it was installed from.
-if [ "$what" = test ] && ! cmp -s "$kubernetes_check/package-lock.json" \
-    "$kubernetes_check/node_modules/.installed-lock"; then
-  echo "installing the Kubernetes schema check's npm packages"
-  npm ci --prefix "$kubernetes_check" --no-audit --no-fund --loglevel=error
-  cp "$kubernetes_check/package-lock.json" "$kubernetes_check/node_modules/.installed-lock"
+# npm_ci DIR WHAT: installs DIR's npm packages from its package-lock.json,
+# unless node_modules/.installed-lock says that lock file is installed already.
+npm_ci() {
+  if ! cmp -s "$1/package-lock.json" "$1/node_modules/.installed-lock"; then
+    echo "installing the npm packages of $2"
+    npm ci --prefix "$1" --no-audit --no-fund --loglevel=error
+    cp "$1/package-lock.json" "$1/node_modules/.installed-lock"
+  fi
+}
+if [ "$what" = test ]; then
+  npm_ci "$(dirname "$0")/../tests/kubernetes" "the Kubernetes schema check"
+  # The Node.js Redis clients (ioredis, node-redis) snowid_resp_tests runs.
+  npm_ci "$(dirname "$0")/../tests/integration/resp_node" "the RESP tests' Node.js clients"
 fi

@@ -144,6 +144,15 @@ class SegmentAllocator {
 
   virtual SegmentReadiness readiness() const = 0;
 
+  // The store's SegmentStore::dense_ranges(): whether a batch taken from one
+  // range holds consecutive numbers. No lock, no store call.
+  virtual bool dense_ranges() const = 0;
+
+  // True if a fetch for `tag` has succeeded on this allocator, so the tag
+  // exists in the store. False for a tag not requested from this allocator
+  // yet, even one the store holds. No lock, no store call.
+  virtual bool serves(std::string_view tag) const = 0;
+
   // One entry per tag requested so far, ordered by tag.
   virtual std::vector<SegmentTagStats> stats() const = 0;
 

@@ -121,6 +121,12 @@ class SegmentStore {
   // stores that cannot be ticket servers).
   virtual Result<TicketIdentity> ticket_identity() { return TicketIdentity{}; }
 
+  // True if every range this store hands out is dense (stride 1), as a
+  // single store's are; false for a ticket-server set, whose ranges step by
+  // its increment, so that no two of its numbers are ever consecutive. A
+  // property of the store's kind: no call, safe from any thread.
+  virtual bool dense_ranges() const { return true; }
+
   // Records the identity. Only on a store without tags, since numbers it
   // handed out densely would collide with another ticket server's; a store
   // that already has an identity accepts only the same one again.

@@ -336,6 +336,10 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     return taken;
   }
 
+  bool dense_ranges() const override { return store_->dense_ranges(); }
+
+  bool serves(std::string_view tag) const override { return known_tags_.find(tag) != nullptr; }
+
   SegmentReadiness readiness() const override {
     SegmentReadiness result;
     {

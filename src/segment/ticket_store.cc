@@ -52,6 +52,8 @@ class TicketSegmentStore final : public SegmentStore {
   }
 
   const char* kind() const override { return "tickets"; }
+  // Every member's increment is at least 2 (check): numbers step by it.
+  bool dense_ranges() const override { return false; }
 
   // Checks every member that answers; a refusal (kInvalidArgument) stops the start.
   Status check_at_start() {

@@ -1,6 +1,8 @@
 // Writing RESP2 and RESP3 replies (the Redis protocol) for snowidd's RESP
 // listener. A connection speaks RESP2 until HELLO 3; the writer then uses
 // RESP3's own types for maps and nulls, and RESP2's equivalents before.
+// Snowflake IDs are bulk strings in both (decimal()), never RESP3's big
+// numbers, which RESP2-only clients (hiredis 0.14, ioredis) cannot read.
 #pragma once
 
 #include <fmt/format.h>
@@ -31,6 +33,15 @@ class RespReply {
   void bulk(std::string_view bytes) {
     fmt::format_to(std::back_inserter(out_), "${}\r\n", bytes.size());
     out_.append(bytes);
+    out_ += "\r\n";
+  }
+  // An integer as a bulk string of its decimal digits ("$19\r\n…"): what
+  // IDs are sent as, since clients that read RESP integers into doubles
+  // (JavaScript's) would round one above 2^53.
+  void decimal(std::int64_t value) {
+    const fmt::format_int digits(value);
+    fmt::format_to(std::back_inserter(out_), "${}\r\n", digits.size());
+    out_.append(digits.data(), digits.size());
     out_ += "\r\n";
   }
   void null() { out_ += resp3_ ? "_\r\n" : "$-1\r\n"; }

@@ -10,8 +10,10 @@
 #include <chrono>
 
 #include "info_json.h"
+#include "resp_commands.h"
 #include "resp_reply.h"
 #include "resp_request_parser.h"
+#include "resp_transaction.h"
 #include "snowid/decode.h"
 #include "snowid/time_text.h"
 #include "stream_server.h"
@@ -29,13 +31,6 @@ constexpr std::size_t kMaxInlineBytes = 64 * 1024;
 // that check a server version before using a command.
 constexpr std::string_view kRedisProtocolVersion = "7.0.0";
 
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // A decimal integer argument, as Redis reads one: optional '-', digits, no
 // spaces, within int64.
 std::optional<std::int64_t> integer_argument(std::string_view text) {
@@ -43,69 +38,6 @@ std::optional<std::int64_t> integer_argument(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
   return value;
-}
-
-// The commands, counted by name in snowid_resp_commands_total; kOther last.
-enum Command : std::size_t {
-  kIncr,
-  kIncrBy,
-  kSnowidId,
-  kSnowidIds,
-  kSnowidDecode,
-  kSnowidInfo,
-  kPing,
-  kEcho,
-  kHello,
-  kAuth,
-  kClient,
-  kSelect,
-  kQuit,
-  kCommandCommand,
-  kInfo,
-  kConfig,
-  kOther,
-};
-const std::vector<std::string>& command_names() {
-  static const std::vector<std::string> names{
-      "incr", "incrby",  "snowid.id", "snowid.ids", "snowid.decode", "snowid.info",
-      "ping", "echo",    "hello",     "auth",       "client",        "select",
-      "quit", "command", "info",      "config",     "other"};
-  return names;
-}
-
-// COMMAND's description of each command: name, arity (negative: at least),
-// flags, first key, last key, key step.
-struct CommandDoc {
-  Command command;
-  std::int64_t arity;
-  std::string_view flags;
-  std::int64_t first_key;
-};
-constexpr std::array<CommandDoc, 16> kCommandDocs{{
-    {kIncr, 2, "write fast", 1},
-    {kIncrBy, 3, "write fast", 1},
-    {kSnowidId, 1, "fast", 0},
-    {kSnowidIds, 2, "fast", 0},
-    {kSnowidDecode, 2, "fast", 0},
-    {kSnowidInfo, 1, "fast", 0},
-    {kPing, -1, "fast", 0},
-    {kEcho, 2, "fast", 0},
-    {kHello, -1, "noauth fast", 0},
-    {kAuth, -2, "noauth fast", 0},
-    {kClient, -2, "", 0},
-    {kSelect, 2, "fast", 0},
-    {kQuit, -1, "noauth fast", 0},
-    {kCommandCommand, -1, "", 0},
-    {kInfo, -1, "", 0},
-    {kConfig, -2, "", 0},
-}};
-
-Command command_of(std::string_view name) {
-  const auto& names = command_names();
-  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    if (same_name(name, names[i])) return static_cast<Command>(i);
-  }
-  return kOther;
 }
 
 // What every connection of the listener shares.
@@ -183,95 +115,201 @@ class RespConnection final : public StreamHandler {
 
   using Arguments = std::vector<std::string_view>;
 
-  // Answers one command; false to close the connection after the answer.
+  // Answers one command, or queues it inside MULTI; false to close the
+  // connection after the answer.
   bool run(const Arguments& args, RespReply& reply) {
-    const Command command = command_of(args[0]);
+    const RespCommand* row = find_resp_command(args[0]);
+    const RespCommandId command = row != nullptr ? row->id : kOther;
     metrics_->count_command(command);
     if (token_required_ && !authenticated_ && command != kAuth && command != kHello &&
         command != kQuit) {
-      reply.error("NOAUTH Authentication required.");
+      return refuse_command("NOAUTH Authentication required.", reply);
+    }
+    // A wrong number of arguments is answered and the connection goes on,
+    // as for every command: only QUIT and framing errors close it.
+    if (std::string refusal = check(row, args); !refusal.empty()) {
+      return refuse_command(refusal, reply);
+    }
+    if (transaction_ && row->in_transaction == InTransaction::kQueued) {
+      queue(*row, args, reply);
       return true;
     }
-    switch (command) {
-      // A wrong number of arguments is answered and the connection goes on,
-      // as for every command: only QUIT and framing errors close it.
+    return execute(*row, args, reply);
+  }
+
+  // Refuses a command; inside MULTI, that aborts the transaction.
+  bool refuse_command(std::string_view error, RespReply& reply) {
+    reply.error(error);
+    if (transaction_) transaction_->abort();
+    return true;
+  }
+
+  // Why the command must be refused before it runs or is queued; "" if not.
+  std::string check(const RespCommand* row, const Arguments& args) const {
+    if (row == nullptr) {
+      if (auto reason = unserved_command_reason(args[0])) {
+        return fmt::format("ERR {} is not served by snowid: {}", printable(args[0]), *reason);
+      }
+      return fmt::format(
+          "ERR unknown command '{}', with args beginning with: {}; snowid serves INCR, INCRBY, "
+          "SNOWID.ID, SNOWID.IDS, SNOWID.DECODE, SNOWID.INFO (COMMAND lists them all)",
+          printable(args[0]), args.size() > 1 ? printable(args[1]) : "");
+    }
+    if (args.size() < row->min_arguments || args.size() > row->max_arguments) {
+      return fmt::format("ERR wrong number of arguments for '{}' command", printable(args[0]));
+    }
+    if (transaction_ && row->in_transaction == InTransaction::kRefused) {
+      return fmt::format("ERR {} is not allowed inside MULTI", printable(args[0]));
+    }
+    return {};
+  }
+
+  // Queues a command after MULTI once it passes what it would be refused for
+  // without taking a number, so that EXEC runs only commands that can run.
+  void queue(const RespCommand& row, const Arguments& args, RespReply& reply) {
+    std::uint64_t ids = 1;
+    std::string refusal = admission(row, args, ids);
+    if (refusal.empty()) refusal = transaction_->queue(args, ids);
+    if (!refusal.empty()) {
+      refuse_command(refusal, reply);
+      return;
+    }
+    reply.status("QUEUED");
+  }
+
+  // For a command that hands out IDs or numbers: the service's refusal of
+  // its request, or ""; `ids` how many it hands out.
+  std::string admission(const RespCommand& row, const Arguments& args, std::uint64_t& ids) {
+    std::string refusal;
+    Answer answer;
+    if (row.id == kIncr || row.id == kIncrBy) {
+      std::int64_t count = 1;
+      if (row.id == kIncrBy && !increment(args[2], count, refusal)) return refusal;
+      answer = service_.admit(segment_request(args[1], count));
+    } else if (row.id == kSnowidId || row.id == kSnowidIds) {
+      std::int64_t count = 1;
+      if (row.id == kSnowidIds && !ids_count(args[1], count, refusal)) return refusal;
+      ids = static_cast<std::uint64_t>(count);
+      answer = service_.admit(IdRequest{authorization(), agent_, ids});
+    }
+    return answer.ok() ? std::string{} : refusal_text(answer);
+  }
+
+  // Runs a command that passed check().
+  bool execute(const RespCommand& row, const Arguments& args, RespReply& reply) {
+    switch (row.id) {
       case kIncr:
-        if (arity(args, 2, 2, reply)) incr(args[1], 1, reply);
+        incr(args[1], 1, reply);
         return true;
       case kIncrBy:
-        if (arity(args, 3, 3, reply)) incrby(args, reply);
+        incrby(args, reply);
         return true;
       case kSnowidId:
-        if (arity(args, 1, 1, reply)) next_ids(1, false, reply);
+        next_ids(1, false, reply);
         return true;
       case kSnowidIds:
-        if (arity(args, 2, 2, reply)) snowid_ids(args[1], reply);
+        snowid_ids(args[1], reply);
         return true;
       case kSnowidDecode:
-        if (arity(args, 2, 2, reply)) decode(args[1], reply);
+        decode(args[1], reply);
         return true;
       case kSnowidInfo:
-        if (arity(args, 1, 1, reply)) info(reply);
+        info(reply);
         return true;
+      case kExists:
+      case kType:
+      case kTtl:
+      case kPttl:
+        tag_facts(row.id, args, reply);
+        return true;
+      case kMulti:
+      case kExec:
+      case kDiscard:
+      case kUnwatch:
+        transaction_command(row.id, reply);
+        return true;
+      default:
+        return connection_command(row.id, args, reply);
+    }
+  }
+
+  // MULTI, EXEC, DISCARD, UNWATCH (nothing is ever watched).
+  void transaction_command(RespCommandId command, RespReply& reply) {
+    if (command == kUnwatch) return reply.status("OK");
+    if (command == kMulti) {
+      transaction_.emplace(options_.listener.max_pending_bytes);
+      return reply.status("OK");
+    }
+    if (!transaction_) {
+      return reply.error(
+          fmt::format("ERR {} without MULTI", command == kExec ? "EXEC" : "DISCARD"));
+    }
+    std::optional<RespTransaction> transaction = std::move(transaction_);
+    transaction_.reset();
+    if (command == kDiscard) return reply.status("OK");
+    if (transaction->aborted()) {
+      return reply.error("EXECABORT Transaction discarded because of previous errors.");
+    }
+    reply.array(transaction->size());
+    for (std::size_t i = 0; i < transaction->size(); ++i) {
+      const Arguments args = transaction->command(i);
+      execute(*find_resp_command(args[0]), args, reply);
+    }
+  }
+
+  // EXISTS tag… (how many of them this node serves), TYPE tag ("string" or
+  // "none"), TTL and PTTL tag (-1: no expiry, -2: not served here).
+  void tag_facts(RespCommandId command, const Arguments& args, RespReply& reply) {
+    std::int64_t served = 0;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      bool this_one = false;
+      const Answer answer = service_.segment_tag_served(authorization(), args[i], this_one);
+      if (!answer.ok()) return refuse(answer, reply);
+      served += this_one ? 1 : 0;
+    }
+    if (command == kExists) return reply.integer(served);
+    if (command == kType) return reply.status(served > 0 ? "string" : "none");
+    reply.integer(served > 0 ? -1 : -2);
+  }
+
+  // The commands of the connection itself.
+  bool connection_command(RespCommandId command, const Arguments& args, RespReply& reply) {
+    switch (command) {
       case kPing:
-        if (!arity(args, 1, 2, reply)) return true;
         args.size() == 2 ? reply.bulk(args[1]) : reply.status("PONG");
         return true;
       case kEcho:
-        if (arity(args, 2, 2, reply)) reply.bulk(args[1]);
+        reply.bulk(args[1]);
         return true;
       case kHello:
         hello(args, reply);
         return true;
       case kAuth:
-        if (!arity(args, 2, 3, reply)) return true;
         args.size() == 2 ? auth("default", args[1], reply) : auth(args[1], args[2], reply);
         return true;
       case kClient:
-        if (arity(args, 2, 64, reply)) client(args, reply);
+        client(args, reply);
         return true;
       case kSelect:
-        if (!arity(args, 2, 2, reply)) return true;
         args[1] == "0" ? reply.status("OK") : reply.error("ERR DB index is out of range");
         return true;
       case kQuit:
         reply.status("OK");
         return false;
       case kCommandCommand:
-        command_docs(args, reply);
+        answer_command_docs(args, reply);
         return true;
       case kInfo:
         server_info(reply);
         return true;
-      case kConfig:
+      default:
         // CONFIG GET, which clients and redis-benchmark send at connect:
         // no Redis parameter is kept here, so every pattern matches none.
-        if (arity(args, 2, 64, reply)) {
-          same_name(args[1], "GET") && args.size() == 3
-              ? reply.map(0)
-              : reply.error("ERR CONFIG: only CONFIG GET is served, and it matches nothing");
-        }
+        same_name(args[1], "GET") && args.size() == 3
+            ? reply.map(0)
+            : reply.error("ERR CONFIG: only CONFIG GET is served, and it matches nothing");
         return true;
-      case kOther:
-        break;
     }
-    reply.error(fmt::format("ERR unknown command '{}', with args beginning with: {}",
-                            printable(args[0]), args.size() > 1 ? printable(args[1]) : ""));
-    return true;
-  }
-
-  // Redis's error for a wrong number of arguments unless min <= size <= max.
-  static bool arity(const Arguments& args, std::size_t min, std::size_t max, RespReply& reply) {
-    if (args.size() >= min && args.size() <= max) return true;
-    reply.error(fmt::format("ERR wrong number of arguments for '{}' command", printable(args[0])));
-    return false;
-  }
-
-  // At most 64 printable bytes of client text, for an error message.
-  static std::string printable(std::string_view text) {
-    std::string out;
-    for (char c : text.substr(0, 64)) out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-    return out;
   }
 
   std::optional<std::string_view> authorization() const {
@@ -280,12 +318,13 @@ class RespConnection final : public StreamHandler {
   }
 
   // The Answer's refusal as a RESP error: the outcome's word, then the reason.
-  static void refuse(const Answer& answer, RespReply& reply) {
+  static std::string refusal_text(const Answer& answer) {
     std::string_view code = "ERR";
     if (answer.outcome == Outcome::kUnauthenticated) code = "NOAUTH";
     if (answer.outcome == Outcome::kUnavailable) code = "UNAVAILABLE";
-    reply.error(fmt::format("{} {}", code, answer.message));
+    return fmt::format("{} {}", code, answer.message);
   }
+  static void refuse(const Answer& answer, RespReply& reply) { reply.error(refusal_text(answer)); }
 
   // Runs `issue` (returning an Answer) and counts it as a call of the service.
   template <typename Issue>
@@ -296,16 +335,24 @@ class RespConnection final : public StreamHandler {
     return answer;
   }
 
+  // INCRBY's request: `count` consecutive numbers of the tag.
+  SegmentRequest segment_request(std::string_view tag, std::int64_t count) const {
+    SegmentRequest request{authorization(), agent_, tag, std::nullopt};
+    if (count > 1) request.count = static_cast<std::uint64_t>(count);
+    request.consecutive = true;
+    return request;
+  }
+
   // `count` consecutive numbers of the tag; their last as an integer.
   void incr(std::string_view tag, std::int64_t count, RespReply& reply) {
     numbers_.clear();
-    SegmentRequest request{authorization(), agent_, tag, std::nullopt};
-    if (count > 1) request.count = static_cast<std::uint64_t>(count);
+    const SegmentRequest request = segment_request(tag, count);
     Answer answer = counted(Call::kSegment, [&] {
       // Numbers from one request may span two ranges; INCRBY's caller takes
       // the n numbers up to the one returned as its own, so they must be
       // consecutive. A batch that is not is given up (its numbers are
       // skipped, never reissued) and taken again, from the new range.
+      // A store whose ranges are not dense refuses n > 1 before taking any.
       for (int attempt = 0; attempt < 3; ++attempt) {
         numbers_.clear();
         Answer a = service_.next_segment_ids(request, numbers_);
@@ -321,36 +368,62 @@ class RespConnection final : public StreamHandler {
   }
 
   void incrby(const Arguments& args, RespReply& reply) {
-    const auto count = integer_argument(args[2]);
-    if (!count) return reply.error("ERR value is not an integer or out of range");
-    if (*count < 1)
-      return reply.error("ERR increment must be at least 1: numbers are only handed out");
-    if (static_cast<std::uint64_t>(*count) > service_.config().max_batch) {
-      return reply.error(fmt::format("ERR increment {} exceeds max_batch {}", *count,
-                                     service_.config().max_batch));
+    std::int64_t count = 1;
+    std::string refusal;
+    if (!increment(args[2], count, refusal)) return reply.error(refusal);
+    incr(args[1], count, reply);
+  }
+
+  // INCRBY's increment: 1..max_batch; false with `refusal` set otherwise.
+  bool increment(std::string_view text, std::int64_t& count, std::string& refusal) const {
+    const auto value = integer_argument(text);
+    if (!value) {
+      refusal = "ERR value is not an integer or out of range";
+    } else if (*value < 1) {
+      refusal = "ERR increment must be at least 1: numbers are only handed out";
+    } else if (static_cast<std::uint64_t>(*value) > service_.config().max_batch) {
+      refusal =
+          fmt::format("ERR increment {} exceeds max_batch {}", *value, service_.config().max_batch);
+    } else {
+      count = *value;
     }
-    incr(args[1], *count, reply);
+    return refusal.empty();
+  }
+
+  // SNOWID.IDS's count: a positive integer (max_batch is the service's rule).
+  static bool ids_count(std::string_view text, std::int64_t& count, std::string& refusal) {
+    const auto value = integer_argument(text);
+    if (!value || *value < 1) {
+      refusal = "ERR count must be a positive integer";
+      return false;
+    }
+    count = *value;
+    return true;
   }
 
   void snowid_ids(std::string_view count_text, RespReply& reply) {
-    const auto count = integer_argument(count_text);
-    if (!count || *count < 1) return reply.error("ERR count must be a positive integer");
-    next_ids(static_cast<std::uint64_t>(*count), true, reply);
+    std::int64_t count = 0;
+    std::string refusal;
+    if (!ids_count(count_text, count, refusal)) return reply.error(refusal);
+    next_ids(static_cast<std::uint64_t>(count), true, reply);
   }
 
+  // IDs as bulk strings of their decimal digits, never RESP integers: a
+  // client that reads integers into doubles (ioredis, node-redis) would
+  // round a 64-bit ID, and two IDs could arrive as one.
   void next_ids(std::uint64_t count, bool as_array, RespReply& reply) {
     IdRequest request{authorization(), agent_, count};
     if (!as_array) {
       Id id = 0;
       const Answer answer = counted(Call::kNextId, [&] { return service_.next_id(request, id); });
       if (!answer.ok()) return refuse(answer, reply);
-      return reply.integer(id);
+      return reply.decimal(id);
     }
     ids_.clear();
     const Answer answer = counted(Call::kNextIds, [&] { return service_.next_ids(request, ids_); });
     if (!answer.ok()) return refuse(answer, reply);
     reply.array(ids_.size());
-    for (Id id : ids_) reply.integer(id);
+    for (Id id : ids_) reply.decimal(id);
   }
 
   void decode(std::string_view text, RespReply& reply) {
@@ -495,46 +568,6 @@ class RespConnection final : public StreamHandler {
     }
   }
 
-  // COMMAND, COMMAND COUNT, COMMAND INFO name…, COMMAND DOCS [name…].
-  void command_docs(const Arguments& args, RespReply& reply) {
-    const auto& names = command_names();
-    auto describe = [&](const CommandDoc& doc) {
-      reply.array(6);
-      reply.bulk(names[doc.command]);
-      reply.integer(doc.arity);
-      std::vector<std::string_view> flags;
-      for (std::string_view rest = doc.flags; !rest.empty();) {
-        const auto space = rest.find(' ');
-        flags.push_back(rest.substr(0, space));
-        rest = space == std::string_view::npos ? "" : rest.substr(space + 1);
-      }
-      reply.array(flags.size());
-      for (auto flag : flags) reply.status(flag);
-      reply.integer(doc.first_key);
-      reply.integer(doc.first_key);
-      reply.integer(doc.first_key == 0 ? 0 : 1);
-    };
-    if (args.size() == 1) {
-      reply.array(kCommandDocs.size());
-      for (const CommandDoc& doc : kCommandDocs) describe(doc);
-    } else if (same_name(args[1], "COUNT") && args.size() == 2) {
-      reply.integer(static_cast<std::int64_t>(kCommandDocs.size()));
-    } else if (same_name(args[1], "INFO")) {
-      reply.array(args.size() - 2);
-      for (std::size_t i = 2; i < args.size(); ++i) {
-        const Command c = command_of(args[i]);
-        const auto doc = std::find_if(kCommandDocs.begin(), kCommandDocs.end(),
-                                      [c](const CommandDoc& d) { return d.command == c; });
-        doc == kCommandDocs.end() ? reply.null() : describe(*doc);
-      }
-    } else if (same_name(args[1], "DOCS")) {
-      reply.map(0);  // no documentation served: clients fall back to their own
-    } else {
-      reply.error(fmt::format("ERR unknown subcommand or wrong number of arguments for '{}'",
-                              printable(args[1])));
-    }
-  }
-
   // INFO [section]: the server section, whatever was asked.
   void server_info(RespReply& reply) {
     NodeInfo node;
@@ -559,13 +592,14 @@ class RespConnection final : public StreamHandler {
   std::string agent_;          // CLIENT SETNAME's name; empty: none
   std::vector<Id> ids_;
   std::vector<std::int64_t> numbers_;
+  std::optional<RespTransaction> transaction_;  // after MULTI, until EXEC or DISCARD
 };
 
 }  // namespace
 
 std::unique_ptr<Listener> make_resp_listener(boost::asio::io_context& acceptor_io,
                                              IdService& service) {
-  auto metrics = std::make_shared<StreamMetrics>("resp", command_names());
+  auto metrics = std::make_shared<StreamMetrics>("resp", resp_command_names());
   auto shared = std::make_shared<RespShared>(service);
   return std::make_unique<StreamServer>(
       acceptor_io, service, "resp", service.config().resp.listener, metrics,

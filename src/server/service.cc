@@ -198,7 +198,32 @@ Answer IdService::admit(const SegmentRequest& request) const {
   if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
-  if (request.count) return check_count(*request.count);
+  if (Answer tag = check_tag(request.tag); !tag.ok()) return tag;
+  if (!request.count) return {};
+  if (Answer count = check_count(*request.count); !count.ok()) return count;
+  if (request.consecutive && *request.count > 1 && !segments_->dense_ranges()) {
+    return {Outcome::kInvalidArgument,
+            fmt::format("{} consecutive numbers cannot be served: the segment store is a "
+                        "ticket-server set, whose numbers step by its increment (take them "
+                        "one at a time: INCR, pipelined if need be)",
+                        *request.count)};
+  }
+  return {};
+}
+
+Answer IdService::segment_tag_served(std::optional<std::string_view> authorization,
+                                     std::string_view tag, bool& out) const {
+  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+  if (Answer on = check_segment_mode(); !on.ok()) return on;
+  if (Answer valid = check_tag(tag); !valid.ok()) return valid;
+  out = segments_->serves(tag);
+  return {};
+}
+
+Answer IdService::check_tag(std::string_view tag) const {
+  if (Status valid = validate_segment_tag(tag); !valid.ok()) {
+    return {Outcome::kInvalidArgument, valid.error().message};
+  }
   return {};
 }
 

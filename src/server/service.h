@@ -51,6 +51,10 @@ struct SegmentRequest {
   std::string_view agent;
   std::string_view tag;
   std::optional<std::uint64_t> count;
+  // The count numbers must be consecutive (RESP's INCRBY, whose caller owns
+  // the numbers up to the last): refused before any is taken by a store
+  // whose ranges are not dense (a ticket-server set).
+  bool consecutive = false;
 };
 
 // Segment mode's part of NodeInfo.
@@ -137,9 +141,17 @@ class IdService {
   // One ID (request.count is not read): the hot path of single-ID requests.
   Answer next_id(const IdRequest& request, Id& out);
 
-  // Token, agent, segment mode on (kDisabled), count: what
-  // next_segment_ids() checks before it asks the allocator.
+  // Token, agent, segment mode on (kDisabled), the tag's name, count, and
+  // for a consecutive request of more than one number, dense ranges
+  // (kInvalidArgument): what next_segment_ids() checks before it asks the
+  // allocator.
   Answer admit(const SegmentRequest& request) const;
+  // Token, segment mode on (kDisabled), the tag's name (kInvalidArgument);
+  // then whether this node has served the tag since it started
+  // (SegmentAllocator::serves): true means the tag exists in the store; false
+  // that this node has not fetched a range of it yet. No store call.
+  Answer segment_tag_served(std::optional<std::string_view> authorization, std::string_view tag,
+                            bool& out) const;
   // The tag's next number (count nullopt) or `count` numbers, appended to
   // `out`. kInvalidArgument for a bad tag, kNotFound for an unknown one,
   // kUnavailable (a short reason naming the tag only; the store's own text
@@ -232,6 +244,8 @@ class IdService {
   Answer check_count(std::uint64_t count) const;
   // kDisabled while segment mode is off.
   Answer check_segment_mode() const;
+  // kInvalidArgument for a name no segment tag can have.
+  Answer check_tag(std::string_view tag) const;
   Answer segment_refusal(std::string_view tag, const Error& error) const;
   // kDisabled while opaque_key_file is unset.
   Answer check_opaque_ids() const;

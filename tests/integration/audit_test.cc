@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "Snowflake.h"
+#include "resp_ids.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -136,10 +137,9 @@ TEST_F(AuditTest, EveryIdSentOverEveryProtocolIsAudited) {
       auto* reply =
           static_cast<redisReply*>(redisCommand(redis, i < 10 ? "SNOWID.ID" : "SNOWID.IDS 500"));
       ASSERT_TRUE(reply != nullptr);
-      if (reply->type == REDIS_REPLY_INTEGER) received.ids.emplace_back("resp-id", reply->integer);
-      for (std::size_t e = 0; e < reply->elements; ++e) {
-        received.ids.emplace_back("resp-ids", reply->element[e]->integer);
-      }
+      std::vector<Id> ids;
+      test::append_resp_ids(reply, ids);
+      for (Id id : ids) received.ids.emplace_back(i < 10 ? "resp-id" : "resp-ids", id);
       freeReplyObject(reply);
     }
     redisFree(redis);

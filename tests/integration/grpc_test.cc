@@ -25,6 +25,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "id_checks.h"
+#include "resp_ids.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -284,9 +285,7 @@ TEST_F(GrpcTest, EveryProtocolTogetherNeverSharesAnId) {
       for (int i = 0; redis != nullptr && redis->err == 0 && i < 300; ++i) {
         auto* reply = static_cast<redisReply*>(redisCommand(redis, "SNOWID.IDS 100"));
         if (reply == nullptr) break;
-        for (std::size_t e = 0; e < reply->elements; ++e) {
-          mine.push_back(reply->element[e]->integer);
-        }
+        test::append_resp_ids(reply, mine);
         freeReplyObject(reply);
       }
       redisFree(redis);

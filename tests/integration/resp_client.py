@@ -1,5 +1,6 @@
 """Calls snowidd's RESP listener with Python's redis package (Debian's
-python3-redis, which speaks RESP2) and prints what it got as one JSON object.
+python3-redis, which speaks RESP2), its default pipeline (a MULTI … EXEC
+transaction) included, and prints what it got as one JSON object.
 
     resp_client.py PORT 2 [PASSWORD]
 """
@@ -23,7 +24,24 @@ def main():
         pipe.execute_command("SNOWID.ID")
     pipe.execute_command("SNOWID.IDS", 20)
     results = pipe.execute()
-    out["ids"] = results[:50] + [int(x) for x in results[50]]
+    # IDs are bulk strings: redis-py gives bytes, exact whatever their size.
+    out["ids"] = [int(x) for x in results[:50]] + [int(x) for x in results[50]]
+    # The default pipeline is a transaction: MULTI, the commands, EXEC.
+    pipe = client.pipeline()
+    pipe.incr("py-tx").incr("py-tx").incrby("py-tx", 3).execute_command("SNOWID.IDS", 2)
+    transaction = pipe.execute()
+    out["transaction"] = transaction[:3] + [[int(x) for x in transaction[3]]]
+    # One command refused while queuing: EXECABORT, and no number is taken.
+    pipe = client.pipeline()
+    pipe.incr("py-tx").get("py-tx").incr("py-tx")
+    try:
+        out["aborted"] = pipe.execute()
+    except redis.ResponseError as e:
+        out["aborted"] = str(e)
+    out["after_abort"] = client.incr("py-tx")
+    out["exists"] = [client.exists("py-tx", "py-never"), client.type("py-tx").decode(),
+                     client.type("py-never").decode(), client.ttl("py-tx"),
+                     client.ttl("py-never"), client.pttl("py-tx")]
     try:
         client.execute_command("SNOWID.IDS", 0)
         out["bad_count"] = None
@@ -34,7 +52,7 @@ def main():
         out["unknown"] = None
     except redis.ResponseError as e:
         out["unknown"] = str(e)
-    out["after_error"] = client.execute_command("SNOWID.ID")
+    out["after_error"] = int(client.execute_command("SNOWID.ID"))
     print(json.dumps(out))
 
 

@@ -1,14 +1,17 @@
 // snowidd's RESP listener (the Redis protocol) over real sockets, with real
 // clients: redis-cli and redis-benchmark (redis-tools), Python's redis
-// package over RESP2 and RESP3, hiredis from C++, and hostile byte streams.
+// package, hiredis from C++, Node.js's ioredis and node-redis (npm, pinned by
+// tests/integration/resp_node/package-lock.json), and hostile byte streams.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "id_checks.h"
+#include "resp_ids.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "subprocess.h"
@@ -49,7 +52,7 @@ struct Hiredis {
     int type = 0;
     long long integer = 0;
     std::string text;
-    std::vector<long long> integers;  // of an array
+    std::vector<Id> ids;  // SNOWID.ID's or SNOWID.IDS's
   };
   Reply command(const std::vector<std::string>& args) {
     std::vector<const char*> argv;
@@ -65,8 +68,7 @@ struct Hiredis {
     reply.type = raw->type;
     reply.integer = raw->integer;
     if (raw->str != nullptr) reply.text.assign(raw->str, raw->len);
-    for (std::size_t i = 0; i < raw->elements; ++i)
-      reply.integers.push_back(raw->element[i]->integer);
+    test::append_resp_ids(raw, reply.ids);
     freeReplyObject(raw);
     return reply;
   }
@@ -123,7 +125,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
   EXPECT_EQ(cli(port, {"ECHO", "hello there"}), "hello there");
   EXPECT_EQ(cli(port, {"SELECT", "0"}), "OK");
   EXPECT_EQ(cli(port, {"SELECT", "1"}), "ERR DB index is out of range");
-  EXPECT_EQ(cli(port, {"GET", "orders"}).rfind("ERR unknown command 'GET'", 0), 0u);
+  EXPECT_EQ(cli(port, {"FLUSHALL"}).rfind("ERR unknown command 'FLUSHALL'", 0), 0u);
   EXPECT_EQ(cli(port, {"SNOWID.IDS", "0"}), "ERR count must be a positive integer");
   EXPECT_EQ(cli(port, {"INCRBY", "orders", "-1"}).rfind("ERR increment must be", 0), 0u);
   EXPECT_EQ(cli(port, {"INCR", "bad tag!"}).rfind("ERR", 0), 0u);
@@ -133,7 +135,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
 }
 
 // Debian 12's python3-redis (4.3) speaks RESP2 only; RESP3 is tested with
-// redis-cli -3 (Resp2DecodeIsAFlatArrayAndResp3AMap).
+// redis-cli -3 (Resp2DecodeIsAFlatArrayAndResp3AMap) and node-redis.
 TEST_F(RespTest, PythonRedisClientWithPipelining) {
   auto server = start(dir);
   const int port = server->listener_port("resp");
@@ -152,6 +154,18 @@ TEST_F(RespTest, PythonRedisClientWithPipelining) {
     EXPECT_NE(got["bad_count"].get<std::string>().find("count must be"), std::string::npos);
     EXPECT_NE(got["unknown"].get<std::string>().find("unknown command"), std::string::npos);
     EXPECT_GT(got["after_error"].get<Id>(), ids.back());
+    // redis-py's default pipeline: MULTI … EXEC, every reply in order.
+    EXPECT_EQ(got["transaction"][0], 1);
+    EXPECT_EQ(got["transaction"][1], 2);
+    EXPECT_EQ(got["transaction"][2], 5);
+    std::vector<Id> transaction_ids = got["transaction"][3];
+    EXPECT_EQ(transaction_ids.size(), 2u);
+    EXPECT_EQ(test::check_unique_and_increasing({transaction_ids}), "");
+    // A refused GET aborted the next one before any number was taken.
+    EXPECT_NE(got["aborted"].get<std::string>().find("GET is not served"), std::string::npos)
+        << got["aborted"];
+    EXPECT_EQ(got["after_abort"], 6);
+    EXPECT_EQ(got["exists"], nlohmann::json::parse(R"([1, "string", "none", -1, -2, -1])"));
   }
   // The connection name is the agent.
   EXPECT_NE(test::http_get(server->port(), "/metrics")
@@ -221,10 +235,8 @@ TEST_F(RespTest, ConcurrentPipelinedClientsNeverShareAnId) {
           void* raw = nullptr;
           ASSERT_EQ(redisGetReply(h.context, &raw), REDIS_OK);
           auto* reply = static_cast<redisReply*>(raw);
-          if (reply->type == REDIS_REPLY_INTEGER && i < 16) mine.push_back(reply->integer);
+          if (i < 17) test::append_resp_ids(reply, mine);
           if (reply->type == REDIS_REPLY_INTEGER && i == 17) counted.push_back(reply->integer);
-          for (std::size_t e = 0; e < reply->elements; ++e)
-            mine.push_back(reply->element[e]->integer);
           freeReplyObject(reply);
         }
       }
@@ -356,6 +368,193 @@ TEST_F(RespTest, InfoWithBytesThatAreNotUtf8) {
   const int port = server.listener_port("resp");
   EXPECT_NE(cli(port, {"SNOWID.INFO"}).find("st\xef\xbf\xbdte"), std::string::npos);
   EXPECT_EQ(cli(port, {"PING"}), "PONG");
+}
+
+// SNOWID.ID and SNOWID.IDS answer bulk strings of decimal digits: a client
+// that reads RESP integers into doubles gets them intact too.
+TEST_F(RespTest, IdsAreBulkStringsAndCountersIntegers) {
+  auto server = start(dir);
+  const int port = server->listener_port("resp");
+  const Exchange one = talk(port, "SNOWID.ID\r\nSNOWID.IDS 2\r\nINCR orders\r\n");
+  const auto lines = test::split_lines(one.received);
+  ASSERT_EQ(lines.size(), 8u) << one.received;
+  EXPECT_EQ(lines[0], "$19\r");
+  EXPECT_EQ(lines[2], "*2\r");
+  EXPECT_EQ(lines[3], "$19\r");
+  EXPECT_EQ(lines[7], ":1\r");  // INCR is an integer, as Redis's
+  Hiredis h(port);
+  EXPECT_EQ(h.command({"SNOWID.ID"}).type, REDIS_REPLY_STRING);
+  EXPECT_EQ(h.command({"SNOWID.IDS", "3"}).ids.size(), 3u);
+}
+
+// The Node.js clients of the issue: ioredis and node-redis (RESP2 and, after
+// HELLO 3, RESP3), each asked for 1000 IDs at once, a pipeline of SNOWID.IDS
+// 2 and SNOWID.ID, and a transaction. Every ID must come back exactly as
+// issued: distinct, increasing per call, between the redis-cli calls made
+// before and after, and decoding to this node's datacenter and worker.
+TEST_F(RespTest, NodeClientsGetEveryIdIntact) {
+  ASSERT_TRUE(std::filesystem::exists(std::string(RESP_NODE_DIR) + "/node_modules/ioredis"))
+      << "no " << RESP_NODE_DIR << "/node_modules: run scripts/install-deps.sh test";
+  auto server = start(dir, {"--datacenter-id", "3", "--worker-id", "4"});
+  const int port = server->listener_port("resp");
+  const Id before = std::stoll(cli(port, {"SNOWID.ID"}));
+  const auto r = test::run_process({"/usr/bin/env", "node",
+                                    std::string(RESP_NODE_DIR) + "/resp_node_client.mjs",
+                                    std::to_string(port)});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<Id> cli_ids;
+  for (const auto& line : test::split_lines(cli(port, {"SNOWID.IDS", "1000"})))
+    cli_ids.push_back(std::stoll(line));
+  ASSERT_EQ(cli_ids.size(), 1000u);
+  const auto got = nlohmann::json::parse(r.out);
+  std::vector<std::vector<Id>> sources{cli_ids};
+  for (const char* client : {"ioredis", "node_redis", "node_redis_resp3"}) {
+    SCOPED_TRACE(client);
+    const auto& c = got[client];
+    auto ids_of = [](const nlohmann::json& texts) {
+      std::vector<Id> ids;
+      for (const auto& text : texts) ids.push_back(std::stoll(text.get<std::string>()));
+      return ids;
+    };
+    ASSERT_EQ(c["ids"].size(), 1000u) << c["ids"];
+    sources.push_back(ids_of(c["ids"]));
+    ASSERT_EQ(c["pipeline"].size(), 2u) << c["pipeline"];
+    sources.push_back(ids_of(c["pipeline"][0]));
+    EXPECT_EQ(sources.back().size(), 2u);
+    sources.push_back({std::stoll(c["pipeline"][1].get<std::string>())});
+    sources.push_back({std::stoll(c["id"].get<std::string>())});
+  }
+  EXPECT_EQ(got["ioredis"]["id_type"], "string");
+  EXPECT_EQ(test::check_unique_and_increasing(sources), "");
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    for (Id id : sources[s]) {
+      ASSERT_GT(id, before);
+      // The Node clients ran before redis-cli's call.
+      if (s > 0) {
+        ASSERT_LT(id, cli_ids.front());
+      }
+      const auto fields = snowid::decode(Layout{}, id);
+      ASSERT_TRUE(fields.ok());
+      ASSERT_EQ(fields->datacenter, 3u);
+      ASSERT_EQ(fields->worker, 4u);
+    }
+  }
+  // Transactions: ioredis's multi() and node-redis's, one after the other on
+  // tag js-orders; a refused GET takes nothing.
+  const auto& io = got["ioredis"];
+  EXPECT_EQ(io["multi"][0], "1");
+  EXPECT_EQ(io["multi"][1], "2");
+  EXPECT_EQ(io["multi"][2].size(), 2u) << io["multi"];
+  EXPECT_EQ(io["incr_after"], "3");
+  EXPECT_NE(io["aborted"].get<std::string>().find("EXECABORT"), std::string::npos) << io["aborted"];
+  EXPECT_EQ(io["incr_after_abort"], "4");
+  EXPECT_EQ(io["exists"], "1");
+  EXPECT_EQ(got["node_redis"]["multi"], nlohmann::json::parse(R"(["5", "6"])"));
+  EXPECT_EQ(got["node_redis"]["incr_after"], "7");
+  EXPECT_EQ(got["node_redis_resp3"]["multi"], nlohmann::json::parse(R"(["8", "9"])"));
+  EXPECT_EQ(got["node_redis_resp3"]["incr_after"], "10");
+}
+
+// What `printf 'MULTI\r\nINCR orders\r\n…EXEC\r\n' | redis-cli` sends: the
+// commands are queued and run by EXEC; a command refused while queuing
+// aborts the transaction, which then takes no number.
+TEST_F(RespTest, MultiExecRunsTheQueueOrNothing) {
+  auto server = start(dir);
+  const int port = server->listener_port("resp");
+  EXPECT_EQ(talk(port, "MULTI\r\nINCR orders\r\nINCRBY orders 3\r\nPING\r\nEXEC\r\n").received,
+            "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n:4\r\n+PONG\r\n");
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"GET orders", "-ERR GET is not served by snowid: "},
+      {"INCRBY orders x", "-ERR value is not an integer or out of range"},
+      {"INCRBY orders 100000", "-ERR increment 100000 exceeds max_batch"},
+      {"SNOWID.IDS 0", "-ERR count must be a positive integer"},
+      {"SNOWID.IDS 20000", "-ERR count 20000 is out of range"},
+      {"INCR bad!tag", "-ERR "},
+      {"INCR", "-ERR wrong number of arguments for 'INCR' command"},
+      {"NOSUCH", "-ERR unknown command 'NOSUCH'"},
+      {"WATCH orders", "-ERR WATCH is not served by snowid: "},
+      {"MULTI", "-ERR MULTI is not allowed inside MULTI"},
+      {"HELLO 3", "-ERR HELLO is not allowed inside MULTI"},
+  };
+  int next = 5;  // the INCR after each aborted transaction takes the next number, no more
+  for (const auto& [command, error] : refused) {
+    const Exchange r = talk(
+        port, "MULTI\r\nINCR orders\r\n" + command + "\r\nSNOWID.ID\r\nEXEC\r\nINCR orders\r\n");
+    EXPECT_EQ(r.received.rfind("+OK\r\n+QUEUED\r\n" + error, 0), 0u) << command << r.received;
+    EXPECT_NE(r.received.find("\r\n+QUEUED\r\n-EXECABORT Transaction discarded because of "
+                              "previous errors.\r\n:" +
+                              std::to_string(next++) + "\r\n"),
+              std::string::npos)
+        << command << r.received;
+  }
+  EXPECT_EQ(talk(port, "MULTI\r\nINCR orders\r\nDISCARD\r\nINCR orders\r\n").received,
+            "+OK\r\n+QUEUED\r\n+OK\r\n:" + std::to_string(next++) + "\r\n");
+  EXPECT_EQ(talk(port, "EXEC\r\nDISCARD\r\nUNWATCH\r\n").received,
+            "-ERR EXEC without MULTI\r\n-ERR DISCARD without MULTI\r\n+OK\r\n");
+  EXPECT_EQ(talk(port, "MULTI\r\nEXEC\r\n").received, "+OK\r\n*0\r\n");
+  // A transaction whose answer would be too large is refused while queuing.
+  std::string many = "MULTI\r\n";
+  for (int i = 0; i < 11; ++i) many += "SNOWID.IDS 10000\r\n";
+  const Exchange large = talk(port, many + "EXEC\r\nINCR orders\r\n");
+  EXPECT_NE(large.received.find("more than 100000 IDs"), std::string::npos) << large.received;
+  EXPECT_NE(large.received.find("-EXECABORT"), std::string::npos);
+  EXPECT_EQ(large.received.substr(large.received.rfind(':')), ":" + std::to_string(next) + "\r\n");
+}
+
+// EXISTS, TYPE, TTL and PTTL say whether this node serves a tag; GET, SET and
+// their kin are refused with what to use instead.
+TEST_F(RespTest, TagFactsAndRefusalsThatNameWhatToUse) {
+  auto server = start(dir);
+  const int port = server->listener_port("resp");
+  EXPECT_EQ(cli(port, {"EXISTS", "orders"}), "0");
+  EXPECT_EQ(cli(port, {"TYPE", "orders"}), "none");
+  EXPECT_EQ(cli(port, {"TTL", "orders"}), "-2");
+  EXPECT_EQ(cli(port, {"INCR", "orders"}), "1");
+  EXPECT_EQ(cli(port, {"EXISTS", "orders", "orders", "other"}), "2");
+  EXPECT_EQ(cli(port, {"TYPE", "orders"}), "string");
+  EXPECT_EQ(cli(port, {"TTL", "orders"}), "-1");
+  EXPECT_EQ(cli(port, {"PTTL", "orders"}), "-1");
+  EXPECT_EQ(cli(port, {"EXISTS", "bad!tag"}).rfind("ERR", 0), 0u);
+  EXPECT_NE(cli(port, {"GET", "orders"}).find("INCR returns each number"), std::string::npos);
+  EXPECT_NE(cli(port, {"SET", "orders", "5"}).find("snowid segment create"), std::string::npos);
+  EXPECT_NE(cli(port, {"DECR", "orders"}).find("use INCR"), std::string::npos);
+  EXPECT_NE(cli(port, {"DEL", "orders"}).find("never removed"), std::string::npos);
+  EXPECT_NE(cli(port, {"EXPIRE", "orders", "5"}).find("never expire"), std::string::npos);
+  EXPECT_NE(cli(port, {"HGETALL", "x"}).find("snowid serves INCR, INCRBY"), std::string::npos);
+  // None of them took a number.
+  EXPECT_EQ(cli(port, {"INCR", "orders"}), "2");
+  ServerProcess off(SNOWIDD_PATH, {"--resp", "127.0.0.1:0", "--state-dir", dir.file("off"),
+                                   "--segment-store", "off"});
+  ASSERT_TRUE(off.started()) << off.log();
+  EXPECT_NE(cli(off.listener_port("resp"), {"EXISTS", "orders"}).find("segment mode is off"),
+            std::string::npos);
+}
+
+// On a ticket-server set a range's numbers step by the set's increment, so
+// INCRBY n > 1 can never be n consecutive numbers: it is refused before any
+// number is taken, and the next INCR follows the last one in its residue class.
+TEST_F(RespTest, IncrbyOnTicketServersIsRefusedWithoutTakingANumber) {
+  std::string stores;
+  for (int k = 0; k < 2; ++k) {
+    const std::string url = "sqlite://" + dir.file("ticket" + std::to_string(k) + ".db");
+    const auto r = test::run_process({SNOWID_CLI_PATH, "segment", "ticket-init", "--increment", "2",
+                                      "--offset", std::to_string(k), "--segment-store", url});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    stores += (k == 0 ? "" : " ") + url;
+  }
+  auto server = start(dir, {"--segment-store", stores});
+  const int port = server->listener_port("resp");
+  const std::int64_t first = std::stoll(cli(port, {"INCR", "orders"}));
+  const std::int64_t second = std::stoll(cli(port, {"INCR", "orders"}));
+  EXPECT_EQ(second, first + 2);
+  const std::string refused = cli(port, {"INCRBY", "orders", "3"});
+  EXPECT_NE(refused.find("ticket-server set"), std::string::npos) << refused;
+  const Exchange queued = talk(port, "MULTI\r\nINCRBY orders 2\r\nEXEC\r\n");
+  EXPECT_EQ(queued.received.rfind("+OK\r\n-ERR 2 consecutive numbers cannot be served", 0), 0u)
+      << queued.received;
+  EXPECT_NE(queued.received.find("-EXECABORT"), std::string::npos) << queued.received;
+  EXPECT_EQ(std::stoll(cli(port, {"INCR", "orders"})), second + 2);
+  EXPECT_EQ(std::stoll(cli(port, {"INCRBY", "orders", "1"})), second + 4);
 }
 
 }  // namespace
