@@ -211,7 +211,7 @@ TEST_F(ConnectionFloodTest, AnOpenFileLimitLoweredWhileServingIsFollowed) {
 // descriptors are free. HTTP connections alone can no longer exhaust them
 // (see above), but what snowidd does not count can (gRPC's connections, in
 // practice); here, the open-file limit is lowered under the running server
-// to just above what it has open.
+// to just above what it has open, faster than snowidd follows it.
 TEST_F(ConnectionFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
   if (test::kAddressSanitizer) {
     // UndefinedBehaviorSanitizer's vptr check, in that build, reads a
@@ -243,10 +243,15 @@ TEST_F(ConnectionFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
       << server().log();
 
   flood.close_all();
+  // Each waiting connection is taken and answered. snowidd has meanwhile
+  // followed the lowered limit (see above), which leaves HTTP one connection
+  // beside the spare descriptors: a connection taken while another (or a
+  // flood connection not yet seen closed) is open is refused in words.
   for (auto& connection : waiting) {
     const auto outcome = connection->read_until_closed(std::chrono::seconds{3});
     ASSERT_EQ(outcome.replies.size(), 1u);
-    EXPECT_EQ(outcome.replies[0].status, 200);
+    const int status = outcome.replies[0].status;
+    EXPECT_TRUE(status == 200 || status == 503) << status;
   }
 }
 
