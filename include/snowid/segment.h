@@ -20,6 +20,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -66,6 +68,21 @@ struct SegmentAllocatorOptions {
 
   // Passed to open_segment_store by SegmentAllocator::open.
   SegmentStoreOptions store;
+
+  // Restores noticed: the file, in the node's state directory, that keeps
+  // the highest range end each store handed this node, per tag
+  // (src/segment/range_memory.h). A range that starts below it is refused,
+  // and so is the tag, until the store hands ranges above it again (the
+  // background thread reads the tag's max_id every retry_max, taking
+  // nothing). Empty: nothing is remembered. A damaged file fails open/create.
+  std::filesystem::path range_memory;
+  // The stores' names in that file and in messages, by SegmentRange::source;
+  // open() fills them from the URL (no user, password or other secrets).
+  // Missing ones are "store-<source>".
+  std::vector<std::string> store_names;
+  // Called from the background thread with what an operator must see: a
+  // range or store refused (`error` true), a refused tag served again.
+  std::function<void(bool error, std::string_view message)> report;
 };
 
 // Counters of one tag, for /metrics.
@@ -80,6 +97,9 @@ struct SegmentTagStats {
   bool standby_ready = false;         // the next range is already fetched
   std::uint64_t requests_waited = 0;  // requests that found no number and waited for the store
   std::uint64_t store_errors = 0;     // failed fetches
+  // The store went back below a range it handed this node (restored from
+  // an older backup?): no range is taken for the tag until it is repaired.
+  bool refused = false;
   std::chrono::microseconds fetch_latency_total{0};  // over segments_fetched + store_errors
   std::chrono::microseconds fetch_latency_max{0};
 };
@@ -118,6 +138,12 @@ struct SegmentReadiness {
   bool ready = true;
   bool store_reachable = true;  // the last store call succeeded (true before the first)
   std::string reason;           // why not ready or degraded; empty if all is well
+  // Tags refused because their store went back (each message names the tag
+  // and the store, without secrets), then stores of a ticket-server set that
+  // are never used (their identity disagrees). A refused tag makes the
+  // allocator not ready; a refused store of a set that still serves does not.
+  std::vector<std::string> refused_tags;
+  std::vector<std::string> refused_stores;
 };
 
 class SegmentAllocator {

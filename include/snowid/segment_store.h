@@ -117,6 +117,16 @@ class SegmentStore {
   virtual Result<SegmentRange> take_range(std::string_view tag,
                                           std::optional<std::int64_t> increment) = 0;
 
+  // The tag's max_id in the store that gave the ranges of `source` (see
+  // SegmentRange::source; 0 for a single store), without taking anything.
+  // kNotFound for an unknown tag. (The default reads every row.)
+  virtual Result<std::int64_t> max_id(std::string_view tag, std::size_t source);
+
+  // Why stores of a set are never used (a ticket server whose identity
+  // disagrees), one message each; empty for a single store or a sound set.
+  // The messages name stores by their place in the set, never by URL.
+  virtual std::vector<std::string> refusals() const { return {}; }
+
   // The identity recorded in the store; {1, 0} if none (the default for
   // stores that cannot be ticket servers).
   virtual Result<TicketIdentity> ticket_identity() { return TicketIdentity{}; }

@@ -13,11 +13,14 @@
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "audit_tail.h"
 #include "id_checker.h"
 #include "progress_bar.h"
 #include "snowid/clock.h"
 #include "snowid/decode.h"
+#include "snowid/high_water_mark.h"
 #include "snowid/time_text.h"
 
 namespace snowid::cli {
@@ -45,11 +48,19 @@ Findings (any one fails the check, exit 1):
   missing           with --audit: an ID that no record of the audit logs covers
                     (acknowledged but not audited)
   overlaps          with --audit: two audit records covering one ID (issued twice)
+  state behind      with --state-file: the audit logs hold an ID whose time unit
+                    starts after the state file's mark (or there is no mark): the
+                    state directory was restored from an older copy, and a node
+                    started on it alone would issue those IDs again
 
 --audit FILE reads a snowidd audit log (option audit_log): lines
 "<incarnation> <datacenter>/<worker> <first> <last>" and '#' comments; the
 layout options must match the one the server ran with. A torn last record (a
 write cut short) is dropped: it was never acknowledged.
+
+--state-file FILE compares a node's state file (state_dir/generator.state)
+with the audit logs given (of that node: every record counts). Without FILE
+arguments it reads no IDs.
 
 Memory: 8 bytes per ID (16 while sorting IDs that were not in increasing
 order) and 16 bytes per audit record.
@@ -139,8 +150,44 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+// --state-file against the audit logs.
+struct StateCheck {
+  std::string path;
+  std::optional<milliseconds> mark;            // nullopt: nothing at the path
+  std::optional<audit::LatestAudited> latest;  // the audit logs' highest ID
+  bool behind() const { return latest && (!mark || *mark < latest->time); }
+};
+
+Result<StateCheck> check_state_file(const std::string& path, const Layout& layout,
+                                    const std::vector<std::string>& audit_logs) {
+  auto inspected = inspect_mark(path, layout);
+  if (!inspected.ok()) return inspected.error();
+  StateCheck state{inspected->path.string(), inspected->mark, std::nullopt};
+  for (const std::string& log : audit_logs) {
+    auto latest = audit::latest_audited(log, layout, std::nullopt, audit::kWholeAuditLog);
+    if (!latest.ok()) return latest.error();
+    if (*latest && (!state.latest || (*latest)->id > state.latest->id)) state.latest = *latest;
+  }
+  return state;
+}
+
+std::string state_text(const StateCheck& state, const Layout& layout) {
+  const std::string mark = state.mark ? format_time(*state.mark) : "none (no file)";
+  const std::string latest =
+      state.latest ? id_text(layout, state.latest->id) : "none (no record in the audit logs)";
+  std::string out = fmt::format("state file        {}: mark {}\n  latest audited ID {}\n",
+                                state.path, mark, latest);
+  if (state.behind()) {
+    out +=
+        "  the audit logs hold IDs above the mark: the state directory was restored from an older "
+        "copy (or its state file removed); a node started on it would issue them again. Start the "
+        "node with its audit_log set (it then starts above them) or restore a newer copy\n";
+  }
+  return out;
+}
+
 std::string text_report(const check::CheckReport& r, const Layout& layout, milliseconds max_drift,
-                        double seconds) {
+                        double seconds, const std::optional<StateCheck>& state) {
   std::string out = fmt::format(
       "checked {} from {} in {:.2f} s ({:.1f} M IDs/s), layout {}\n", plural(r.ids, "ID", "IDs"),
       plural(r.sources.size(), "source", "sources"), seconds,
@@ -174,6 +221,7 @@ std::string text_report(const check::CheckReport& r, const Layout& layout, milli
       out += fmt::format("  {}..{} and {}..{}\n", o.first_a, o.last_a, o.first_b, o.last_b);
     }
   }
+  if (state) out += state_text(*state, layout);
   if (!r.nodes.empty()) {
     out += "nodes\n";
     out += fmt::format("  {:>10}  {:>6}  {:>12}  {:<24}  {}\n", "datacenter", "worker", "IDs",
@@ -194,7 +242,7 @@ std::string text_report(const check::CheckReport& r, const Layout& layout, milli
       out += fmt::format("  ... and {} more\n", r.sources.size() - kSourcesShown);
     }
   }
-  if (r.ok()) {
+  if (r.ok() && !(state && state->behind())) {
     out += "result            OK\n";
   } else {
     std::vector<std::string> failed;
@@ -211,13 +259,15 @@ std::string text_report(const check::CheckReport& r, const Layout& layout, milli
       failed.push_back(
           plural(r.audit.overlaps, "overlapping audit record", "overlapping audit records"));
     }
+    if (state && state->behind()) failed.push_back("state file behind the audit logs");
     out += fmt::format("result            FAILED: {}\n", fmt::join(failed, ", "));
   }
   return out;
 }
 
 nlohmann::json json_report(const check::CheckReport& r, const Layout& layout, milliseconds now,
-                           milliseconds max_drift, double seconds) {
+                           milliseconds max_drift, double seconds,
+                           const std::optional<StateCheck>& state) {
   auto id = [](Id value) { return std::to_string(value); };
   auto location = [](const check::Location& l) {
     return nlohmann::json{{"input", l.input}, {"line", l.line}};
@@ -252,8 +302,19 @@ nlohmann::json json_report(const check::CheckReport& r, const Layout& layout, mi
     const auto& s = r.sources[i];
     sources.push_back({{"name", s.name}, {"ids", s.ids}, {"order_violations", s.order_violations}});
   }
+  nlohmann::json state_json = nullptr;
+  if (state) {
+    state_json = {
+        {"path", state->path},
+        {"mark_ms", state->mark ? nlohmann::json(state->mark->count()) : nullptr},
+        {"latest_audited_id", state->latest ? nlohmann::json(id(state->latest->id)) : nullptr},
+        {"latest_audited_ms",
+         state->latest ? nlohmann::json(state->latest->time.count()) : nullptr},
+        {"behind", state->behind()}};
+  }
   nlohmann::json out{
-      {"ok", r.ok()},
+      {"ok", r.ok() && !(state && state->behind())},
+      {"state_file", std::move(state_json)},
       {"ids", r.ids},
       {"seconds", seconds},
       {"layout", describe(layout)},
@@ -315,6 +376,9 @@ CheckCommand::CheckCommand(CLI::App& app, LayoutArgs& layout_args) : layout_args
                    "How far ahead of --now an ID's time may be (250ms, 1s, 5m, 1h)")
       ->default_str("1s");
   check_->add_option("--now", now_, "The present, Unix ms or ISO 8601 (default: the clock)");
+  check_->add_option("--state-file", state_file_,
+                     "A node's state file (generator.state) to compare with the --audit logs: IDs "
+                     "audited above its mark mean it was restored from an older copy");
   check_->add_flag("--json", json_, "Print the report as JSON");
   progress_.add_to(*check_);
   check_->footer(kFooter);
@@ -348,8 +412,11 @@ int CheckCommand::run() const {
   options.max_drift = *max_drift;
   check::IdChecker checker(options);
   auto buffer = std::make_unique_for_overwrite<char[]>(kReadBytes);
+  if (!state_file_.empty() && audit_logs_.empty()) {
+    return fail(kExitUsage, "--state-file needs the node's audit log (--audit FILE)");
+  }
   const std::vector<std::string> id_inputs =
-      inputs_.empty() ? std::vector<std::string>{"-"} : inputs_;
+      inputs_.empty() && state_file_.empty() ? std::vector<std::string>{"-"} : inputs_;
   std::vector<std::string> every_input = audit_logs_;
   every_input.insert(every_input.end(), id_inputs.begin(), id_inputs.end());
   ProgressBar::Options bar;
@@ -381,14 +448,20 @@ int CheckCommand::run() const {
     return fail(bad_input ? kExitUsage : kExitFindings, read.error().message);
   }
   const check::CheckReport report = checker.finish();
+  std::optional<StateCheck> state;
+  if (!state_file_.empty()) {
+    auto compared = check_state_file(state_file_, *layout, audit_logs_);
+    if (!compared.ok()) return fail(kExitFindings, compared.error().message);
+    state = std::move(*compared);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   const int printed =
-      json_ ? print(json_report(report, *layout, now, *max_drift, seconds).dump(2) + "\n")
-            : print(text_report(report, *layout, *max_drift, seconds));
+      json_ ? print(json_report(report, *layout, now, *max_drift, seconds, state).dump(2) + "\n")
+            : print(text_report(report, *layout, *max_drift, seconds, state));
   if (printed != 0) return printed;
-  return report.ok() ? 0 : kExitFindings;
+  return report.ok() && !(state && state->behind()) ? 0 : kExitFindings;
 }
 
 }  // namespace snowid::cli

@@ -1,11 +1,14 @@
 // `snowid check`: reads IDs that clients received (and snowidd's audit logs)
 // and reports duplicates, per-source order violations, IDs from the future,
-// IDs the audit logs do not cover, and a summary per node. The checks
+// IDs the audit logs do not cover, a state file behind the audit logs (a
+// restored state directory), and a summary per node. The checks
 // themselves are src/check/id_checker.h; this file reads the inputs and
 // prints the report (text, or JSON with --json).
 //
-//   snowid check [FILE|-]... [--audit FILE]... [--max-drift 1s] [--now TIME] [--json]
-//                [--progress|--no-progress] [layout options]
+//   snowid check [FILE|-]... [--audit FILE]... [--state-file FILE] [--max-drift
+//   1s]
+//                [--now TIME] [--json] [--progress|--no-progress] [layout
+//                options]
 //
 // Exit codes: 0 nothing found; 1 a finding (duplicate, order violation,
 // future ID, ID missing from the audit logs, overlapping audit records) or
@@ -38,6 +41,7 @@ class CheckCommand {
   std::vector<std::string> audit_logs_;
   std::string max_drift_ = "1s";
   std::string now_;
+  std::string state_file_;
   bool json_ = false;
   ProgressFlags progress_;
 };

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "durable_file.h"
 #include "snowid/high_water_mark.h"
 #include "snowid/time_text.h"
 
@@ -18,16 +20,6 @@ namespace snowid::internal {
 namespace {
 
 constexpr std::string_view kHeader = "# snowid state file: written by snowid, do not edit";
-
-// FNV-1a, 64-bit: enough to notice a damaged or hand-edited file.
-std::uint64_t checksum(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
 
 Error state_error(const std::filesystem::path& path, std::string_view what) {
   return Error{ErrorCode::kStateFile, fmt::format("state file {}: {}", path.string(), what)};
@@ -42,78 +34,61 @@ std::string body(const std::string& layout, std::chrono::milliseconds mark) {
                      mark.count());
 }
 
-// Writes all of `text` to `fd`.
-bool write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 // The latest mark a state file may hold: the end of the year 9999. Anything
 // later was not written by snowid.
 constexpr long long kLatestMark = 253'402'300'799'999;
 
+// The file has one form, the one body() writes, followed by its checksum
+// line: any other content (a line added, repeated or moved, bytes after the
+// checksum) is damage, even with a valid checksum.
 Result<std::chrono::milliseconds> parse(const std::filesystem::path& path,
                                         const std::string& content, const std::string& layout) {
+  constexpr std::string_view kRepair =
+      "restore it from a backup or, knowing that IDs may repeat, remove it";
   if (content.empty()) {
-    return state_error(path,
-                       "damaged: the file is empty (snowid never leaves it so; restore it "
-                       "from a backup or, knowing that IDs may repeat, remove it)");
+    return state_error(
+        path, fmt::format("damaged: the file is empty (snowid never leaves it so; {})", kRepair));
   }
-  const auto sum_at = content.rfind("checksum=");
-  if (sum_at == std::string::npos) {
-    return state_error(path,
-                       "damaged: it does not end in a checksum line, so snowid did not "
-                       "write it whole; restore it from a backup or, knowing that IDs may "
-                       "repeat, remove it");
+  auto covered = internal::checksummed_body(content);
+  if (!covered.ok()) {
+    return state_error(
+        path, fmt::format("damaged: {}, so snowid did not write it whole (or it was edited); {}",
+                          covered.error().message, kRepair));
   }
-  const std::string covered = content.substr(0, sum_at);
-  const std::string expected = fmt::format("checksum={:016x}\n", checksum(covered));
-  if (content.substr(sum_at) != expected) {
-    return state_error(path, "damaged: checksum mismatch; restore it from a backup or, knowing "
-                             "that IDs may repeat, remove it");
-  }
-  std::istringstream lines(covered);
-  std::string line, stored_layout;
-  std::optional<long long> mark;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto eq = line.find('=');
-    if (eq == std::string::npos) return state_error(path, "damaged: line without '='");
-    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "version" && value != "1") {
-      return state_error(path, fmt::format("unsupported version {}", value));
-    } else if (key == "layout") {
-      stored_layout = value;
-    } else if (key == "high_water_unix_ms") {
-      try {
-        std::size_t used = 0;
-        mark = std::stoll(value, &used);
-        if (used != value.size() || *mark < 0) mark.reset();
-        if (mark && *mark > kLatestMark) {
-          return state_error(path, fmt::format("high_water_unix_ms {} lies after the year 9999: "
-                                               "the file was forged or damaged; restore it from a "
-                                               "backup",
-                                               *mark));
-        }
-      } catch (const std::exception&) {
-        mark.reset();
-      }
+  std::istringstream lines{std::string(*covered)};
+  std::string line, stored_layout, mark_text;
+  for (std::getline(lines, line); lines; std::getline(lines, line)) {
+    if (line.starts_with("version=") && line != "version=1") {
+      return state_error(path, fmt::format("unsupported version {}", line.substr(8)));
     }
+    if (line.starts_with("layout=")) stored_layout = line.substr(7);
+    if (line.starts_with("high_water_unix_ms=")) mark_text = line.substr(19);
   }
-  if (!mark) return state_error(path, "damaged: no valid high_water_unix_ms");
+  long long mark = -1;
+  const auto [end, ec] =
+      std::from_chars(mark_text.data(), mark_text.data() + mark_text.size(), mark);
+  if (ec != std::errc{} || end != mark_text.data() + mark_text.size() || mark < 0) {
+    return state_error(path, fmt::format("damaged: no valid high_water_unix_ms; {}", kRepair));
+  }
+  if (*covered != body(stored_layout, std::chrono::milliseconds{mark})) {
+    return state_error(
+        path, fmt::format(
+                  "damaged: its checksum is valid but its lines are not the one form snowid writes "
+                  "(a header, version, layout and mark line once each, in that order, then the "
+                  "checksum line and nothing after it): it was made or edited by hand; {}",
+                  kRepair));
+  }
+  if (mark > kLatestMark) {
+    return state_error(path, fmt::format("high_water_unix_ms {} lies after the year 9999: the file "
+                                         "was forged or damaged; restore it from a backup",
+                                         mark));
+  }
   if (stored_layout != layout) {
     return state_error(path, fmt::format("written for layout '{}' but this generator uses '{}'; "
                                          "IDs of different layouts can collide",
                                          stored_layout, layout));
   }
-  return std::chrono::milliseconds{*mark};
+  return std::chrono::milliseconds{mark};
 }
 
 }  // namespace
@@ -428,45 +403,21 @@ Status StateFile::verify() {
 
 Status StateFile::store(std::chrono::milliseconds high_water) {
   if (Status held = verify(); !held.ok()) return held;
-  const std::string covered = body(layout_description_, high_water);
-  const std::string content = fmt::format("{}checksum={:016x}\n", covered, checksum(covered));
-  const std::string name = path_.filename().string();
-  const std::string tmp_name = name + ".tmp";
-  const std::filesystem::path tmp = path_.string() + ".tmp";
-  // The temporary name is this object's alone: whatever is there (a file a
-  // crash left, a planted link) is removed, and the file is created anew,
-  // never opened through a link, which would write the mark into the file
-  // the link names and then rename the link over the state file.
-  if (::unlinkat(directory_fd_, tmp_name.c_str(), 0) != 0 && errno != ENOENT) {
-    return errno_error(tmp, "cannot remove the old temporary file");
-  }
-  const int fd = ::openat(directory_fd_, tmp_name.c_str(),
-                          O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return errno_error(tmp, "cannot create");
-  const bool written = write_all(fd, content) && ::fsync(fd) == 0;
-  const int write_errno = errno;
-  if (!written) {
-    ::close(fd);
-    errno = write_errno;
-    return errno_error(tmp, "cannot write");
-  }
+  const std::string content = internal::with_checksum(body(layout_description_, high_water));
   // Checked again right before the rename, so that a file put at the path
   // since verify() is found rather than overwritten.
-  if (Status held = verify(); !held.ok()) {
-    ::close(fd);
-    return held;
+  int renamed_fd = -1;
+  Status replaced = internal::replace_file_atomically(
+      directory_fd_, path_, content, [this] { return verify(); }, renamed_fd);
+  if (renamed_fd >= 0) {
+    if (written_fd_ >= 0) ::close(written_fd_);
+    written_fd_ = renamed_fd;
+    written_content_ = content;
   }
-  if (::renameat(directory_fd_, tmp_name.c_str(), directory_fd_, name.c_str()) != 0) {
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    return errno_error(path_, "cannot replace");
-  }
-  if (written_fd_ >= 0) ::close(written_fd_);
-  written_fd_ = fd;
-  written_content_ = content;
-  if (::fsync(directory_fd_) != 0) {
-    return errno_error(path_.parent_path(), "cannot sync directory");
+  if (!replaced.ok()) {
+    const std::string& message = replaced.error().message;
+    if (message.starts_with("state file ")) return replaced;  // from verify()
+    return Error{ErrorCode::kStateFile, "state file " + message};
   }
   mark_ = high_water;
   return {};

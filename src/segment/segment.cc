@@ -42,6 +42,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "range_memory.h"
+
 namespace snowid {
 namespace {
 
@@ -199,6 +201,13 @@ struct TagState : std::enable_shared_from_this<TagState> {
   // for this tag. A new range is accepted only if it starts at or above its
   // source's (see accept_range).
   std::vector<std::int64_t> accepted_end;
+  // Restore guard (range_memory.h): set when the store handed a range below
+  // the end it handed this node before. No range is taken while it is set;
+  // the background thread reads the source's max_id until it reaches
+  // refused_below.
+  std::optional<std::string> refused;
+  std::size_t refused_source = 0;
+  std::int64_t refused_below = 0;
   bool known = false;  // a fetch has succeeded
   std::int64_t configured_step = 0;
   std::int64_t step = 0;          // increment of the latest fetch
@@ -292,10 +301,12 @@ Error unreachable(const TagState& state, const Error& cause) {
 
 class SegmentAllocatorImpl final : public SegmentAllocator {
  public:
-  SegmentAllocatorImpl(std::unique_ptr<SegmentStore> store, SegmentAllocatorOptions options)
+  SegmentAllocatorImpl(std::unique_ptr<SegmentStore> store, SegmentAllocatorOptions options,
+                       std::unique_ptr<segment::RangeMemory> memory)
       : store_(std::move(store)),
-        options_(options),
-        clock_(options.clock != nullptr ? *options.clock : SystemClock::instance()) {
+        options_(std::move(options)),
+        clock_(options_.clock != nullptr ? *options_.clock : SystemClock::instance()),
+        memory_(std::move(memory)) {
     worker_ = std::thread([this] { run_background(); });
   }
 
@@ -346,7 +357,9 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       std::lock_guard lock(store_status_mutex_);
       result.store_reachable = store_error_.empty();
       if (!result.store_reachable) result.reason = "segment store unreachable: " + store_error_;
+      result.refused_stores = store_refusals_;
     }
+    add_refusals(result);
     if (result.store_reachable) return result;
     std::vector<std::string> empty_tags;
     const std::vector<SegmentTagStats> tags = stats();
@@ -371,8 +384,9 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     std::shared_lock tags_lock(tags_mutex_);
     for (const auto& [name, state] : tags_) {
       std::lock_guard lock(state->mutex);
-      if (!state->known) continue;
+      if (!state->known && !state->refused) continue;
       SegmentTagStats& s = result.emplace_back();
+      s.refused = state->refused.has_value();
       s.tag = name;
       s.numbers_issued = state->numbers_issued();
       s.segments_fetched = state->segments_fetched;
@@ -446,6 +460,26 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   }
 
  private:
+  // The refused tags and stores, in the result and its reason.
+  void add_refusals(SegmentReadiness& result) const {
+    {
+      std::shared_lock tags_lock(tags_mutex_);
+      for (const auto& [name, state] : tags_) {
+        std::lock_guard lock(state->mutex);
+        if (state->refused) result.refused_tags.push_back(*state->refused);
+      }
+    }
+    std::sort(result.refused_tags.begin(), result.refused_tags.end());
+    std::vector<std::string> parts;
+    if (!result.refused_tags.empty()) {
+      result.ready = false;
+      parts.push_back(fmt::format("{}", fmt::join(result.refused_tags, "; ")));
+    }
+    for (const std::string& store : result.refused_stores) parts.push_back(store);
+    if (!result.reason.empty()) parts.push_back(result.reason);
+    result.reason = fmt::format("{}", fmt::join(parts, "; "));
+  }
+
   std::shared_ptr<TagState> find_or_add(std::string_view tag) {
     {
       std::shared_lock lock(tags_mutex_);
@@ -514,6 +548,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
         make_standby_current(state);
         continue;
       }
+      if (state.refused) return Error{ErrorCode::kUnavailable, *state.refused};
       if (!waited) {
         ++state.requests_waited;
         deadline = SteadyClock::now() + options_.request_timeout;
@@ -595,6 +630,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
       if (ping) {
         std::unique_lock store_lock(store_mutex_);
         Status answered = store_->ping();
+        note_store_refusals();
         store_lock.unlock();
         note_store_result(answered.ok() ? nullptr : &answered.error());
         ping_delay =
@@ -620,6 +656,7 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   }
 
   void fetch(const std::shared_ptr<TagState>& state) {
+    if (still_refused(state)) return;
     std::optional<std::int64_t> increment;  // none: the store's configured step
     {
       std::lock_guard lock(state->mutex);
@@ -640,9 +677,13 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
         range = created.error();
       }
     }
+    note_store_refusals();
     store_lock.unlock();
     const auto latency = duration_cast<microseconds>(SteadyClock::now() - started);
     note_store_result(range.ok() ? nullptr : &range.error());
+    if (range.ok()) {
+      if (Status kept = keep_in_memory(*state, *range); !kept.ok()) range = kept.error();
+    }
 
     std::lock_guard lock(state->mutex);
     ++state->fetches_finished;
@@ -661,11 +702,15 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     } else {
       ++state->store_errors;
       state->last_error = accepted.error();
-      const bool worth_retrying = state->known && accepted.error().code == ErrorCode::kUnavailable;
+      const bool worth_retrying =
+          state->refused || (state->known && accepted.error().code == ErrorCode::kUnavailable);
       if (worth_retrying) {
-        // fetch_pending stays true: the retry is this fetch, continued.
+        // fetch_pending stays true: the retry is this fetch, continued (for
+        // a refused tag: a read of the store's max_id, see still_refused).
         state->retry_delay =
-            std::clamp(state->retry_delay * 2, options_.retry_initial, options_.retry_max);
+            state->refused
+                ? options_.retry_max
+                : std::clamp(state->retry_delay * 2, options_.retry_initial, options_.retry_max);
         std::lock_guard queue_lock(queue_mutex_);
         retries_.emplace_back(SteadyClock::now() + state->retry_delay, state);
       } else {
@@ -674,6 +719,87 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
     }
     state->fetch_finished.notify_all();
     queue_changed_.notify_one();
+  }
+
+  // Restore guard, before any number of `range` is handed out: a range
+  // that starts below the end its store handed this node before refuses the
+  // tag (the store went back); otherwise its end is remembered durably. A
+  // failure to remember is a failed fetch: the range is skipped.
+  Status keep_in_memory(TagState& state, const SegmentRange& range) {
+    if (!memory_) return {};
+    const std::string store = store_name(range.source);
+    const std::optional<std::int64_t> remembered = memory_->end_of(store, state.tag);
+    if (remembered && range.first < *remembered) {
+      std::string message = fmt::format(
+          "segment tag '{}' refused: store {} handed [{}, {}), below {}, the end of a range it "
+          "handed this node before; it went back (restored from an older backup, or max_id "
+          "lowered) and may hand out numbers already issued. Raise the tag's max_id above every "
+          "number issued (see docs/reliability.md, \"Restores from a backup\"); the tag is "
+          "served again once max_id reaches {}",
+          state.tag, store, range.first, range.end, *remembered, *remembered);
+      report(true, message);
+      std::lock_guard lock(state.mutex);
+      state.refused_source = range.source;
+      state.refused_below = *remembered;
+      state.refused = std::move(message);
+      return Error{ErrorCode::kUnavailable, *state.refused};
+    }
+    return memory_->remember(store, state.tag, range.end);
+  }
+
+  // For a refused tag: reads its store's max_id, taking nothing, and lifts
+  // the refusal once it reached the remembered end (the store was
+  // repaired); otherwise looks again after retry_max. True while refused.
+  bool still_refused(const std::shared_ptr<TagState>& state) {
+    std::size_t source = 0;
+    std::int64_t below = 0;
+    {
+      std::lock_guard lock(state->mutex);
+      if (!state->refused) return false;
+      source = state->refused_source;
+      below = state->refused_below;
+    }
+    std::unique_lock store_lock(store_mutex_);
+    Result<std::int64_t> max_id = store_->max_id(state->tag, source);
+    note_store_refusals();
+    store_lock.unlock();
+    note_store_result(max_id.ok() ? nullptr : &max_id.error());
+    std::lock_guard lock(state->mutex);
+    if (max_id.ok() && *max_id >= below) {
+      // Requests meanwhile wait for the fetch that follows, not for the refusal.
+      state->refused.reset();
+      state->last_error.reset();
+      report(false, fmt::format("segment tag '{}': store {} has max_id {}, at or above the {} it "
+                                "handed this node before; serving the tag again",
+                                state->tag, store_name(source), *max_id, below));
+      return false;
+    }
+    std::lock_guard queue_lock(queue_mutex_);
+    retries_.emplace_back(SteadyClock::now() + options_.retry_max, state);
+    return true;
+  }
+
+  std::string store_name(std::size_t source) const {
+    if (source < options_.store_names.size()) return options_.store_names[source];
+    return fmt::format("store-{}", source);
+  }
+
+  void report(bool error, std::string_view message) const {
+    if (options_.report) options_.report(error, message);
+  }
+
+  // Copies the store's refusals for readiness(), reporting new ones.
+  // Requires: store_mutex_ held.
+  void note_store_refusals() {
+    std::vector<std::string> refusals = store_->refusals();
+    std::lock_guard lock(store_status_mutex_);
+    for (const std::string& refusal : refusals) {
+      if (std::find(store_refusals_.begin(), store_refusals_.end(), refusal) ==
+          store_refusals_.end()) {
+        report(true, refusal);
+      }
+    }
+    store_refusals_ = std::move(refusals);
   }
 
   // No-repeat invariant, allocator side: every number handed out for a tag
@@ -742,8 +868,11 @@ class SegmentAllocatorImpl final : public SegmentAllocator {
   std::mutex known_tags_mutex_;  // serialises known_tags_.add
   KnownTags known_tags_;
 
+  std::unique_ptr<segment::RangeMemory> memory_;  // null: nothing remembered
+
   mutable std::mutex store_status_mutex_;
-  std::string store_error_;  // empty while the store answers
+  std::string store_error_;                  // empty while the store answers
+  std::vector<std::string> store_refusals_;  // SegmentStore::refusals() after its latest call
 
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;
@@ -798,8 +927,14 @@ Result<std::unique_ptr<SegmentAllocator>> SegmentAllocator::create(
     std::unique_ptr<SegmentStore> store, SegmentAllocatorOptions options) {
   if (store == nullptr) return invalid_argument("segment allocator needs a store");
   if (Status valid = validate_options(options); !valid.ok()) return valid.error();
-  return std::unique_ptr<SegmentAllocator>(
-      std::make_unique<SegmentAllocatorImpl>(std::move(store), options));
+  std::unique_ptr<segment::RangeMemory> memory;
+  if (!options.range_memory.empty()) {
+    auto opened = segment::RangeMemory::open(options.range_memory);
+    if (!opened.ok()) return opened.error();
+    memory = std::move(*opened);
+  }
+  return std::unique_ptr<SegmentAllocator>(std::make_unique<SegmentAllocatorImpl>(
+      std::move(store), std::move(options), std::move(memory)));
 }
 
 Result<std::unique_ptr<SegmentAllocator>> SegmentAllocator::open(std::string_view store_url,
@@ -807,7 +942,17 @@ Result<std::unique_ptr<SegmentAllocator>> SegmentAllocator::open(std::string_vie
   if (Status valid = validate_options(options); !valid.ok()) return valid.error();
   auto store = open_segment_store(store_url, options.store);
   if (!store.ok()) return store.error();
-  return create(std::move(*store), options);
+  if (options.store_names.empty()) {
+    for (std::size_t at = 0; at < store_url.size();) {
+      const std::size_t space = std::min(store_url.find(' ', at), store_url.size());
+      if (space > at) {
+        options.store_names.push_back(
+            segment::segment_store_name(store_url.substr(at, space - at)));
+      }
+      at = space + 1;
+    }
+  }
+  return create(std::move(*store), std::move(options));
 }
 
 }  // namespace snowid

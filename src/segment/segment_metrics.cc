@@ -41,7 +41,18 @@ std::string segment_metrics(const SegmentAllocator& segments, std::size_t max_ta
          [&](const SegmentTagStats& t) { return seconds(t.fetch_latency_total); });
   series("snowid_segment_fetch_seconds_max", "gauge", "Longest fetch so far.",
          [&](const SegmentTagStats& t) { return seconds(t.fetch_latency_max); });
+  series("snowid_segment_tag_refused", "gauge",
+         "1 while the tag is refused: its store handed a range below one it handed this node "
+         "before (restored from an older backup?).",
+         [](const SegmentTagStats& t) { return t.refused ? "1" : "0"; });
   const SegmentReadiness readiness = segments.readiness();
+  out += fmt::format(
+      "# HELP snowid_segment_tags_refused Tags refused: their store went back below a range it "
+      "handed this node.\n"
+      "# TYPE snowid_segment_tags_refused gauge\nsnowid_segment_tags_refused {}\n"
+      "# HELP snowid_segment_stores_refused Ticket servers never used: their identity disagrees.\n"
+      "# TYPE snowid_segment_stores_refused gauge\nsnowid_segment_stores_refused {}\n",
+      readiness.refused_tags.size(), readiness.refused_stores.size());
   out += fmt::format(
       "# HELP snowid_segment_store_reachable Whether the last segment store call succeeded.\n"
       "# TYPE snowid_segment_store_reachable gauge\nsnowid_segment_store_reachable {}\n"

@@ -144,6 +144,15 @@ class SqlSegmentStore final : public SegmentStore {
     return {};
   }
 
+  Result<std::int64_t> max_id(std::string_view tag, std::size_t) override {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
+    auto rows = connection_->query(statements_.tag_exists, {std::string(tag)});
+    if (!rows.ok()) return rows.error();
+    if (rows->empty()) return not_found(tag);
+    if (rows->front().size() != 1) return bad_shape();
+    return parse_column(rows->front().front(), "max_id");
+  }
+
   Result<TicketIdentity> ticket_identity() override {
     auto rows = connection_->query(statements_.read_identity, {});
     if (!rows.ok()) return rows.error();
@@ -231,6 +240,15 @@ Status validate_ticket_identity(TicketIdentity identity) {
                     kMaxTicketIncrement, identity.increment, identity.remainder));
   }
   return {};
+}
+
+Result<std::int64_t> SegmentStore::max_id(std::string_view tag, std::size_t) {
+  auto rows = list_tags(kAllSegmentTags);
+  if (!rows.ok()) return rows.error();
+  for (const SegmentTagRecord& row : *rows) {
+    if (row.tag == tag) return row.max_id;
+  }
+  return not_found(tag);
 }
 
 Status SegmentStore::set_ticket_identity(TicketIdentity) {

@@ -148,8 +148,9 @@ class TicketSegmentStore final : public SegmentStore {
       if (range.ok()) return range;
       if (range.error().code == ErrorCode::kNotFound) {
         not_found = range.error();
-      } else if (range.error().code == ErrorCode::kInvalidArgument) {
-        return range.error();
+      } else if (range.error().code == ErrorCode::kInvalidArgument && !members_[k].refusal) {
+        return range.error();  // bad input, for every member (a refused member
+                               // is passed over)
       } else {
         failure = range.error();
       }
@@ -158,7 +159,26 @@ class TicketSegmentStore final : public SegmentStore {
     return *not_found;
   }
 
+  Result<std::int64_t> max_id(std::string_view tag, std::size_t source) override {
+    if (source >= members_.size()) return invalid_argument("no such ticket server");
+    if (Status ready = usable(source); !ready.ok()) return ready.error();
+    return noted_result(source, members_[source].store->max_id(tag, 0));
+  }
+
+  std::vector<std::string> refusals() const override {
+    std::vector<std::string> out;
+    for (const Member& member : members_) {
+      if (member.refusal) out.push_back(member.refusal->message);
+    }
+    return out;
+  }
+
  private:
+  Result<std::int64_t> noted_result(std::size_t k, Result<std::int64_t> result) {
+    note(k, result.ok() ? Status{} : Status{result.error()});
+    return result;
+  }
+
   // The range of member k, cut to its residue class. A raw range too short
   // to hold a number of the class is followed by one of `increment` numbers,
   // which always holds one.

@@ -93,6 +93,8 @@ nlohmann::json segment_readiness_json(const std::optional<SegmentReadiness>& rea
   return nlohmann::json{{"enabled", true},
                         {"ready", readiness->ready},
                         {"store_reachable", readiness->store_reachable},
+                        {"refused_tags", readiness->refused_tags},
+                        {"refused_stores", readiness->refused_stores},
                         {"reason", readiness->reason}};
 }
 

@@ -4,10 +4,11 @@
 // then flags; validate; raise the open-file limit; open the audit log if
 // audit_log is set (a path that cannot be written stops the start: exit 2);
 // lock the state directory and apply the clock policy to the persisted
-// high-water mark; open the segment store unless segment_store is "off";
-// listen; log one line that says what the node is. SIGTERM/SIGINT: stop
-// accepting, let in-flight requests finish, write the exact high-water mark,
-// exit 0.
+// high-water mark, or to the audit log's latest ID if it lies above (a state
+// directory restored from an older copy, audit_start.h); open the segment store
+// unless segment_store is "off"; listen; log one line that says what the node
+// is. SIGTERM/SIGINT: stop accepting, let in-flight requests finish, write the
+// exact high-water mark, exit 0.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +26,7 @@
 
 #include "audit_format.h"
 #include "audit_log.h"
+#include "audit_start.h"
 #include "claim_grpc_health.h"
 #include "claim_responder.h"
 #include "config.h"
@@ -233,13 +235,22 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   // gRPC first: once /healthz answers, the gRPC health service does too.
   out.claim_grpc_health = ClaimGrpcHealth::start(config, out.descriptors);
   out.claim_responder = ClaimResponder::start(config, out.descriptors);
-  auto node = Node::start(resolved);
+  // The audit log's latest ID of this node is a floor too: a state
+  // directory restored from an older copy is started above it, or refused.
+  auto floor = audit_floor(config, resolved);
+  if (!floor.ok()) return fail(kExitFailure, floor.error().message);
+  ResolvedConfig node_config = resolved;
+  node_config.generator.start_above =
+      std::max(node_config.generator.start_above, floor->start_above);
+  auto node = Node::start(node_config);
   if (!node.ok()) {
     // A locked state directory (kStateLocked) names the directory and its
     // holder itself.
     const Error& error = node.error();
+    const std::string why =
+        floor->reason.empty() ? "" : fmt::format(" (the floor: {})", floor->reason);
     return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
-                error.message);
+                error.message + why);
   }
   if (!config.coordinator.peers.empty()) {
     const GeneratorOptions& node_options = (*node)->generator().options();
@@ -248,7 +259,21 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   }
   const std::string& segment_url = resolved.segment_url;
   if (!segment_url.empty()) {
-    auto opened = SegmentAllocator::open(segment_url, segment_allocator_options(config));
+    SegmentAllocatorOptions segment_options = segment_allocator_options(config);
+    // The range memory lives in the state directory, which a node with a
+    // fixed id holds locked (its state file); a leased node keeps none yet.
+    if (!(*node)->leased()) {
+      segment_options.range_memory =
+          std::filesystem::path(config.generator.state_dir) / kSegmentRangeMemoryFile;
+    }
+    segment_options.report = [](bool error, std::string_view message) {
+      if (error) {
+        spdlog::error("{}", message);
+      } else {
+        spdlog::warn("{}", message);
+      }
+    };
+    auto opened = SegmentAllocator::open(segment_url, std::move(segment_options));
     if (!opened.ok()) {
       const bool bad_input = opened.error().code == ErrorCode::kInvalidArgument;
       return fail(bad_input ? kExitUsage : kExitFailure,

@@ -14,6 +14,10 @@ namespace snowid::server {
 // The value of segment_store that turns segment mode off.
 inline constexpr const char* kSegmentStoreOff = "off";
 
+// The file in state_dir that remembers the highest range end each segment
+// store handed this node, per tag (src/segment/range_memory.h).
+inline constexpr const char* kSegmentRangeMemoryFile = "segment-ranges";
+
 struct SegmentConfig {
   // Empty: the SQLite file segments.db in state_dir; "off": no segment routes.
   std::string store;

@@ -386,6 +386,12 @@ std::optional<SegmentReadiness> IdService::segment_readiness() const {
     readiness.reason = readiness.ready ? "segment store unreachable; serving from buffered ranges"
                                        : "segment store unreachable; no numbers buffered";
   }
+  // Refused tags and stores are named: their messages hold no secret
+  // (range_memory.h's store names, ticket servers by place).
+  std::vector<std::string> refusals = readiness.refused_tags;
+  refusals.insert(refusals.end(), readiness.refused_stores.begin(), readiness.refused_stores.end());
+  if (!readiness.reason.empty()) refusals.push_back(readiness.reason);
+  readiness.reason = fmt::format("{}", fmt::join(refusals, "; "));
   return readiness;
 }
 

@@ -3,8 +3,12 @@
 // nodes racing for ranges of one row, and the database stopped (immediate
 // mode, like a crash) and started again mid-run. No number may repeat across
 // the nodes and each connection's numbers must strictly increase.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "chaos.h"
@@ -41,6 +45,7 @@ class SegmentChaos : public test::PostgresSuite {
           "--segment-store", postgres_->url(), "--worker-id",
           std::to_string(n), "--state-dir",    scenario.dir.file("node" + std::to_string(n))};
       args.insert(args.end(), extra.begin(), extra.end());
+      node_args.push_back(args);
       nodes.push_back(std::make_unique<test::ServerProcess>(SNOWIDD_PATH, args));
       ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
       addresses[n].set(nodes.back()->port(), nodes.back()->grpc_port());
@@ -59,9 +64,41 @@ class SegmentChaos : public test::PostgresSuite {
     return test::metric(nodes[node]->port(), series);
   }
 
+  // Stops node `n` (SIGTERM) and starts it again with the same options.
+  void restart(std::size_t n) {
+    nodes[n]->signal(SIGTERM);
+    ASSERT_EQ(nodes[n]->wait(), 0) << nodes[n]->log();
+    nodes[n] = std::make_unique<test::ServerProcess>(SNOWIDD_PATH, node_args[n]);
+    ASSERT_TRUE(nodes[n]->started()) << nodes[n]->log();
+  }
+
+  // Up to `requests` requests of 10 numbers of `tag` from node `n`, one
+  // connection at a time, until one is refused (503) if `until_refused`.
+  // The numbers served are appended to `source`; returns the refusals.
+  int draw(std::size_t n, const std::string& tag, int requests, bool until_refused,
+           test::Source& source) {
+    int refused = 0;
+    for (int i = 0; i < requests; ++i) {
+      const auto reply =
+          test::http_get(nodes[n]->port(), "/v1/segment/" + tag + "?count=10&format=text");
+      ++scenario.record.answers;
+      if (reply.status == 503) {
+        ++refused;
+        ++scenario.record.refused;
+        if (until_refused) break;
+        continue;
+      }
+      EXPECT_EQ(reply.status, 200) << reply.body;
+      std::istringstream numbers(reply.body);
+      for (test::Number number = 0; numbers >> number;) source.ids.push_back(number);
+    }
+    return refused;
+  }
+
   test::Scenario scenario;
   test::NodeAddress addresses[2];
   std::vector<std::unique_ptr<test::ServerProcess>> nodes;
+  std::vector<std::vector<std::string>> node_args;
 };
 
 TEST_F(SegmentChaos, TwoNodesUnderLoadNeverShareANumber) {
@@ -197,6 +234,165 @@ TEST_F(SegmentChaos, RefusalsWhileTheDatabaseIsDownNameNoDatabaseDetails) {
       seconds{5}))
       << nodes[0]->log();
   ASSERT_TRUE(postgres_->start()) << postgres_->error();
+}
+
+// Issue 22, item 11: the database put back from a pg_dump taken before the
+// load, under two nodes that drew ranges meanwhile. Each node remembers, in
+// its state directory, the highest range end it was handed, refuses the
+// stale ranges the restored store hands out, says so (log, /readyz,
+// /metrics), keeps refusing after a restart, and serves again once an
+// operator raised max_id above every number issued.
+TEST_F(SegmentChaos, AStoreRestoredFromAnOlderDumpIsRefusedNotRepeated) {
+  scenario.describe(
+      "segment_store_restored_from_older_dump",
+      "the segment database restored from a pg_dump taken before the load",
+      "pg_dump; 2 nodes draw 3,000 numbers each; psql -f the dump; draw on; restart the nodes; "
+      "UPDATE max_id above every number issued",
+      "no number repeated; each node refuses the tag once its buffers are used (503, /readyz "
+      "segment not ready naming tag and store, snowid_segment_tag_refused 1, an error in the log), "
+      "after a restart too, and serves again after the repair");
+  const std::string tag = "pg.restore";
+  start_nodes(tag, 100,
+              {"--segment-max-step", "400", "--segment-request-timeout-ms", "500",
+               "--segment-retry-max-ms", "200"});
+  const std::string dump = scenario.dir.file("before-load.sql");
+  ASSERT_TRUE(postgres_->dump(dump)) << postgres_->error();
+
+  std::vector<test::Source> sources;
+  auto source = [&](std::size_t n, const std::string& phase) -> test::Source& {
+    test::Source& added = sources.emplace_back();
+    added.name = fmt::format("n{}-{}", n, phase);
+    added.node = n;
+    return added;
+  };
+  for (std::size_t n = 0; n < 2; ++n) EXPECT_EQ(draw(n, tag, 300, false, source(n, "load")), 0);
+
+  ASSERT_TRUE(postgres_->restore(dump)) << postgres_->error();
+  std::vector<int> refused_after_restore;
+  for (std::size_t n = 0; n < 2; ++n) {
+    refused_after_restore.push_back(draw(n, tag, 1000, true, source(n, "restored")));
+  }
+  EXPECT_EQ(refused_after_restore, (std::vector<int>{1, 1}));
+  const std::string port = std::to_string(postgres_->port());
+  for (std::size_t n = 0; n < 2; ++n) {
+    const auto readyz = test::http_get(nodes[n]->port(), "/readyz");
+    EXPECT_EQ(readyz.status, 200) << "the Snowflake generator is fine: " << readyz.body;
+    EXPECT_NE(readyz.body.find("refused"), std::string::npos) << readyz.body;
+    EXPECT_NE(readyz.body.find("'" + tag + "'"), std::string::npos) << readyz.body;
+    EXPECT_NE(readyz.body.find("127.0.0.1:" + port + "/postgres"), std::string::npos)
+        << "names the store: " << readyz.body;
+    EXPECT_EQ(readyz.body.find("postgres@"), std::string::npos) << "no user: " << readyz.body;
+    EXPECT_EQ(test::http_get(nodes[n]->port(), "/readyz/segment").status, 503);
+    EXPECT_EQ(metric(n, "snowid_segment_tag_refused{tag=\"" + tag + "\"}"), 1);
+    EXPECT_EQ(metric(n, "snowid_segment_tags_refused"), 1);
+    EXPECT_NE(nodes[n]->log().find(" error segment tag 'pg.restore' refused"), std::string::npos)
+        << nodes[n]->log();
+  }
+
+  // The memory is on disk: a restarted node refuses at once.
+  for (std::size_t n = 0; n < 2; ++n) {
+    restart(n);
+    addresses[n].set(nodes[n]->port(), nodes[n]->grpc_port());
+    EXPECT_EQ(draw(n, tag, 1, true, source(n, "restarted")), 1) << nodes[n]->log();
+    EXPECT_TRUE(test::wait_until(
+        [&] { return metric(n, "snowid_segment_tag_refused{tag=\"" + tag + "\"}") == 1; },
+        seconds{5}))
+        << nodes[n]->log();
+  }
+
+  // The repair, as docs/reliability.md tells it: max_id at or above the
+  // highest end any node remembers (state_dir/segment-ranges), which covers
+  // every number handed out.
+  test::Number repaired_max = 0;
+  for (std::size_t n = 0; n < 2; ++n) {
+    std::ifstream memory(scenario.dir.file("node" + std::to_string(n)) + "/segment-ranges");
+    for (std::string line; std::getline(memory, line);) {
+      std::istringstream fields(line);
+      std::string word, store, named;
+      test::Number end = 0;
+      if (fields >> word >> store >> named >> end && word == "range" && named == tag) {
+        repaired_max = std::max(repaired_max, end);
+      }
+    }
+  }
+  for (const auto& s : sources) {
+    for (test::Number number : s.ids) EXPECT_LT(number, repaired_max) << "remembered";
+  }
+  ASSERT_TRUE(postgres_->psql(
+      fmt::format("UPDATE snowid_segments SET max_id = {} WHERE tag = '{}'", repaired_max, tag)))
+      << postgres_->error();
+  for (std::size_t n = 0; n < 2; ++n) {
+    EXPECT_TRUE(test::wait_until(
+        [&] { return test::http_get(nodes[n]->port(), "/readyz/segment").status == 200; },
+        seconds{10}))
+        << nodes[n]->log();
+    EXPECT_EQ(draw(n, tag, 50, false, source(n, "repaired")), 0);
+    EXPECT_EQ(metric(n, "snowid_segment_tags_refused"), 0);
+  }
+  scenario.check(sources);
+}
+
+// Issue 22, item 9: a ticket server whose identity disagrees with the set's
+// is found only once it answers, at run time; it is never used, and the
+// node says so in /readyz and /metrics (and the log), not only in the
+// errors of the requests that happened to ask it.
+TEST_F(SegmentChaos, AStoreOfTheTicketSetRefusedAtRunTimeShowsInReadyzAndMetrics) {
+  scenario.describe(
+      "segment_ticket_store_refused_at_run_time",
+      "a ticket server with another's offset, down at start, then up",
+      "SQLite store offset 0 of 2, PostgreSQL store offset 0 of 2 stopped while snowidd starts",
+      "the set serves from the SQLite store; /readyz and /metrics name the refused store");
+  ASSERT_TRUE(postgres_->psql("DROP DATABASE IF EXISTS tickets")) << postgres_->error();
+  ASSERT_TRUE(postgres_->psql("CREATE DATABASE tickets")) << postgres_->error();
+  std::string pg_url = postgres_->url();
+  pg_url = pg_url.substr(0, pg_url.rfind('/')) + "/tickets";
+  const std::string sqlite_url = "sqlite://" + scenario.dir.file("ticket0.db");
+  for (const std::string& url : {sqlite_url, pg_url}) {
+    const auto made = test::run_process({SNOWID_CLI_PATH, "segment", "ticket-init", "--increment",
+                                         "2", "--offset", "0", "--segment-store", url},
+                                        {}, seconds{20});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+  }
+  const auto created = test::run_process({SNOWID_CLI_PATH, "segment", "create", "t.orders",
+                                          "--step", "10", "--segment-store", sqlite_url},
+                                         {}, seconds{20});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+
+  ASSERT_TRUE(postgres_->stop(true)) << postgres_->error();
+  nodes.push_back(std::make_unique<test::ServerProcess>(
+      SNOWIDD_PATH,
+      std::vector<std::string>{"--segment-store", sqlite_url + " " + pg_url, "--state-dir",
+                               scenario.dir.file("node"), "--segment-store-timeout-ms", "1000",
+                               "--segment-retry-max-ms", "200"}));
+  ASSERT_TRUE(nodes[0]->started()) << nodes[0]->log();
+  EXPECT_EQ(metric(0, "snowid_segment_stores_refused"), 0);
+  ASSERT_TRUE(postgres_->start()) << postgres_->error();
+
+  // The stores take turns: within a few requests the set asks the
+  // PostgreSQL store, reads its identity and refuses it.
+  test::Source served;
+  EXPECT_TRUE(test::wait_until(
+      [&] {
+        draw(0, "t.orders", 1, false, served);
+        return metric(0, "snowid_segment_stores_refused") == 1;
+      },
+      seconds{15}))
+      << nodes[0]->log();
+  const auto readyz = test::http_get(nodes[0]->port(), "/readyz");
+  EXPECT_EQ(readyz.status, 200) << readyz.body;
+  EXPECT_NE(readyz.body.find("segment store 2 of the ticket-server set has offset 0"),
+            std::string::npos)
+      << readyz.body;
+  EXPECT_NE(readyz.body.find("\"refused_stores\":[\""), std::string::npos) << readyz.body;
+  const auto segment_readyz = test::http_get(nodes[0]->port(), "/readyz/segment");
+  EXPECT_EQ(segment_readyz.status, 200) << "the SQLite store serves: " << segment_readyz.body;
+  EXPECT_NE(nodes[0]->log().find(" error segment store 2 of the ticket-server set"),
+            std::string::npos)
+      << nodes[0]->log();
+  EXPECT_EQ(draw(0, "t.orders", 20, false, served), 0);
+  for (test::Number number : served.ids) EXPECT_EQ(number % 2, 0) << number;
+  served.name = "n0-tickets";
+  scenario.check({served});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "chaos.h"
+#include "faketime.h"
 #include "server_process.h"
 #include "subprocess.h"
 
@@ -111,6 +112,96 @@ TEST_F(StateDirChaos, SecondProcessOnTheStateDirectoryRefusesAndTheFirstServesOn
   scenario.count(*load);
   scenario.count(second_load);
   scenario.check(sources, /*histories=*/true);
+}
+
+// Issue 22, item 11: the state directory put back from a copy taken during
+// the load, and the node restarted with its clock 4 s behind, its audit log
+// kept outside the directory. The audit log holds IDs above the restored
+// mark: `snowid check --state-file` says so, and the node starts above them
+// or refuses (here: refuses, the gap being beyond max_drift), never below.
+TEST_F(StateDirChaos, AStateDirectoryRestoredFromAnOlderCopyIsCaughtByTheAuditLog) {
+  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  scenario.describe(
+      "state_dir_restored_from_older_copy",
+      "the state directory replaced by a copy taken 1 s into the load, the clock 4 s behind at the "
+      "restart",
+      "copy of state_dir under load; SIGTERM after 3 more s; the copy put back; restart with "
+      "FAKETIME=-4 s; audit_log outside state_dir",
+      "snowid check --audit --state-file fails naming the restore; the restart is refused (or "
+      "starts above the audited IDs), saying why; 0 repeated IDs");
+  const std::string state = scenario.dir.file("state");
+  const std::string copy = scenario.dir.file("state-copy");
+  const std::string audit_log = scenario.dir.file("audit.log");
+  const std::vector<std::string> args = {"--state-dir", state, "--audit-log", audit_log};
+
+  test::NodeAddress node;
+  test::LoadOptions options;
+  options.http_clients = 2;
+  options.grpc_clients = 1;
+  options.http_target = "/v1/ids?count=20&format=text";
+  options.connection_loss_expected = true;
+  test::Load load({&node}, options);
+  auto first = std::make_unique<test::ServerProcess>(SNOWIDD_PATH, args);
+  ASSERT_TRUE(first->started()) << first->log();
+  EXPECT_EQ(first->log().find("lies inside state_dir"), std::string::npos) << first->log();
+  node.set(first->port(), first->grpc_port());
+  ASSERT_TRUE(load.wait_served({0}, 50, seconds{10}));
+  std::this_thread::sleep_for(seconds{1});
+  std::filesystem::copy(state, copy, std::filesystem::copy_options::recursive);
+  std::this_thread::sleep_for(seconds{3});
+  node.retire();
+  first->signal(SIGTERM);
+  ASSERT_EQ(first->wait(), 0) << first->log();
+  std::filesystem::remove_all(state);
+  std::filesystem::rename(copy, state);
+
+  // The operator's check finds the restore before anything starts.
+  const auto checked = test::run_process(
+      {SNOWID_CLI_PATH, "check", "--audit", audit_log, "--state-file", state + "/generator.state"},
+      {}, seconds{30});
+  EXPECT_EQ(checked.exit_code, 1) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("state file behind the audit logs"), std::string::npos) << checked.out;
+
+  // Restarted with the clock 4 s behind: the audited IDs lie 3 s and more
+  // above the clock, beyond max_drift, so the monotonic policy refuses.
+  auto behind = std::make_unique<test::ServerProcess>(
+      SNOWIDD_PATH, args, test::faketime_fixed_env(milliseconds{-4000}));
+  if (behind->started()) {
+    node.set(behind->port(), behind->grpc_port());
+    ASSERT_TRUE(load.wait_served(load.served_counts(), 50, seconds{10}));
+    node.retire();
+    behind->signal(SIGTERM);
+    EXPECT_EQ(behind->wait(), 0);
+  } else {
+    EXPECT_EQ(behind->wait(), 1) << behind->log();
+  }
+  EXPECT_NE(behind->log().find("restored from an older copy"), std::string::npos) << behind->log();
+  EXPECT_NE(behind->log().find(audit_log), std::string::npos) << behind->log();
+
+  // With the clock right it starts above every audited ID.
+  auto right = std::make_unique<test::ServerProcess>(SNOWIDD_PATH, args);
+  ASSERT_TRUE(right->started()) << right->log();
+  node.set(right->port(), right->grpc_port());
+  ASSERT_TRUE(load.wait_served(load.served_counts(), 50, seconds{10}));
+  load.stop();
+  EXPECT_EQ(load.unexpected(), "");
+  scenario.count(load);
+  scenario.check(load.sources(), /*histories=*/true);
+}
+
+// The node warns when its audit log lies inside its state directory, where a
+// restore of the directory would put back an older audit log with it.
+TEST_F(StateDirChaos, AnAuditLogInsideTheStateDirectoryIsWarnedAbout) {
+  scenario.describe("audit_log_inside_state_dir", "audit_log inside state_dir",
+                    "--audit-log STATE_DIR/audit.log", "a warning at start naming both");
+  const std::string state = scenario.dir.file("state");
+  std::filesystem::create_directories(state);
+  test::ServerProcess server(SNOWIDD_PATH,
+                             {"--state-dir", state, "--audit-log", state + "/audit.log"});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_NE(server.log().find(" warning audit_log " + state + "/audit.log lies inside state_dir"),
+            std::string::npos)
+      << server.log();
 }
 
 }  // namespace

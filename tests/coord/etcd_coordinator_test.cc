@@ -13,8 +13,8 @@
 #include "etcd_claim.h"
 #include "etcd_client.h"
 #include "etcd_process.h"
+#include "fault_proxy.h"
 #include "leased_store_contract.h"
-#include "slow_link.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -281,7 +281,7 @@ TEST(EtcdSlowMember, ClaimsThroughAMemberThatTakesLongToConnectTo) {
   ASSERT_TRUE(etcd.started()) << etcd.why();
   const std::string endpoint = etcd.endpoints().front();
   const int etcd_port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
-  test::SlowLink link(etcd_port, milliseconds{1500});
+  test::FaultProxy link(etcd_port, milliseconds{1500});
   ASSERT_NE(link.port(), 0);
   EtcdOptions options = secured_options(etcd, "slow");
   options.endpoints = {"127.0.0.1:" + std::to_string(link.port())};

@@ -1,10 +1,15 @@
 // The segment allocator on a real SQLite store: order, concurrency,
 // restarts, the dynamic step, outages and bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "id_checks.h"
+#include "range_memory.h"
 #include "segment_test_support.h"
 #include "snowid/segment.h"
 
@@ -546,6 +551,92 @@ TEST(SegmentAllocator, AStoreThatGoesBackIsRefusedNotRepeated) {
   EXPECT_NE(refused.message.find("below numbers already issued"), std::string::npos)
       << refused.message;
   EXPECT_EQ(test::check_unique_and_increasing({numbers}), "");
+}
+
+// The range memory (range_memory.h): a store put back from an older copy
+// is refused by an allocator started later on the same memory, which does
+// not take ranges meanwhile, and serves again once max_id was raised past
+// what it remembers.
+TEST(SegmentAllocator, AStoreRestoredFromAnOlderCopyIsRefusedAcrossRestarts) {
+  TempDir dir;
+  const std::string db = dir.file("segments.db");
+  ASSERT_TRUE(sqlite_store(dir)->create_tag("orders", 1, 10, "").ok());
+  std::filesystem::copy_file(db, dir.file("backup.db"));
+  SegmentAllocatorOptions options;
+  options.retry_initial = milliseconds{1};
+  options.retry_max = milliseconds{20};
+  options.range_memory = dir.file("segment-ranges");
+  options.store_names = {"the-store"};
+  std::vector<std::string> reports;
+  std::mutex reports_mutex;
+  options.report = [&](bool error, std::string_view message) {
+    std::lock_guard lock(reports_mutex);
+    reports.push_back(fmt::format("{} {}", error ? "error" : "info", message));
+  };
+  std::vector<std::int64_t> numbers = take(*allocator_on(sqlite_store(dir), options), "orders", 55);
+
+  std::filesystem::copy_file(dir.file("backup.db"), db,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto restarted = allocator_on(sqlite_store(dir), options);
+  std::vector<std::int64_t> after;
+  const Error refused = take_until_error(*restarted, "orders", 10, after);
+  EXPECT_TRUE(after.empty());
+  EXPECT_EQ(refused.code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.message.find("segment tag 'orders' refused: store the-store handed [1, 11)"),
+            std::string::npos)
+      << refused.message;
+  const SegmentReadiness readiness = restarted->readiness();
+  EXPECT_FALSE(readiness.ready);
+  ASSERT_EQ(readiness.refused_tags.size(), 1u);
+  EXPECT_NE(readiness.reason.find("'orders' refused"), std::string::npos) << readiness.reason;
+  EXPECT_TRUE(stats_of(*restarted, "orders").refused);
+  {
+    std::lock_guard lock(reports_mutex);
+    ASSERT_FALSE(reports.empty());
+    EXPECT_TRUE(reports.front().starts_with("error segment tag 'orders' refused"));
+  }
+  // Refused, it takes no more ranges: max_id stays where the refused fetch left
+  // it.
+  std::this_thread::sleep_for(milliseconds{100});
+  EXPECT_EQ((*sqlite_store(dir)->list_tags(kAllSegmentTags))[0].max_id, 11);
+
+  // The repair: max_id raised past the end remembered (at most 151: the
+  // steps of the 55 numbers grow 10, 20, 40, 80 at most).
+  ASSERT_TRUE(sqlite_store(dir)->take_range("orders", 1000).ok());
+  for (int i = 0; i < 500 && !restarted->readiness().ready; ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  ASSERT_TRUE(restarted->readiness().ready) << restarted->readiness().reason;
+  after = take(*restarted, "orders", 30);
+  ASSERT_EQ(after.size(), 30u);
+  EXPECT_GE(after.front(), 1011);
+  numbers.insert(numbers.end(), after.begin(), after.end());
+  EXPECT_EQ(test::check_unique_and_increasing({numbers}), "");
+}
+
+TEST(SegmentAllocator, ADamagedRangeMemoryStopsTheStart) {
+  TempDir dir;
+  SegmentAllocatorOptions options;
+  options.range_memory = dir.file("segment-ranges");
+  { std::ofstream(dir.file("segment-ranges")) << "range s orders 100\n"; }
+  auto refused = SegmentAllocator::create(sqlite_store(dir), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kStateFile);
+  EXPECT_NE(refused.error().message.find("damaged"), std::string::npos) << refused.error().message;
+}
+
+TEST(SegmentStoreName, KeepsWhatNamesTheDatabaseAndDropsSecrets) {
+  EXPECT_EQ(
+      segment::segment_store_name(
+          "postgresql://u:secret@db.example:5432/ids?password=x&sslmode=require&dbname=other"),
+      "postgresql://db.example:5432/ids?dbname=other");
+  EXPECT_EQ(segment::segment_store_name(
+                "mysql://root@127.0.0.1:3306/snowid?layout=leaf&password_file=/run/pw"),
+            "mysql://127.0.0.1:3306/snowid?layout=leaf");
+  EXPECT_EQ(segment::segment_store_name("postgres://h/db?password=a%40b"), "postgres://h/db");
+  EXPECT_EQ(segment::segment_store_name("sqlite:///var/lib/snowid/./segments.db"),
+            "sqlite:///var/lib/snowid/segments.db");
+  EXPECT_TRUE(segment::segment_store_name("sqlite://rel.db").starts_with("sqlite:///"));
 }
 
 }  // namespace

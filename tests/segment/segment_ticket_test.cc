@@ -2,7 +2,9 @@
 // and two nodes drawing numbers while one store is down and back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -179,6 +181,41 @@ TEST(TicketStore, TwoNodesServeThroughAnOutageOfOneStoreWithoutRepeats) {
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a number was issued twice";
   EXPECT_GT(all.size(), 2000u);
+}
+
+// The range memory of a ticket-server set is kept per member: one member put
+// back from an older copy is noticed when the set asks it, the tag is
+// refused, and a restarted node opened on the same memory refuses it too.
+TEST(TicketStore, AMemberRestoredFromAnOlderCopyIsRefused) {
+  TempDir dir;
+  const std::string url = ticket_set(dir, {{2, 0}, {2, 1}});
+  ASSERT_TRUE((*open_segment_store(url))->create_tag("orders", 1, 10, "").ok());
+  std::filesystem::copy_file(dir.file("ticket1.db"), dir.file("backup1.db"));
+  SegmentAllocatorOptions options;
+  options.retry_initial = milliseconds{1};
+  options.retry_max = milliseconds{20};
+  options.request_timeout = milliseconds{500};
+  options.range_memory = dir.file("segment-ranges");
+  std::vector<std::int64_t> issued;
+  {
+    auto node = SegmentAllocator::open(url, options);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    ASSERT_TRUE((*node)->next("orders", 60, issued).ok());
+  }
+  std::filesystem::copy_file(dir.file("backup1.db"), dir.file("ticket1.db"),
+                             std::filesystem::copy_options::overwrite_existing);
+  auto restarted = SegmentAllocator::open(url, options);
+  ASSERT_TRUE(restarted.ok()) << restarted.error().message;
+  std::vector<std::int64_t> after;
+  Status refused;
+  for (int i = 0; i < 20 && refused.ok(); ++i) refused = (*restarted)->next("orders", 5, after);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("ticket1.db handed"), std::string::npos)
+      << refused.error().message;
+  EXPECT_FALSE((*restarted)->readiness().ready);
+  issued.insert(issued.end(), after.begin(), after.end());
+  std::sort(issued.begin(), issued.end());
+  EXPECT_EQ(std::adjacent_find(issued.begin(), issued.end()), issued.end()) << "a repeat";
 }
 
 }  // namespace

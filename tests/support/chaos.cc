@@ -457,6 +457,7 @@ void append_record(const ScenarioRecord& record) {
                                  {"fault", record.fault},
                                  {"injection", record.injection},
                                  {"expected", record.expected},
+                                 {"measured", record.measured},
                                  {"answers", record.answers},
                                  {"refused", record.refused},
                                  {"ids_checked", record.ids_checked},

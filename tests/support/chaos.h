@@ -204,6 +204,9 @@ struct ScenarioRecord {
   std::uint64_t ids_checked = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t order_violations = 0;
+  // What it measured against the bounds it asserts, in words ("A's last ID
+  // 2.93 s after the fault, ..."); "" if nothing beyond these counts.
+  std::string measured;
   std::optional<long long> recovery_ms;
   std::string result;  // pass, fail or skipped
   long long duration_ms = 0;

@@ -115,4 +115,18 @@ bool PostgresProcess::psql(const std::string& sql, std::string* output) {
   return result.exit_code == 0;
 }
 
+bool PostgresProcess::dump(const std::string& file) {
+  const ProcessResult result = run_process(
+      {kBin + "pg_dump", "--clean", "--if-exists", "--no-owner", "-f", file, "-d", url()});
+  if (result.exit_code != 0) error_ = describe("pg_dump", result);
+  return result.exit_code == 0;
+}
+
+bool PostgresProcess::restore(const std::string& file) {
+  const ProcessResult result =
+      run_process({kBin + "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url(), "-f", file});
+  if (result.exit_code != 0) error_ = describe("psql -f", result);
+  return result.exit_code == 0;
+}
+
 }  // namespace snowid::test

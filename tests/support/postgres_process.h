@@ -40,6 +40,12 @@ class PostgresProcess {
   // Runs SQL through psql; returns its output (error() says why on failure).
   bool psql(const std::string& sql, std::string* output = nullptr);
 
+  // A backup and its restore, as an operator makes them: pg_dump of the
+  // whole database (with DROP statements) into `file`, and psql -f `file`
+  // run against the live server, which puts every table back as dumped.
+  bool dump(const std::string& file);
+  bool restore(const std::string& file);
+
  private:
   ProcessResult run_as_owner(std::vector<std::string> argv);
 

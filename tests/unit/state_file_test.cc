@@ -226,6 +226,52 @@ TEST_F(StateFileTest, EditedMarkFailsTheChecksum) {
   EXPECT_NE(g.error().message.find("checksum"), std::string::npos);
 }
 
+// A state file has one form. Content with a valid checksum but another
+// shape (a second mark line, a repeated key, a comment or blank line added,
+// bytes after the checksum) was made or edited by hand and is refused as
+// damaged, whichever of its marks a lax reader would have taken.
+TEST_F(StateFileTest, OnlyTheOneFormIsAcceptedEvenWithAValidChecksum) {
+  const std::string header = "# snowid state file: written by snowid, do not edit\n";
+  const std::string layout = fmt::format("layout={}\n", describe(Layout{}));
+  const auto checksummed = [](const std::string& covered) {
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (char c : covered) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ULL;
+    }
+    return covered + fmt::format("checksum={:016x}\n", hash);
+  };
+  const std::string high = "high_water_unix_ms=1789999999000\n";
+  const std::string low = "high_water_unix_ms=1789999995000\n";
+  const std::string canonical = header + "version=1\n" + layout + high;
+  const std::vector<std::string> forms = {
+      checksummed(header + "version=1\n" + layout + high + low),  // two mark lines
+      checksummed(header + "version=1\n" + layout + low + high),
+      checksummed(header + "version=1\nversion=1\n" + layout + high),  // a repeated key
+      checksummed(header + "version=1\n" + layout + layout + high),
+      checksummed(header + "# a comment\nversion=1\n" + layout + high),
+      checksummed(header + "version=1\n\n" + layout + high),              // a blank line
+      checksummed(header + "version=1\n" + layout + high + "extra=1\n"),  // an unknown key
+      checksummed(header + layout + "version=1\n" + high),                // another order
+      checksummed("version=1\n" + layout + high),                         // no header
+      checksummed(canonical) + "\n",                                      // trailing bytes
+      checksummed(canonical) + checksummed(canonical),
+  };
+  for (const std::string& form : forms) {
+    { std::ofstream(path, std::ios::trunc) << form; }
+    auto g = Generator::create(options(ClockPolicy::kMonotonic));
+    ASSERT_FALSE(g.ok()) << form;
+    EXPECT_EQ(g.error().code, ErrorCode::kStateFile);
+    EXPECT_NE(g.error().message.find("damaged"), std::string::npos) << g.error().message;
+    EXPECT_EQ(read_file(path), form) << "a refused file is left as it was";
+  }
+  // The one form itself is accepted.
+  { std::ofstream(path, std::ios::trunc) << checksummed(canonical); }
+  auto g = Generator::create(options(ClockPolicy::kMonotonic));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ((*g)->stats().mark_at_start, milliseconds{1'789'999'999'000});
+}
+
 TEST_F(StateFileTest, FileOfAnotherLayoutIsRefused) {
   { auto g = Generator::create(options(ClockPolicy::kReject)); }
   auto o = options(ClockPolicy::kReject);
