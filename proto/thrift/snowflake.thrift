@@ -5,6 +5,11 @@
 // and the types must never change. The namespaces only name the generated
 // code and are not on the wire.
 //
+// One method is snowid's own, added after Twitter's four: authenticate.
+// Adding a method changes nothing on the wire for the others, so clients
+// built for Twitter's service keep working; a client generated from this
+// file can call it to send the bearer token (see below).
+//
 // The methods declare no exceptions: a refusal reaches a client as a Thrift
 // application exception whose message starts with the name of the exception
 // below that Twitter's service raised for it (InvalidUserAgentError: the
@@ -25,6 +30,13 @@ exception InvalidUserAgentError {
 }
 
 service Snowflake {
+  // snowid's own: with bearer_token set, a connection from outside
+  // thrift_trusted_networks calls this first, with the token; until then
+  // every other call is refused with "Unauthenticated: ..." and the
+  // connection is closed if it has not authenticated within
+  // thrift_auth_timeout_ms. A wrong token is refused the same way (the
+  // connection stays open). Without a token set, any token is accepted.
+  void authenticate(1: string token)
   // The node's worker id under its layout.
   i64 get_worker_id()
   // The server's clock, Unix milliseconds (peers compare clocks with it).

@@ -19,7 +19,11 @@ void Worker::sweep() {
   const SteadyTime now = std::chrono::steady_clock::now();
   const bool drain = draining.load(std::memory_order_relaxed);
   for (Connection* connection : connections) {
-    if (now >= connection->deadline() || (drain && connection->idle())) connection->close();
+    if (now >= connection->deadline()) {
+      connection->expire();
+    } else if (drain) {
+      connection->drain();
+    }
   }
 }
 

@@ -40,6 +40,13 @@ class Connection {
   virtual ~Connection() = default;
   // Closes the socket now; pending operations end with an error.
   virtual void close() = 0;
+  // Its deadline passed (the sweeper calls this): closes it.
+  virtual void expire() { close(); }
+  // While the listener drains (SIGTERM), at every sweep: an idle connection
+  // is closed; a busy one finishes its request.
+  virtual void drain() {
+    if (idle()) close();
+  }
   // The connection must make progress (a request's next bytes, or the
   // answer's) by this time.
   SteadyTime deadline() const { return deadline_; }
@@ -66,7 +73,8 @@ struct Worker {
   // workers); null if none may wait.
   boost::asio::thread_pool* waiters = nullptr;
 
-  // Closes connections past their deadline and, while draining, idle ones.
+  // Expires connections past their deadline and, while draining, drains the
+  // others (Connection::drain).
   // close() only cancels operations; connections leave the list later, from
   // their own handlers, so iterating here is safe.
   void sweep();

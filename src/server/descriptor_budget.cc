@@ -44,29 +44,37 @@ std::int64_t DescriptorBudget::connections_for(std::string_view protocol) const 
   return 1;
 }
 
-DescriptorBudget plan_descriptors(const std::vector<std::pair<std::string, std::int64_t>>& wanted) {
+namespace {
+
+// The soft open-file limit, raised to the hard one first if it is lower;
+// UINT64_MAX for no limit.
+std::uint64_t raised_open_file_limit() {
   rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return UINT64_MAX;
+  if (files.rlim_cur < files.rlim_max) {
+    const rlim_t soft = files.rlim_cur;
     files.rlim_cur = files.rlim_max;
     if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
       spdlog::warn("cannot raise the open-file limit to {}: {}", files.rlim_max,
                    std::strerror(errno));
-      (void)::getrlimit(RLIMIT_NOFILE, &files);
+      files.rlim_cur = soft;
     }
   }
-  DescriptorBudget budget;
-  budget.connections = wanted;
-  budget.in_use = open_descriptors();
-  if (files.rlim_cur == RLIM_INFINITY) {
-    budget.limit = UINT64_MAX;
-    return budget;
-  }
-  budget.limit = files.rlim_cur;
+  return files.rlim_cur == RLIM_INFINITY ? UINT64_MAX : files.rlim_cur;
+}
+
+// Divides `budget.limit` between `budget.wanted` beside budget.in_use and
+// the spare descriptors.
+void divide(DescriptorBudget& budget) {
+  budget.connections = budget.wanted;
+  budget.reduced = false;
+  if (budget.limit == UINT64_MAX) return;
   const std::uint64_t reserved = budget.in_use + kSpareDescriptors;
-  const std::uint64_t room = budget.limit > reserved ? budget.limit - reserved : wanted.size();
+  const std::uint64_t room =
+      budget.limit > reserved ? budget.limit - reserved : budget.wanted.size();
   std::uint64_t total = 0;
-  for (const auto& share : wanted) total += static_cast<std::uint64_t>(share.second);
-  if (total <= room) return budget;
+  for (const auto& share : budget.wanted) total += static_cast<std::uint64_t>(share.second);
+  if (total <= room) return;
   budget.reduced = true;
   for (auto& share : budget.connections) {
     // room * share / total without overflow: both factors are below 2^32.
@@ -74,6 +82,25 @@ DescriptorBudget plan_descriptors(const std::vector<std::pair<std::string, std::
                       static_cast<long double>(total);
     share.second = std::max<std::int64_t>(1, static_cast<std::int64_t>(part));
   }
+}
+
+}  // namespace
+
+DescriptorBudget plan_descriptors(const std::vector<std::pair<std::string, std::int64_t>>& wanted) {
+  DescriptorBudget budget;
+  budget.limit = raised_open_file_limit();
+  budget.wanted = wanted;
+  budget.in_use = open_descriptors();
+  divide(budget);
+  return budget;
+}
+
+std::optional<DescriptorBudget> replan_descriptors(const DescriptorBudget& current) {
+  const std::uint64_t limit = raised_open_file_limit();
+  if (limit == current.limit) return std::nullopt;
+  DescriptorBudget budget = current;
+  budget.limit = limit;
+  divide(budget);
   return budget;
 }
 

@@ -8,9 +8,18 @@
 // limit: its configured one (max_connections for HTTP, grpc_max_connections
 // for gRPC, …), or, if they do not all fit, a share of what does in
 // proportion to the configured limits (at least one each), logged.
+//
+// The limit can change while snowidd runs (prlimit on the live process):
+// main() re-reads it every kDescriptorReplanPeriod and gives the listeners
+// their new shares (Listener::set_connection_limit), so that a lowered
+// limit leaves the spare descriptors free for the state file, the audit log
+// and the probes, whatever idle connections a client opens. Connections
+// already open beyond a new share stay until they close.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,9 +33,13 @@ namespace snowid::server {
 // reading the directory included; 0 if /proc cannot be read.
 std::uint64_t open_descriptors();
 
+inline constexpr std::chrono::seconds kDescriptorReplanPeriod{1};
+
 struct DescriptorBudget {
   std::uint64_t limit = 0;   // the soft open-file limit in force
-  std::uint64_t in_use = 0;  // descriptors open when it was made
+  std::uint64_t in_use = 0;  // descriptors open before the listeners opened
+  // What each listener asked for (its configured limit), by protocol.
+  std::vector<std::pair<std::string, std::int64_t>> wanted;
   // Open connections each listener may hold, by protocol ("http", …).
   std::vector<std::pair<std::string, std::int64_t>> connections;
   std::string describe() const;  // for the log
@@ -39,5 +52,10 @@ struct DescriptorBudget {
 // Raises the soft open-file limit to the hard one and divides it between
 // the listeners, each wanting its configured connection limit (by protocol).
 DescriptorBudget plan_descriptors(const std::vector<std::pair<std::string, std::int64_t>>& wanted);
+
+// Re-reads the open-file limit (raising the soft limit to the hard one, as
+// at start); if it differs from current.limit, the same listeners' shares
+// of it beside the same descriptors in use, else nullopt.
+std::optional<DescriptorBudget> replan_descriptors(const DescriptorBudget& current);
 
 }  // namespace snowid::server

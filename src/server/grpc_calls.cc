@@ -177,4 +177,13 @@ grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorizat
   });
 }
 
+grpc::Status unparsable_request(IdService& service, GrpcAuthorization authorization,
+                                std::string_view message) {
+  if (Answer allowed = service.authorize(authorization); !allowed.ok()) {
+    return grpc::Status(grpc_code(allowed.outcome), allowed.message);
+  }
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      fmt::format("the request is not a valid snowid.v1.{} message", message));
+}
+
 }  // namespace snowid::server

@@ -24,7 +24,8 @@ using GrpcAuthorization = std::optional<std::string_view>;
 grpc::Status answer_next_id(IdService& service, GrpcAuthorization authorization,
                             const v1::NextIdRequest& request, v1::NextIdResponse& response);
 
-// INVALID_ARGUMENT for count 0, RESOURCE_EXHAUSTED above max_batch.
+// INVALID_ARGUMENT for count 0, RESOURCE_EXHAUSTED above max_batch (any
+// count above it, as on every call that takes a count).
 grpc::Status answer_next_ids(IdService& service, GrpcAuthorization authorization,
                              const v1::NextIdsRequest& request, v1::NextIdsResponse& response);
 
@@ -50,5 +51,11 @@ grpc::Status answer_next_formatted_ids(IdService& service, GrpcAuthorization aut
 grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorization,
                                 const v1::DecodeTextRequest& request,
                                 v1::DecodeTextResponse& response);
+
+// A request whose bytes are not a `message` (a cut varint, a string that
+// is not UTF-8): UNAUTHENTICATED if the token check fails (a caller without
+// it is told nothing about its arguments), else INVALID_ARGUMENT.
+grpc::Status unparsable_request(IdService& service, GrpcAuthorization authorization,
+                                std::string_view message);
 
 }  // namespace snowid::server

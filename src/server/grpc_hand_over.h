@@ -31,6 +31,8 @@ class GrpcHandOver {
   // Drops the connections gRPC has closed; the number still open.
   std::size_t sweep();
   std::size_t open() const { return handed_.size(); }
+  // A new `max` for connections handed over from now on.
+  void set_max(std::size_t max) { max_ = max; }
 
  private:
   std::size_t max_;

@@ -4,6 +4,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,27 +44,50 @@ GrpcAuthorization authorization(const grpc::CallbackServerContext* context) {
   return std::string_view(it->second.data(), it->second.size());
 }
 
+// Reads `buffer` as a `Message`: gRPC's callback API would answer a request
+// that does not parse (a cut varint, a string that is not UTF-8) with
+// UNIMPLEMENTED before any handler runs, so every method takes raw bytes
+// and parses them here. False if the bytes are not such a message.
+template <typename Message>
+bool parse(const grpc::ByteBuffer& buffer, Message& message) {
+  grpc::ByteBuffer copy(buffer);  // shares the slices; the reader consumes its own
+  grpc::ProtoBufferReader reader(&copy);
+  return reader.status().ok() && message.ParseFromZeroCopyStream(&reader);
+}
+
+template <typename Message>
+grpc::Status serialize(const Message& message, grpc::ByteBuffer& buffer) {
+  bool own = false;
+  return grpc::SerializationTraits<Message>::Serialize(message, &buffer, &own);
+}
+
 // StreamIds: reads one request, answers it, reads the next. One read or
 // write is outstanding at a time, so the members need no lock. Deletes
 // itself when gRPC is done with the stream.
-class IdStream final : public grpc::ServerBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse> {
+class IdStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   IdStream(IdService& service, GrpcAuthorization authorization)
       : service_(service), authorization_(authorization) {
-    StartRead(&request_);
+    StartRead(&raw_request_);
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) return Finish(grpc::Status::OK);  // the client finished its side
+    request_.Clear();
     response_.Clear();
-    const grpc::Status status = answer_next_ids(service_, authorization_, request_, response_);
+    if (!parse(raw_request_, request_)) {
+      return Finish(unparsable_request(service_, authorization_, "NextIdsRequest"));
+    }
+    grpc::Status status = answer_next_ids(service_, authorization_, request_, response_);
+    raw_response_.Clear();
+    if (status.ok()) status = serialize(response_, raw_response_);
     if (!status.ok()) return Finish(status);
-    StartWrite(&response_);
+    StartWrite(&raw_response_);
   }
 
   void OnWriteDone(bool ok) override {
     if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
-    StartRead(&request_);
+    StartRead(&raw_request_);
   }
 
   void OnDone() override { delete this; }
@@ -72,6 +96,8 @@ class IdStream final : public grpc::ServerBidiReactor<v1::NextIdsRequest, v1::Ne
   IdService& service_;
   // Points into the call's metadata, which outlives the stream.
   GrpcAuthorization authorization_;
+  grpc::ByteBuffer raw_request_;
+  grpc::ByteBuffer raw_response_;
   v1::NextIdsRequest request_;
   v1::NextIdsResponse response_;
 };
@@ -83,57 +109,89 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 
+// A unary call on raw bytes: parses the request, answers it with
+// `answer(service, authorization, request, response)` (grpc_calls.h) and
+// serializes the response.
+template <typename Request, typename Response, typename Answerer>
+grpc::ServerUnaryReactor* unary(IdService& service, grpc::CallbackServerContext* context,
+                                const grpc::ByteBuffer* raw_request, grpc::ByteBuffer* raw_response,
+                                Answerer answer) {
+  Request request;
+  Response response;
+  const GrpcAuthorization auth = authorization(context);
+  if (!parse(*raw_request, request)) {
+    return finish(context, unparsable_request(service, auth, Request::descriptor()->name()));
+  }
+  grpc::Status status = answer(service, auth, request, response);
+  if (status.ok()) status = serialize(response, *raw_response);
+  return finish(context, status);
+}
+
+// Every method on raw bytes (see parse()).
+using RawIdService =
+    v1::IdService::WithRawCallbackMethod_NextId<v1::IdService::WithRawCallbackMethod_NextIds<
+        v1::IdService::WithRawCallbackMethod_Decode<v1::IdService::WithRawCallbackMethod_Info<
+            v1::IdService::WithRawCallbackMethod_NextSegmentIds<
+                v1::IdService::WithRawCallbackMethod_NextFormattedIds<
+                    v1::IdService::WithRawCallbackMethod_DecodeText<
+                        v1::IdService::WithRawCallbackMethod_StreamIds<
+                            v1::IdService::Service>>>>>>>>;
+
 // Every call is answered inline by grpc_calls.h.
-class Handlers final : public v1::IdService::CallbackService {
+class Handlers final : public RawIdService {
  public:
   explicit Handlers(IdService& service) : service_(service) {}
 
   grpc::ServerUnaryReactor* NextId(grpc::CallbackServerContext* context,
-                                   const v1::NextIdRequest* request,
-                                   v1::NextIdResponse* response) override {
-    return finish(context, answer_next_id(service_, authorization(context), *request, *response));
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override {
+    return unary<v1::NextIdRequest, v1::NextIdResponse>(service_, context, request, response,
+                                                        answer_next_id);
   }
 
   grpc::ServerUnaryReactor* NextIds(grpc::CallbackServerContext* context,
-                                    const v1::NextIdsRequest* request,
-                                    v1::NextIdsResponse* response) override {
-    return finish(context, answer_next_ids(service_, authorization(context), *request, *response));
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override {
+    return unary<v1::NextIdsRequest, v1::NextIdsResponse>(service_, context, request, response,
+                                                          answer_next_ids);
   }
 
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
-                                   const v1::DecodeRequest* request,
-                                   v1::DecodeResponse* response) override {
-    return finish(context, answer_decode(service_, authorization(context), *request, *response));
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override {
+    return unary<v1::DecodeRequest, v1::DecodeResponse>(service_, context, request, response,
+                                                        answer_decode);
   }
 
   grpc::ServerUnaryReactor* Info(grpc::CallbackServerContext* context,
-                                 const v1::InfoRequest* request,
-                                 v1::InfoResponse* response) override {
-    return finish(context, answer_info(service_, authorization(context), *request, *response));
+                                 const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override {
+    return unary<v1::InfoRequest, v1::InfoResponse>(service_, context, request, response,
+                                                    answer_info);
   }
 
   grpc::ServerUnaryReactor* NextSegmentIds(grpc::CallbackServerContext* context,
-                                           const v1::NextSegmentIdsRequest* request,
-                                           v1::NextSegmentIdsResponse* response) override {
-    return finish(context,
-                  answer_next_segment_ids(service_, authorization(context), *request, *response));
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override {
+    return unary<v1::NextSegmentIdsRequest, v1::NextSegmentIdsResponse>(
+        service_, context, request, response, answer_next_segment_ids);
   }
 
   grpc::ServerUnaryReactor* NextFormattedIds(grpc::CallbackServerContext* context,
-                                             const v1::NextFormattedIdsRequest* request,
-                                             v1::NextFormattedIdsResponse* response) override {
-    return finish(context,
-                  answer_next_formatted_ids(service_, authorization(context), *request, *response));
+                                             const grpc::ByteBuffer* request,
+                                             grpc::ByteBuffer* response) override {
+    return unary<v1::NextFormattedIdsRequest, v1::NextFormattedIdsResponse>(
+        service_, context, request, response, answer_next_formatted_ids);
   }
 
   grpc::ServerUnaryReactor* DecodeText(grpc::CallbackServerContext* context,
-                                       const v1::DecodeTextRequest* request,
-                                       v1::DecodeTextResponse* response) override {
-    return finish(context,
-                  answer_decode_text(service_, authorization(context), *request, *response));
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override {
+    return unary<v1::DecodeTextRequest, v1::DecodeTextResponse>(service_, context, request,
+                                                                response, answer_decode_text);
   }
 
-  grpc::ServerBidiReactor<v1::NextIdsRequest, v1::NextIdsResponse>* StreamIds(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamIds(
       grpc::CallbackServerContext* context) override {
     return new IdStream(service_, authorization(context));
   }
@@ -320,6 +378,15 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
   impl_->publish_health_every_period();
   impl_->thread = std::thread([this] { impl_->io.run(); });
   return Endpoint{wanted.host, static_cast<std::uint16_t>(port)};
+}
+
+void GrpcServer::set_connection_limit(std::int64_t max_connections) {
+  if (!impl_->thread.joinable()) return;
+  // `handed` lives on `thread`.
+  boost::asio::post(impl_->io, [impl = impl_.get(), max_connections] {
+    if (impl->handed)
+      impl->handed->set_max(static_cast<std::size_t>(std::max<std::int64_t>(1, max_connections)));
+  });
 }
 
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {

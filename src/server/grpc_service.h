@@ -27,6 +27,8 @@ class GrpcServer final : public Listener {
   void stop_accepting() override { shutdown(std::chrono::milliseconds{500}); }
   // 0: stop_accepting() has waited for the calls under way (or cancelled them).
   std::int64_t open_connections() const override { return 0; }
+  // Plain text only: with TLS gRPC accepts its connections itself.
+  void set_connection_limit(std::int64_t max_connections) override;
   void stop() override { shutdown(std::chrono::milliseconds{0}); }
 
  private:

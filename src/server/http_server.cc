@@ -145,6 +145,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   // of this connection runs meanwhile: reading stops, so the request read
   // stays valid, and the sweeper may only close the socket.
   void answer_off_thread() {
+    off_thread_ = true;
     deadline_ = std::chrono::steady_clock::now() + service_.config().generator.max_wait +
                 service_.config().http.read_timeout;
     asio::post(*worker_.waiters, [self = this->shared_from_this()]() mutable {
@@ -155,6 +156,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       // off its connection thread, and leave its worker's list from here.
       auto executor = self->stream_.get_executor();
       asio::post(executor, [self = std::move(self), begin] {
+        self->off_thread_ = false;
+        if (self->abandoned_) return;  // answered 503 while draining (drain())
         self->finish_answer(begin);
         if (self->closed_) return;
         self->parse_and_answer();
@@ -162,11 +165,29 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     });
   }
 
+  // While draining (SIGTERM), at every sweep: an idle connection closes; a
+  // request waiting for the clock on a waiter thread is answered 503 now,
+  // with the reason, as a gRPC call gets UNAVAILABLE (the waiter's answer is
+  // then dropped; IDs it drew are never sent, as for a client that left).
+  void drain() override {
+    if (idle()) return close();
+    if (!off_thread_ || abandoned_ || closed_) return;
+    abandoned_ = true;
+    HttpResponse refusal;
+    set_error(refusal, 503,
+              "the server is shutting down: the request waited for the clock and was not "
+              "answered; retry it, on another node if there is one");
+    append_response(refusal, 11, false);
+    service_.metrics().count_request(Route::kOther, 503, std::chrono::nanoseconds{0});
+    close_after_write_ = true;
+    write();
+  }
+
   void finish_answer(SteadyTime begin) {
     const auto& request = reader_.request();
     const bool keep_alive =
         request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
-    append_response(request.version(), keep_alive);
+    append_response(response_, request.version(), keep_alive);
     const auto latency = std::chrono::steady_clock::now() - begin;
     service_.metrics().count_request(response_.route, response_.status, latency);
     if (auto call = call_of(response_.route)) {
@@ -180,21 +201,21 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void append_error(unsigned status, std::string_view message) {
     response_.reset();
     set_error(response_, status, message);
-    append_response(11, false);
+    append_response(response_, 11, false);
     service_.metrics().count_request(Route::kOther, status, std::chrono::nanoseconds{0});
     close_after_write_ = true;
   }
 
-  void append_response(unsigned version, bool keep_alive) {
-    const auto status = static_cast<http::status>(response_.status);
+  void append_response(const HttpResponse& response, unsigned version, bool keep_alive) {
+    const auto status = static_cast<http::status>(response.status);
     fmt::format_to(std::back_inserter(out_),
                    "HTTP/1.{} {} {}\r\nServer: snowid\r\nContent-Type: {}\r\n",
-                   version == 10 ? 0 : 1, response_.status, std_view(http::obsolete_reason(status)),
-                   response_.content_type);
-    if (!response_.length_unknown) {
-      fmt::format_to(std::back_inserter(out_), "Content-Length: {}\r\n", response_.body.size());
+                   version == 10 ? 0 : 1, response.status, std_view(http::obsolete_reason(status)),
+                   response.content_type);
+    if (!response.length_unknown) {
+      fmt::format_to(std::back_inserter(out_), "Content-Length: {}\r\n", response.body.size());
     }
-    for (const auto& [name, value] : response_.headers) {
+    for (const auto& [name, value] : response.headers) {
       out_.append(name).append(": ").append(value).append("\r\n");
     }
     if (!keep_alive) {
@@ -203,7 +224,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       out_ += "Connection: keep-alive\r\n";
     }
     out_ += "\r\n";
-    if (!response_.head) out_ += response_.body;  // a HEAD response has no content
+    if (!response.head) out_ += response.body;  // a HEAD response has no content
   }
 
   void write() {
@@ -231,6 +252,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   std::string out_;
   bool close_after_write_ = false;
   bool closed_ = false;
+  bool off_thread_ = false;  // a request is being answered on a waiter thread
+  bool abandoned_ = false;   // ...and was answered 503 by drain() meanwhile
 };
 
 }  // namespace
@@ -291,7 +314,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   IdService& service;
   std::shared_ptr<TcpAcceptor> acceptor;
   std::unique_ptr<ssl::context> tls;
-  std::int64_t max_connections = 0;  // max_connections as the open-file limit allows
+  // max_connections as the open-file limit allows (descriptor_budget.h)
+  std::atomic<std::int64_t> max_connections{0};
   // Requests that may wait for the clock (wait policy) run here, off the
   // workers' threads; each waits at most max_wait.
   asio::thread_pool waiters{4};
@@ -328,6 +352,10 @@ Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
 void HttpServer::stop_accepting() {
   impl_->acceptor->close();
   impl_->workers.drain();
+}
+
+void HttpServer::set_connection_limit(std::int64_t max_connections) {
+  impl_->max_connections.store(max_connections);
 }
 
 std::int64_t HttpServer::open_connections() const {

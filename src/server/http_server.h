@@ -33,6 +33,7 @@ class HttpServer final : public Listener {
   // connections finish the request they are reading or answering.
   void stop_accepting() override;
   std::int64_t open_connections() const override;
+  void set_connection_limit(std::int64_t max_connections) override;
   // Stops the connection threads (closing what is still open) and joins them.
   void stop() override;
 

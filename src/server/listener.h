@@ -5,8 +5,9 @@
 // rules (service.h).
 //
 // Thread-safety: start(), stop_accepting() and stop() from main()'s thread,
-// in that order; stop_accepting() may be called again (it then does nothing
-// new), and on a listener whose start() failed or was never called.
+// in that order (set_connection_limit() between start() and stop());
+// stop_accepting() may be called again (it then does nothing new), and on a
+// listener whose start() failed or was never called.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -40,6 +41,10 @@ class Listener {
   virtual void stop_accepting() = 0;
   // Open connections still being drained after stop_accepting().
   virtual std::int64_t open_connections() const = 0;
+  // A new share of the open-file limit (descriptor_budget.h), from main()'s
+  // thread while serving: new connections beyond it are refused; those open
+  // stay until they close.
+  virtual void set_connection_limit(std::int64_t max_connections) = 0;
   // Closes what is still open and joins the listener's threads.
   virtual void stop() = 0;
 };

@@ -38,10 +38,7 @@ constexpr ListenerKind kListenerKinds[] = {
      }},
     {"thrift", [](const ServerConfig& c) { return c.thrift.listener.endpoint.has_value(); },
      [](const ServerConfig& c) -> std::int64_t { return c.thrift.listener.max_connections; },
-     [](const ServerConfig& c) {
-       return check_thrift_options(c.thrift, !c.bearer_token.empty() || !c.token_file.empty());
-     },
-     make_thrift_listener},
+     [](const ServerConfig& c) { return check_thrift_options(c.thrift); }, make_thrift_listener},
     {"resp", [](const ServerConfig& c) { return c.resp.listener.endpoint.has_value(); },
      [](const ServerConfig& c) -> std::int64_t { return c.resp.listener.max_connections; },
      [](const ServerConfig& c) { return check_resp_options(c.resp); }, make_resp_listener},

@@ -81,6 +81,25 @@ void keep_maintaining(asio::steady_timer& timer, IdService& service) {
   });
 }
 
+// Every kDescriptorReplanPeriod: re-reads the open-file limit and, if it
+// changed, gives each listener its new share (descriptor_budget.h).
+void keep_replanning(asio::steady_timer& timer, DescriptorBudget& budget,
+                     const std::vector<std::unique_ptr<Listener>>& listeners) {
+  timer.expires_after(kDescriptorReplanPeriod);
+  timer.async_wait([&timer, &budget, &listeners](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto next = replan_descriptors(budget)) {
+      spdlog::warn("the open-file limit changed from {} to {}: descriptors: {}", budget.limit,
+                   next->limit, next->describe());
+      budget = std::move(*next);
+      for (const auto& listener : listeners) {
+        listener->set_connection_limit(budget.connections_for(listener->protocol()));
+      }
+    }
+    keep_replanning(timer, budget, listeners);
+  });
+}
+
 // An exit code for main(), or nullopt to go on with the next step.
 using Exit = std::optional<int>;
 
@@ -375,6 +394,8 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
 
   asio::steady_timer reserver(io);
   keep_maintaining(reserver, service);
+  asio::steady_timer replanner(io);
+  keep_replanning(replanner, subsystems.descriptors, listeners);
 
   // Draining: stop once no connection is open, or after one second.
   asio::steady_timer drain_timer(io);
@@ -396,6 +417,7 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
     spdlog::info("received signal {}: draining connections", signal);
     for (auto& listener : listeners) listener->stop_accepting();
     reserver.cancel();
+    replanner.cancel();
     drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds{1};
     drain();
   });

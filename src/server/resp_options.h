@@ -12,15 +12,26 @@ namespace snowid::server {
 struct RespOptions {
   // resp_max_pending_bytes is listener.max_pending_bytes: what one
   // connection may have sent without its answers read yet.
-  StreamListenerOptions listener{std::nullopt, 1000, std::chrono::milliseconds{300000}, 1 << 20};
+  StreamListenerOptions listener{std::nullopt,
+                                 1000,
+                                 std::chrono::milliseconds{300000},
+                                 1 << 20,
+                                 std::chrono::milliseconds{5000},
+                                 0.1,
+                                 ""};
   // One argument's length at most (a tag, an agent, a password).
   std::uint32_t max_bulk_bytes = 64 * 1024;
   // A command's arguments at most, the command's name included.
   std::uint32_t max_arguments = 1024;
 };
 
-inline constexpr StreamListenerOptionNames kRespOptionNames{
-    "resp", "resp_max_connections", "resp_idle_timeout_ms", "resp_max_pending_bytes"};
+inline constexpr StreamListenerOptionNames kRespOptionNames{"resp",
+                                                            "resp_max_connections",
+                                                            "resp_idle_timeout_ms",
+                                                            "resp_max_pending_bytes",
+                                                            "resp_auth_timeout_ms",
+                                                            "resp_unauthenticated_share",
+                                                            "resp_trusted_networks"};
 
 OptionRows<RespOptions> resp_rows();
 

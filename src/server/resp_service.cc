@@ -51,13 +51,22 @@ struct RespShared {
 // parser's state.
 class RespConnection final : public StreamHandler {
  public:
-  RespConnection(std::shared_ptr<RespShared> shared, std::shared_ptr<StreamMetrics> metrics)
+  // `trusted`: the peer is in resp_trusted_networks, authenticated from the start.
+  RespConnection(std::shared_ptr<RespShared> shared, std::shared_ptr<StreamMetrics> metrics,
+                 bool trusted)
       : shared_(std::move(shared)),
         metrics_(std::move(metrics)),
         service_(shared_->service),
         options_(service_.config().resp),
         token_required_(!service_.config().bearer_token.empty()),
-        client_id_(shared_->next_client_id.fetch_add(1)) {}
+        client_id_(shared_->next_client_id.fetch_add(1)) {
+    if (trusted && token_required_) {
+      authenticated_ = true;
+      authorization_ = "Bearer " + service_.config().bearer_token;
+    }
+  }
+
+  bool authenticated() const override { return !token_required_ || authenticated_; }
 
   void refuse_oversized(std::string& output) override {
     RespReply(output).error(
@@ -594,7 +603,9 @@ std::unique_ptr<Listener> make_resp_listener(boost::asio::io_context& acceptor_i
   auto shared = std::make_shared<RespShared>(service);
   return std::make_unique<StreamServer>(
       acceptor_io, service, "resp", service.config().resp.listener, metrics,
-      [shared, metrics] { return std::make_unique<RespConnection>(shared, metrics); },
+      [shared, metrics](bool trusted) {
+        return std::make_unique<RespConnection>(shared, metrics, trusted);
+      },
       "-ERR max number of clients reached\r\n");
 }
 

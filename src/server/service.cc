@@ -33,10 +33,10 @@ Answer IdService::check_agent(std::string_view agent) const {
 Answer IdService::check_count(std::uint64_t count) const {
   const std::uint32_t max = config_.max_batch;
   if (count >= 1 && count <= max) return {};
-  // 0, or beyond 32 bits, is no batch size at all; above max_batch, one
-  // this node does not hand out.
-  const bool meaningless = count == 0 || count > std::numeric_limits<std::uint32_t>::max();
-  return {meaningless ? Outcome::kInvalidArgument : Outcome::kTooLarge,
+  // One rule for every protocol and every size: 0 is no batch at all;
+  // anything above max_batch (2^32+5 as much as max_batch+1) is a batch this
+  // node does not hand out, which a client answers by asking for less.
+  return {count == 0 ? Outcome::kInvalidArgument : Outcome::kTooLarge,
           fmt::format("count {} is out of range 1..{}", count, max)};
 }
 

@@ -1,8 +1,10 @@
 #include "stream_listener_options.h"
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 
 #include "endpoint_rows.h"
+#include "trusted_networks.h"
 
 namespace snowid::server {
 
@@ -28,6 +30,14 @@ OptionRows<Options> stream_listener_rows(const StreamListenerOptionNames& names,
       {names.max_pending_bytes,
        option::number(&Options::max_pending_bytes, max_pending_bytes_bound),
        option::shown(&Options::max_pending_bytes), while_on},
+      {names.auth_timeout, option::positive_duration(&Options::auth_timeout),
+       option::shown(&Options::auth_timeout), while_on},
+      {names.unauthenticated_share, option::fraction(&Options::unauthenticated_share),
+       [](const Options& o) { return fmt::format("{}", o.unauthenticated_share); }, while_on},
+      {names.trusted_networks,
+       option::checked_text(&Options::trusted_networks,
+                            [](std::string_view text) { return TrustedNetworks::parse(text); }),
+       option::shown(&Options::trusted_networks), while_on},
   };
 }
 
@@ -46,7 +56,17 @@ Status check_stream_listener(const StreamListenerOptions& options,
   if (options.max_pending_bytes < 64) {
     return invalid_argument(fmt::format("{} must be at least 64", names.max_pending_bytes));
   }
+  if (options.unauthenticated_share <= 0) {
+    return invalid_argument(fmt::format("{} must be above 0", names.unauthenticated_share));
+  }
   return {};
+}
+
+std::int64_t unauthenticated_slots(const StreamListenerOptions& options,
+                                   std::int64_t max_connections) {
+  const auto share = static_cast<std::int64_t>(static_cast<double>(max_connections) *
+                                               options.unauthenticated_share);
+  return std::clamp<std::int64_t>(share, 1, std::max<std::int64_t>(1, max_connections));
 }
 
 }  // namespace snowid::server

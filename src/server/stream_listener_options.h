@@ -21,15 +21,27 @@ struct StreamListenerOptions {
   // Bytes one connection may have received but not yet had answered: a
   // request larger than this closes the connection.
   std::uint32_t max_pending_bytes = 1 << 20;
+  // With a bearer token set: a connection that has not authenticated this
+  // long after it opened is closed (stream_server.h).
+  std::chrono::milliseconds auth_timeout{5000};
+  // The fraction of max_connections (as the open-file limit allows) that
+  // connections not yet authenticated may hold at once; at least one.
+  double unauthenticated_share = 0.1;
+  // Client networks whose connections count as authenticated from the
+  // start (trusted_networks.h): comma-separated CIDR; "" none.
+  std::string trusted_networks;
 };
 
 // The names of one listener's rows, e.g. {"thrift", "thrift_max_connections",
-// "thrift_idle_timeout_ms", "thrift_max_frame_bytes"}: string literals.
+// "thrift_idle_timeout_ms", "thrift_max_frame_bytes", …}: string literals.
 struct StreamListenerOptionNames {
   const char* endpoint;
   const char* max_connections;
   const char* idle_timeout;
   const char* max_pending_bytes;
+  const char* auth_timeout;
+  const char* unauthenticated_share;
+  const char* trusted_networks;
 };
 
 // Every row of a listener's StreamListenerOptions, under `names`; all but
@@ -43,5 +55,10 @@ bool is_loopback(const std::string& host);
 // kInvalidArgument naming `names` if the limits are unusable.
 Status check_stream_listener(const StreamListenerOptions& options,
                              const StreamListenerOptionNames& names);
+
+// How many of `max_connections` may be held by connections not yet
+// authenticated: unauthenticated_share of them, at least 1.
+std::int64_t unauthenticated_slots(const StreamListenerOptions& options,
+                                   std::int64_t max_connections);
 
 }  // namespace snowid::server

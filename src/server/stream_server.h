@@ -12,6 +12,16 @@
 // request or an answer is under way (a slow client cannot hold a
 // connection). Past max_connections a new connection is closed at once,
 // after a short answer if the protocol has one. Connection threads: io_threads, as HTTP's.
+//
+// Authentication, the same for every stream protocol: with a bearer token
+// set, a connection is unauthenticated until its handler says it has
+// authenticated (RESP's AUTH, Thrift's authenticate), unless its peer is in
+// the listener's trusted_networks (then it is authenticated from the
+// start). Unauthenticated connections hold at most unauthenticated_slots()
+// of the listener's slots (a new one beyond them is refused as at
+// max_connections, and counted apart), and one still unauthenticated
+// auth_timeout after it opened is closed and counted: connections that never
+// authenticate cannot keep authenticated clients out.
 #pragma once
 
 #include <atomic>
@@ -54,6 +64,9 @@ class StreamHandler {
   // appends the protocol's refusal, if it has one to send; the connection
   // closes once it is written.
   virtual void refuse_oversized(std::string& output) { (void)output; }
+  // Whether the connection may make calls that need the token: true from
+  // the start when no token is set or the peer is trusted.
+  virtual bool authenticated() const = 0;
 };
 
 // A stream listener's own metrics: its connections and, for protocols with
@@ -71,6 +84,12 @@ class StreamMetrics : public MetricsSource {
   const std::string& protocol() const { return protocol_; }
   std::atomic<std::int64_t>& open_connections() { return open_; }
   std::atomic<std::uint64_t>& refused_connections() { return refused_; }
+  // Open connections not yet authenticated.
+  std::atomic<std::int64_t>& unauthenticated_connections() { return unauthenticated_; }
+  // New connections refused because unauthenticated ones held their share.
+  std::atomic<std::uint64_t>& refused_unauthenticated() { return refused_unauthenticated_; }
+  // Connections closed at auth_timeout, still unauthenticated.
+  std::atomic<std::uint64_t>& auth_timeouts() { return auth_timeouts_; }
 
   void render(std::string& out) const override;
 
@@ -80,11 +99,16 @@ class StreamMetrics : public MetricsSource {
   std::unique_ptr<std::atomic<std::uint64_t>[]> commands_;
   std::atomic<std::int64_t> open_{0};
   std::atomic<std::uint64_t> refused_{0};
+  std::atomic<std::int64_t> unauthenticated_{0};
+  std::atomic<std::uint64_t> refused_unauthenticated_{0};
+  std::atomic<std::uint64_t> auth_timeouts_{0};
 };
 
 class StreamServer final : public Listener {
  public:
-  using NewHandler = std::function<std::unique_ptr<StreamHandler>()>;
+  // Makes a connection's handler; `trusted`: its peer is in
+  // trusted_networks, so it is authenticated from the start.
+  using NewHandler = std::function<std::unique_ptr<StreamHandler>(bool trusted)>;
 
   // `protocol` names the listener ("thrift", "resp"); `options.endpoint` is
   // set. `new_handler` makes each connection's handler (on its thread).
@@ -99,6 +123,7 @@ class StreamServer final : public Listener {
   Result<Endpoint> start(const DescriptorBudget& descriptors) override;
   void stop_accepting() override;
   std::int64_t open_connections() const override;
+  void set_connection_limit(std::int64_t max_connections) override;
   void stop() override;
 
  private:

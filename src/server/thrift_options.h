@@ -7,23 +7,33 @@
 
 namespace snowid::server {
 
+// The networks whose Thrift callers are trusted by default: this machine.
+inline constexpr const char* kThriftDefaultTrustedNetworks = "127.0.0.0/8, ::1/128";
+
 struct ThriftOptions {
   // thrift_max_frame_bytes is listener.max_pending_bytes: a framed call of
-  // Twitter's service is a few dozen bytes.
-  StreamListenerOptions listener{std::nullopt, 1000, std::chrono::milliseconds{300000}, 64 * 1024};
-  // Serve Thrift on a non-loopback address although a bearer token is set
-  // (Twitter's protocol carries none, so Thrift callers are not checked).
-  bool insecure = false;
+  // Twitter's service is a few dozen bytes. Clients built for Twitter's
+  // service cannot send a token: callers on this machine are trusted.
+  StreamListenerOptions listener{std::nullopt,
+                                 1000,
+                                 std::chrono::milliseconds{300000},
+                                 64 * 1024,
+                                 std::chrono::milliseconds{5000},
+                                 0.1,
+                                 kThriftDefaultTrustedNetworks};
 };
 
-inline constexpr StreamListenerOptionNames kThriftOptionNames{
-    "thrift", "thrift_max_connections", "thrift_idle_timeout_ms", "thrift_max_frame_bytes"};
+inline constexpr StreamListenerOptionNames kThriftOptionNames{"thrift",
+                                                              "thrift_max_connections",
+                                                              "thrift_idle_timeout_ms",
+                                                              "thrift_max_frame_bytes",
+                                                              "thrift_auth_timeout_ms",
+                                                              "thrift_unauthenticated_share",
+                                                              "thrift_trusted_networks"};
 
 OptionRows<ThriftOptions> thrift_rows();
 
-// Ok unless the listener's limits are unusable, or it would serve a
-// non-loopback address without a token check (`token_set`) and without
-// thrift_insecure.
-Status check_thrift_options(const ThriftOptions& options, bool token_set);
+// Ok unless the listener's limits are unusable.
+Status check_thrift_options(const ThriftOptions& options);
 
 }  // namespace snowid::server

@@ -24,28 +24,44 @@ using apache::thrift::transport::TMemoryBuffer;
 // A frame starts with its length: 4 bytes, big-endian.
 constexpr std::size_t kFrameHeaderBytes = 4;
 
-// The calls of Twitter's service, answered through IdService. Shared by every
-// connection; thread-safe as IdService is.
+// The calls of Twitter's service, answered through IdService, and snowid's
+// authenticate. One per connection: it holds the connection's
+// authentication; used from one thread at a time.
 class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
  public:
-  explicit SnowflakeCalls(IdService& service) : service_(service) {
-    // Thrift callers are trusted (see thrift_service.h): they pass the
-    // service's token check as if they had sent the token.
-    if (!service.config().bearer_token.empty()) {
-      authorization_ = "Bearer " + service.config().bearer_token;
+  // `trusted`: the peer is in thrift_trusted_networks (thrift_service.h).
+  SnowflakeCalls(IdService& service, bool trusted)
+      : service_(service), token_required_(!service.config().bearer_token.empty()) {
+    if (trusted && token_required_) authorization_ = "Bearer " + service.config().bearer_token;
+  }
+
+  bool authenticated() const { return !token_required_ || !authorization_.empty(); }
+
+  void authenticate(const std::string& token) override {
+    if (!token_required_) return;
+    std::string candidate = "Bearer " + token;
+    if (!service_.authorize(candidate).ok()) {
+      throw std::runtime_error("Unauthenticated: the token is not the server's bearer token");
     }
+    authorization_ = std::move(candidate);
   }
 
   std::int64_t get_worker_id() override {
+    require_authentication();
     return static_cast<std::int64_t>(service_.generator().options().worker_id);
   }
   std::int64_t get_datacenter_id() override {
+    require_authentication();
     return static_cast<std::int64_t>(service_.generator().options().datacenter_id);
   }
-  std::int64_t get_timestamp() override { return SystemClock::instance().now_fresh().count(); }
+  std::int64_t get_timestamp() override {
+    require_authentication();
+    return SystemClock::instance().now_fresh().count();
+  }
 
   std::int64_t get_id(const std::string& useragent) override {
     const auto begin = std::chrono::steady_clock::now();
+    require_authentication();
     IdRequest request;
     if (!authorization_.empty()) request.authorization = authorization_;
     request.agent = useragent;
@@ -68,17 +84,28 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
   }
 
  private:
+  // The generated processor answers a thrown exception with a Thrift
+  // application exception carrying what() as its message.
+  void require_authentication() const {
+    if (!authenticated()) {
+      throw std::runtime_error(
+          "Unauthenticated: call authenticate with the bearer token first (or connect from "
+          "thrift_trusted_networks)");
+    }
+  }
+
   IdService& service_;
-  std::string authorization_;
+  const bool token_required_;
+  std::string authorization_;  // "Bearer <token>" once authenticated; "" before
 };
 
 // One connection's framing: each complete frame at the front of the input is
 // one call, run by the generated processor on memory buffers.
 class ThriftConnection final : public StreamHandler {
  public:
-  ThriftConnection(std::shared_ptr<snowid::thrift::SnowflakeProcessor> processor,
-                   std::uint32_t max_frame_bytes)
-      : processor_(std::move(processor)),
+  ThriftConnection(IdService& service, bool trusted, std::uint32_t max_frame_bytes)
+      : calls_(std::make_shared<SnowflakeCalls>(service, trusted)),
+        processor_(std::make_shared<snowid::thrift::SnowflakeProcessor>(calls_)),
         max_frame_bytes_(max_frame_bytes),
         request_(std::make_shared<TMemoryBuffer>()),
         answer_(std::make_shared<TMemoryBuffer>()),
@@ -87,6 +114,8 @@ class ThriftConnection final : public StreamHandler {
             request_, static_cast<std::int32_t>(max_frame_bytes),
             static_cast<std::int32_t>(max_frame_bytes), false, true)),
         answer_protocol_(std::make_shared<TBinaryProtocol>(answer_)) {}
+
+  bool authenticated() const override { return calls_->authenticated(); }
 
   Step consume(std::string_view input, std::string& output) override {
     Step step;
@@ -138,6 +167,7 @@ class ThriftConnection final : public StreamHandler {
     return true;
   }
 
+  std::shared_ptr<SnowflakeCalls> calls_;
   std::shared_ptr<snowid::thrift::SnowflakeProcessor> processor_;
   std::uint32_t max_frame_bytes_;
   std::shared_ptr<TMemoryBuffer> request_;
@@ -156,14 +186,13 @@ std::unique_ptr<Listener> make_thrift_listener(boost::asio::io_context& acceptor
                                                IdService& service) {
   const StreamListenerOptions& options = service.config().thrift.listener;
   apache::thrift::GlobalOutput.setOutputFunction(log_thrift_output);
-  auto processor = std::make_shared<snowid::thrift::SnowflakeProcessor>(
-      std::make_shared<SnowflakeCalls>(service));
   auto metrics = std::make_shared<StreamMetrics>("thrift", std::vector<std::string>{});
   const std::uint32_t max_frame_bytes = options.max_pending_bytes;
-  return std::make_unique<StreamServer>(
-      acceptor_io, service, "thrift", options, std::move(metrics), [processor, max_frame_bytes] {
-        return std::make_unique<ThriftConnection>(processor, max_frame_bytes);
-      });
+  return std::make_unique<StreamServer>(acceptor_io, service, "thrift", options, std::move(metrics),
+                                        [&service, max_frame_bytes](bool trusted) {
+                                          return std::make_unique<ThriftConnection>(
+                                              service, trusted, max_frame_bytes);
+                                        });
 }
 
 }  // namespace snowid::server

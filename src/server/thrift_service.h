@@ -3,9 +3,14 @@
 // calls answered through IdService like HTTP's and gRPC's (the agent rule,
 // the per-agent counters, the audit log, the request metrics).
 //
-// Twitter's protocol carries no bearer token: Thrift callers are trusted as
-// the listener's address allows (a loopback address, or thrift_insecure; see
-// check_thrift_options()).
+// Authentication: Twitter's calls carry no bearer token. With bearer_token
+// set, a connection from thrift_trusted_networks (this machine by default)
+// is trusted, so clients built for Twitter's service work from there; any
+// other connection first calls snowid's authenticate(token) (a method added
+// to the IDL, which a client generated from proto/thrift/snowflake.thrift can
+// call), and every other call before it is refused. Connections that do
+// neither hold only thrift_unauthenticated_share of the slots and are closed
+// after thrift_auth_timeout_ms (stream_server.h).
 #pragma once
 
 #include <boost/asio/io_context.hpp>

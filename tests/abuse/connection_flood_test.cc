@@ -159,6 +159,51 @@ TEST_F(ConnectionFloodTest, ConnectionsStopShortOfTheOpenFileLimit) {
   EXPECT_EQ(test::http_get(port(), "/v1/id").status, 200);
 }
 
+// Regression: the listeners' shares of the open-file limit were planned once,
+// at start. Lowering the limit of the running process (prlimit --pid P
+// --nofile=1024:1024) then let idle gRPC connections take every descriptor:
+// /v1/id and /readyz stopped answering and raising the high-water mark
+// failed with "Too many open files". Now snowidd re-reads the limit every
+// second and gives each listener its new share, so the spare descriptors
+// stay free for the state file, the audit log and the probes.
+TEST_F(ConnectionFloodTest, AnOpenFileLimitLoweredWhileServingIsFollowed) {
+  if (!std::filesystem::exists(kPrlimit)) GTEST_SKIP() << "prlimit is not installed";
+  constexpr int kIdleGrpc = 1200;
+  if (test::raise_open_file_limit(kIdleGrpc + 500) < kIdleGrpc + 200) {
+    GTEST_SKIP() << "this process cannot open enough connections";
+  }
+  start();
+  HttpConnection observer(port());
+  IdProbe probe(port(), IdProbe::Connections::kKeptAlive);
+  const auto lowered =
+      test::run_process({kPrlimit, "--pid", std::to_string(server().pid()), "--nofile=1024:1024"});
+  ASSERT_EQ(lowered.exit_code, 0) << lowered.err;
+  const auto noticed = Clock::now() + std::chrono::seconds{5};
+  while (Clock::now() < noticed &&
+         server().log().find("the open-file limit changed") == std::string::npos) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+  EXPECT_NE(server().log().find("the open-file limit changed"), std::string::npos)
+      << server().log();
+  // Idle gRPC connections: the HTTP/2 preface and empty SETTINGS, then nothing.
+  const std::string preface = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") +
+                              std::string("\x00\x00\x00\x04\x00\x00\x00\x00\x00", 9);
+  ConnectionFlood flood(server().grpc_port(), kIdleGrpc, preface);
+  EXPECT_GT(wait_for_metric(
+                observer, "snowid_grpc_refused_connections_total",
+                [](double n) { return n >= kIdleGrpc / 2; }, std::chrono::seconds{10}),
+            kIdleGrpc / 2);
+  // Long enough for the reserved range of the high-water mark (500 ms) to
+  // run out several times over.
+  std::this_thread::sleep_for(std::chrono::seconds{3});
+  EXPECT_LT(test::open_descriptors(server().pid()), 1024 - 32);
+  EXPECT_EQ(test::http_get(port(), "/v1/id").status, 200);
+  EXPECT_EQ(test::http_get(port(), "/readyz").status, 200);
+  const IdProbe::Report report = probe.stop();
+  EXPECT_EQ(report.problems(), "");
+  EXPECT_EQ(server().log().find("Too many open files"), std::string::npos) << server().log();
+}
+
 // Regression: when accept() failed for want of descriptors, the acceptor
 // tried again at once, and failed again at once, as long as a connection
 // waited in the queue: about two thirds of a core burnt. Now it waits
@@ -166,7 +211,7 @@ TEST_F(ConnectionFloodTest, ConnectionsStopShortOfTheOpenFileLimit) {
 // descriptors are free. HTTP connections alone can no longer exhaust them
 // (see above), but what snowidd does not count can (gRPC's connections, in
 // practice); here, the open-file limit is lowered under the running server
-// to just above what it has open.
+// to just above what it has open, faster than snowidd follows it.
 TEST_F(ConnectionFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
   if (test::kAddressSanitizer) {
     // UndefinedBehaviorSanitizer's vptr check, in that build, reads a
@@ -198,10 +243,15 @@ TEST_F(ConnectionFloodTest, AcceptWaitsWhileDescriptorsAreExhausted) {
       << server().log();
 
   flood.close_all();
+  // Each waiting connection is taken and answered. snowidd has meanwhile
+  // followed the lowered limit (see above), which leaves HTTP one connection
+  // beside the spare descriptors: a connection taken while another (or a
+  // flood connection not yet seen closed) is open is refused in words.
   for (auto& connection : waiting) {
     const auto outcome = connection->read_until_closed(std::chrono::seconds{3});
     ASSERT_EQ(outcome.replies.size(), 1u);
-    EXPECT_EQ(outcome.replies[0].status, 200);
+    const int status = outcome.replies[0].status;
+    EXPECT_TRUE(status == 200 || status == 503) << status;
   }
 }
 

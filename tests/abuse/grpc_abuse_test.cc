@@ -106,11 +106,12 @@ TEST_F(GrpcAbuseTest, BytesThatAreNotValidHttp2CloseTheConnection) {
 
 // gRPC frames the message correctly, but the bytes are not the request
 // message: a status code comes back, never a crash. A request that does not
-// parse gets UNIMPLEMENTED with no message: that is gRPC's callback API
-// (grpcpp/impl/codegen/server_callback_handlers.h fails the call so when
-// deserializing fails; the synchronous API would say INTERNAL), before
-// snowid's handler runs. Bytes that do parse, as an empty or odd message,
-// get the method's own INVALID_ARGUMENT or RESOURCE_EXHAUSTED.
+// parse (a cut varint, a string that is not UTF-8) gets INVALID_ARGUMENT
+// naming the message: snowidd parses the bytes itself (gRPC's callback API
+// would fail the call with UNIMPLEMENTED before any handler ran). Bytes that
+// do parse, as an empty or odd message, get the method's own
+// INVALID_ARGUMENT or RESOURCE_EXHAUSTED; only an unknown method or service
+// is UNIMPLEMENTED.
 TEST_F(GrpcAbuseTest, PayloadsThatAreNotTheRequestMessageGetAnErrorStatus) {
   start_grpc();
   const std::string next_ids = "/snowid.v1.IdService/NextIds";
@@ -121,15 +122,15 @@ TEST_F(GrpcAbuseTest, PayloadsThatAreNotTheRequestMessageGetAnErrorStatus) {
     grpc::StatusCode code;
   } calls[] = {
       {"bytes that are not protobuf", next_ids, std::string(64, '\xff'),
-       grpc::StatusCode::UNIMPLEMENTED},
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"a length-delimited field cut short", next_ids,
        std::string("\x12\x10"
                    "abc",
                    5),
-       grpc::StatusCode::UNIMPLEMENTED},
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"a varint that never ends", next_ids, std::string("\x08") + std::string(11, '\x80'),
-       grpc::StatusCode::UNIMPLEMENTED},
-      {"field number 0", next_ids, std::string("\x00\x01", 2), grpc::StatusCode::UNIMPLEMENTED},
+       grpc::StatusCode::INVALID_ARGUMENT},
+      {"field number 0", next_ids, std::string("\x00\x01", 2), grpc::StatusCode::INVALID_ARGUMENT},
       // count given as a string: protobuf keeps it as an unknown field, so
       // the request parses, with count 0.
       {"count with the wrong wire type", next_ids,
@@ -138,12 +139,13 @@ TEST_F(GrpcAbuseTest, PayloadsThatAreNotTheRequestMessageGetAnErrorStatus) {
                    5),
        grpc::StatusCode::INVALID_ARGUMENT},
       {"an empty message", next_ids, "", grpc::StatusCode::INVALID_ARGUMENT},
-      // A 64-bit varint count: refused as it is, never cut to its low bits.
+      // A 64-bit varint count: refused as it is, never cut to its low bits,
+      // and by the rule of every count above max_batch.
       {"a count over 32 bits", next_ids,
        std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11),
-       grpc::StatusCode::INVALID_ARGUMENT},
+       grpc::StatusCode::RESOURCE_EXHAUSTED},
       {"an agent that is not UTF-8", next_ids, std::string("\x08\x01\x12\x02\xc3\x28", 6),
-       grpc::StatusCode::UNIMPLEMENTED},
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"an unknown method", "/snowid.v1.IdService/Steal", "", grpc::StatusCode::UNIMPLEMENTED},
       {"an unknown service", "/evil.Service/NextId", "", grpc::StatusCode::UNIMPLEMENTED},
   };
@@ -153,6 +155,16 @@ TEST_F(GrpcAbuseTest, PayloadsThatAreNotTheRequestMessageGetAnErrorStatus) {
       const grpc::Status status = call_with_bytes(call.method, call.payload);
       EXPECT_EQ(status.error_code(), call.code) << status.error_message();
     }
+  }
+  // The refusal says what was wrong, on every method.
+  for (const char* method : {"NextId", "NextIds", "Decode", "Info", "NextSegmentIds",
+                             "NextFormattedIds", "DecodeText"}) {
+    SCOPED_TRACE(method);
+    const grpc::Status status = call_with_bytes(std::string("/snowid.v1.IdService/") + method,
+                                                std::string("\x08") + std::string(11, '\x80'));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("is not a valid snowid.v1."), std::string::npos)
+        << status.error_message();
   }
   expect_serving();
 }

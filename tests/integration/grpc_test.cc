@@ -80,9 +80,14 @@ TEST_F(GrpcTest, StatusCodes) {
   request.set_count(0);
   EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  request.set_count(101);
-  EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // One rule for every count above max_batch, however far.
+  for (const std::uint64_t count :
+       {std::uint64_t{101}, (std::uint64_t{1} << 32) + 5, std::uint64_t{UINT64_MAX}}) {
+    SCOPED_TRACE(count);
+    request.set_count(count);
+    EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
   request.set_count(5);
   request.set_agent("9bad");
   EXPECT_EQ(stub->NextIds(context().get(), request, &response).error_code(),

@@ -460,6 +460,37 @@ TEST_F(HttpTest, SigtermWritesTheExactMarkAndExitsZero) {
   EXPECT_GT(next, last);
 }
 
+// Regression: a request waiting for the clock (wait policy) when SIGTERM
+// arrived got its connection closed with no response, seconds later. It
+// gets a 503 with the reason at once, as a gRPC call gets UNAVAILABLE.
+TEST_F(HttpTest, SigtermAnswersARequestWaitingForTheClock503) {
+  test::FaketimeControl clock;
+  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  test::ServerProcess server(
+      SNOWIDD_PATH,
+      {"--clock-policy", "wait", "--max-wait-ms", "8000", "--state-dir", dir.file("state")},
+      clock.env());
+  ASSERT_TRUE(server.started()) << server.log();
+  ASSERT_EQ(http_get(server.port(), "/v1/id").status, 200);
+  clock.set_offset(std::chrono::milliseconds{-6000});
+  // Past the millisecond of the last ID, so that the step is what the next
+  // request meets.
+  std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  HttpConnection waiting(server.port());
+  ASSERT_TRUE(waiting.send("GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds{500});
+  const auto signalled = std::chrono::steady_clock::now();
+  server.signal(SIGTERM);
+  const HttpReply reply = waiting.read(std::chrono::milliseconds{4000});
+  const auto answered = std::chrono::steady_clock::now() - signalled;
+  ASSERT_EQ(reply.status, 503) << "no response to the waiting request";
+  EXPECT_LT(answered, std::chrono::milliseconds{1500});
+  EXPECT_EQ(reply.headers.at("connection"), "close");
+  const auto body = nlohmann::json::parse(reply.body, nullptr, false);
+  EXPECT_NE(body.value("error", "").find("shutting down"), std::string::npos) << reply.body;
+  EXPECT_EQ(server.wait(std::chrono::seconds{20}), 0) << server.log();
+}
+
 // Runs load, kills the server with SIGKILL, restarts it with the clock set
 // back by `offset`, and checks the policy's outcome and that no ID repeats.
 struct RestartCase {

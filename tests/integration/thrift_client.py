@@ -2,8 +2,14 @@
 thrift-compiler generates from proto/thrift/snowflake.thrift, unchanged, and
 prints what it got as one JSON object.
 
-    thrift_client.py PORT all    every method, and a refused agent
-    thrift_client.py PORT one    one get_id (an ID or the refusal)
+    thrift_client.py PORT all          every method, and a refused agent
+    thrift_client.py PORT one          one get_id (an ID or the refusal)
+    thrift_client.py PORT auth TOKEN   authenticate with TOKEN (snowid's own
+                                       method), then one get_id (an ID or
+                                       the refusal of either)
+
+Exits 3 if the server refused or closed the connection before answering
+(say, all its slots are taken).
 """
 import json
 import sys
@@ -11,6 +17,7 @@ import sys
 from thrift.Thrift import TApplicationException
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
+from thrift.transport.TTransport import TTransportException
 
 from snowid_snowflake import Snowflake
 
@@ -30,7 +37,13 @@ def main():
     client = Snowflake.Client(TBinaryProtocol.TBinaryProtocol(transport))
     transport.open()
     out = {}
-    if mode == "all":
+    if mode == "auth":
+        try:
+            client.authenticate(sys.argv[3])
+            out = refusal(lambda: client.get_id("python-client"))
+        except TApplicationException as e:
+            out = {"error_type": e.type, "error": e.message}
+    elif mode == "all":
         out["worker_id"] = client.get_worker_id()
         out["datacenter_id"] = client.get_datacenter_id()
         out["timestamp"] = client.get_timestamp()
@@ -45,4 +58,8 @@ def main():
     print(json.dumps(out))
 
 
-main()
+try:
+    main()
+except (TTransportException, ConnectionError) as e:
+    print(json.dumps({"transport_error": str(e)}))
+    sys.exit(3)

@@ -231,22 +231,38 @@ TEST_F(ThriftTest, ConnectionsBeyondTheLimitAreClosed) {
             std::string::npos);
 }
 
-// A token protects HTTP and gRPC; Thrift carries none, so a Thrift listener
-// open to the network needs the operator's explicit consent.
-TEST_F(ThriftTest, ATokenKeepsThriftOnLoopbackUnlessInsecure) {
-  const auto refused = test::run_process(
+// A token protects Thrift as every listener. Clients built for Twitter's
+// service cannot send one, so callers from thrift_trusted_networks (this
+// machine by default) are trusted; any other caller first calls snowid's
+// authenticate(token), and every other call before it is refused.
+TEST_F(ThriftTest, ATokenIsAskedOfCallersOutsideTheTrustedNetworks) {
+  const auto anywhere = test::run_process(
       {SNOWIDD_PATH, "--bearer-token", "secret", "--thrift", "0.0.0.0:7609", "--check-config"});
-  EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("thrift_insecure"), std::string::npos) << refused.err;
-  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
-  const auto consented =
-      test::run_process({SNOWIDD_PATH, "--bearer-token", "secret", "--thrift", "0.0.0.0:7609",
-                         "--thrift-insecure", "true", "--check-config"});
-  EXPECT_EQ(consented.exit_code, 0) << consented.err;
-  // On loopback, a token-protected node serves Thrift callers without it.
-  auto server = start(dir, {"--bearer-token", "secret"});
+  EXPECT_EQ(anywhere.exit_code, 0) << anywhere.err;
+  const auto bad =
+      test::run_process({SNOWIDD_PATH, "--thrift", "127.0.0.1:7609", "--thrift-trusted-networks",
+                         "10.0.0.0/33", "--check-config"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("thrift_trusted_networks"), std::string::npos) << bad.err;
+  {
+    // On loopback, trusted by default: the token-less client gets IDs.
+    auto server = start(dir, {"--bearer-token", "secret"});
+    CppClient c(server->listener_port("thrift"));
+    EXPECT_GT(c.client.get_id("trusted"), 0);
+  }
+  auto server = start(
+      dir, {"--bearer-token", "secret", "--thrift-trusted-networks", "10.255.255.0/24, fd00::/8"});
   CppClient c(server->listener_port("thrift"));
-  EXPECT_GT(c.client.get_id("trusted"), 0);
+  try {
+    c.client.get_id("untrusted");
+    ADD_FAILURE() << "get_id answered before authenticate";
+  } catch (const apache::thrift::TApplicationException& e) {
+    EXPECT_NE(std::string(e.what()).find("Unauthenticated"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(c.client.authenticate("guess"), apache::thrift::TApplicationException);
+  c.client.authenticate("secret");
+  EXPECT_GT(c.client.get_id("untrusted"), 0);
+  EXPECT_GT(c.client.get_worker_id(), -1);
   // Options of an off listener are refused, not ignored.
   const auto stray =
       test::run_process({SNOWIDD_PATH, "--thrift-max-connections", "5", "--check-config"});
