@@ -32,10 +32,17 @@
 // deleted key leaves the lease alive) and never issues past the H it last
 // wrote, at most reserve_ahead ahead of its clock. Every answer's header is
 // checked as well: another cluster id, or a revision below one seen before, is
-// a store that lost its data, and the claim counts as lost. `created` is
-// written by the claimer's clock: etcd has no clock it reports (no time in its
-// headers or keys), so a claimer whose clock is behind gets a lower floor; its
-// own local mark (server/node.h) covers its own earlier IDs, the peer clock
+// a store that lost its data, and the claim counts as lost. `created` is the
+// later of the claimer's clock and etcd's own: etcd puts no time in its gRPC
+// headers or keys, but its client URL answers HTTP GET /version with a Date
+// header (whole seconds, so Date + 1 s is taken; etcd_server_time.h), read
+// before the lease is granted when the claim finds no marker (or just before
+// writing it, if the marker vanished in between). A claimer whose clock is behind thus
+// cannot lower the floor. If no member tells its time (a proxy in front of
+// etcd that speaks gRPC only, or etcd 3.5's --listen-client-http-urls, which
+// moves HTTP off the client URLs), the claim goes on with the claimer's
+// clock alone and says so (NodeClaim::store_time_unread()); then its own
+// local mark (server/node.h) covers its own earlier IDs and the peer clock
 // check covers it while peers are alive (docs/design.md lists what is not
 // covered). For a cluster new to etcd this floor costs the first claim
 // lease_ttl + reserve_ahead; an operator who knows the store is new may put
@@ -62,6 +69,7 @@
 #include <charconv>
 #include <set>
 
+#include "etcd_server_time.h"
 #include "snowid/time_text.h"
 
 namespace snowid::coord {
@@ -167,12 +175,14 @@ Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
   const std::uint64_t id_count = node_id_count(options_.layout);
   // A new claim follows the etcd that answers now (it may have been replaced).
   created_now_ = false;
+  store_time_unread_.clear();
+  etcd_time_.reset();
   cluster_id_ = 0;
   revision_seen_ = 0;
   if (!preferred) preferred = options_.preferred_node_id;
 
   // Who is there, and what their clocks say.
-  auto listed = client_.range(prefix_range(claims_prefix(options_.cluster)));
+  auto listed = list_claims();
   if (!listed.ok()) return listed.error();
   std::set<std::uint64_t> taken;
   std::vector<PeerClock> peer_clocks;
@@ -294,15 +304,51 @@ Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
                fmt::format("{} kept vanishing while claiming", created_key(options_.cluster))};
 }
 
+Result<etcdserverpb::RangeResponse> NodeClaim::list_claims() {
+  etcdserverpb::TxnRequest txn;  // no compare: the success branch, one snapshot
+  *txn.add_success()->mutable_request_range() = prefix_range(claims_prefix(options_.cluster));
+  *txn.add_success()->mutable_request_range() = key_range(created_key(options_.cluster));
+  auto answer = client_.txn(txn);
+  if (!answer.ok()) return answer.error();
+  etcd_time_.reset();
+  // The marker is to be written: etcd's time is read now, before the lease
+  // is granted, so that this round trip does not eat the lease.
+  if (answer->responses(1).response_range().kvs_size() == 0) read_etcd_time();
+  return answer->responses(0).response_range();
+}
+
+void NodeClaim::read_etcd_time() {
+  auto etcd_time = etcd_server_time(options_);
+  if (!etcd_time.ok()) {
+    etcd_time_.reset();
+    store_time_unread_ = etcd_time.error().message;
+    return;
+  }
+  store_time_unread_.clear();
+  // Date is etcd's clock cut to the second: its moment lies below Date + 1 s.
+  etcd_time_ = std::chrono::duration_cast<milliseconds>(etcd_time->time_since_epoch()) +
+               std::chrono::seconds{1};
+}
+
+milliseconds NodeClaim::marker_time() {
+  if (!etcd_time_) read_etcd_time();  // the marker vanished after list_claims()
+  const milliseconds ours = clock_->now_fresh();
+  return etcd_time_ ? std::max(ours, *etcd_time_) : ours;
+}
+
 Status NodeClaim::mark_created() {
   etcdserverpb::TxnRequest txn;
   compare_create_revision(txn, created_key(options_.cluster), etcdserverpb::Compare::EQUAL, 0);
   auto* put = txn.add_success()->mutable_request_put();
   put->set_key(created_key(options_.cluster));
-  put->set_value(std::to_string(clock_->now_fresh().count()));
+  put->set_value(std::to_string(marker_time().count()));
   auto answer = client_.txn(txn);
   if (!answer.ok()) return answer.error();
-  if (answer->succeeded()) created_now_ = true;
+  if (answer->succeeded()) {
+    created_now_ = true;
+  } else {
+    store_time_unread_.clear();  // another claimer's marker
+  }
   return {};
 }
 

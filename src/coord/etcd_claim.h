@@ -68,6 +68,10 @@ class NodeClaim final : public LeasedClaim {
   std::chrono::milliseconds reservation() const override { return reservation_; }
   std::chrono::nanoseconds deadline() const override { return deadline_; }
   const std::string& instance() const { return record_.instance; }
+  // Why the created marker this claim wrote holds our clock alone, etcd's
+  // time being unreadable (a lower floor if our clock is behind); "" if it
+  // holds etcd's time too, or this claim found the marker there.
+  const std::string& store_time_unread() const { return store_time_unread_; }
   const StoreCounters& counters() const override { return client_.counters(); }
 
  private:
@@ -77,6 +81,15 @@ class NodeClaim final : public LeasedClaim {
   Result<bool> try_claim(std::uint64_t node_id);
   // Writes the created marker if it is absent. Sets created_now_ if it did.
   Status mark_created();
+  // The claim keys, read with the created marker; if the marker is absent,
+  // also reads etcd's time (read_etcd_time()).
+  Result<etcdserverpb::RangeResponse> list_claims();
+  // Sets etcd_time_, or store_time_unread_ saying why it cannot.
+  void read_etcd_time();
+  // The time a new created marker holds: the later of our clock and etcd's
+  // (etcd_server_time.h); ours alone if etcd's is unreadable, with
+  // store_time_unread_ saying why.
+  std::chrono::milliseconds marker_time();
   // Reads the reservation and the created marker of `node_id` in one step.
   Result<etcdserverpb::TxnResponse> read_reservation_and_marker(std::uint64_t node_id);
   // Sets floor_ from the reservation and the created marker read with the
@@ -101,6 +114,8 @@ class NodeClaim final : public LeasedClaim {
   std::int64_t revision_seen_ = 0;     // the highest store revision an answer carried
   std::chrono::milliseconds created_{0};  // the created marker read with the claim
   bool created_now_ = false;              // this claim wrote it
+  std::string store_time_unread_;         // why the marker we wrote holds our time alone
+  std::optional<std::chrono::milliseconds> etcd_time_;  // etcd's Date + 1 s, read by this claim
   std::chrono::milliseconds floor_{0};
   std::chrono::milliseconds reservation_{0};
   std::chrono::nanoseconds deadline_{0};

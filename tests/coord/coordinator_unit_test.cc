@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "etcd_claim.h"
+#include "etcd_server_time.h"
 #include "snowid/coordinator.h"
 #include "snowid/etcd_coordinator.h"
 
@@ -139,6 +140,26 @@ TEST(EtcdOptions, BadEndpointsAndOptionsAreInvalidArguments) {
   options.reserve_min_left = milliseconds{1000};
   options.tls_ca_file = "/nonexistent/ca.pem";
   EXPECT_FALSE(make_etcd_coordinator(options).ok());
+}
+
+TEST(HttpDate, ReadsAnImfFixdate) {
+  using std::chrono::seconds;
+  using std::chrono::sys_seconds;
+  EXPECT_EQ(coord::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            sys_seconds{seconds{784111777}});
+  EXPECT_EQ(coord::parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), sys_seconds{seconds{0}});
+  EXPECT_EQ(coord::parse_http_date("Fri, 27 Nov 2026 12:42:56 GMT"),
+            sys_seconds{seconds{1795783376}});
+}
+
+TEST(HttpDate, RefusesEverythingElse) {
+  for (const char* bad : {"", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC",
+                          "Sun, 06 Nov 1994 08:49:37 GMT ", "Sunday, 06-Nov-94 08:49:37 GMT",
+                          "Sun Nov  6 08:49:37 1994", "Sun, 06 Foo 1994 08:49:37 GMT",
+                          "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+                          "Sun, 06 Nov 1994 08:49:3x GMT", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}) {
+    EXPECT_FALSE(coord::parse_http_date(bad).has_value()) << bad;
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "etcd_claim.h"
 #include "etcd_client.h"
 #include "etcd_process.h"
+#include "etcd_server_time.h"
 #include "fault_proxy.h"
 #include "leased_store_contract.h"
 #include "subprocess.h"
@@ -105,10 +106,51 @@ SNOWID_LEASED_STORE_TESTS(EtcdTest)
 
 TEST_F(EtcdTest, ClaimsThePreferredIdAndStartsAboveANewClustersFirstReservation) {
   // lease_ttl + reserve_ahead ahead of the clock: etcd cannot tell a cluster
-  // new to it from one whose keys it lost.
-  auto coordinator = test::claims_the_preferred_id_of_a_new_cluster(store(), milliseconds{5000});
+  // new to it from one whose keys it lost. etcd's time (Date + 1 s) may lie a
+  // second ahead.
+  auto coordinator = test::claims_the_preferred_id_of_a_new_cluster(store(), milliseconds{5000},
+                                                                    milliseconds{1000});
   ASSERT_TRUE(coordinator->stats().lease_time_left.has_value());
   EXPECT_GT(*coordinator->stats().lease_time_left, milliseconds{1000});
+}
+
+// A claimer whose clock is a minute behind writes the created marker after
+// etcd lost every snowid key: etcd's own time (the Date of its HTTP answers)
+// keeps the floor up.
+TEST_F(EtcdTest, AClaimerWhoseClockIsBehindDoesNotLowerTheFloorOfALostCluster) {
+  coord::NodeClaim earlier(*client_, options(1));
+  ASSERT_TRUE(earlier.claim(std::nullopt).ok());
+  ASSERT_TRUE(earlier.release(std::nullopt).ok());
+  ASSERT_EQ(etcd_.delete_snowid_keys(), "");
+  ManualClock behind(wall_now() - milliseconds{60'000});
+  EtcdOptions o = options(1);
+  o.clock = &behind;
+  const milliseconds before = wall_now();
+  coord::NodeClaim holder(*client_, o);
+  auto claim = holder.claim(std::nullopt);
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_TRUE(claim->store_created_now);
+  EXPECT_EQ(holder.store_time_unread(), "");
+  // Date has whole seconds: a second of slack.
+  EXPECT_GE(claim->store_created, before - milliseconds{1000});
+  EXPECT_GE(claim->floor, before + milliseconds{5000 - 1000});  // lease_ttl + reserve_ahead
+  EXPECT_TRUE(holder.release(std::nullopt).ok());
+}
+
+TEST_F(EtcdTest, ServerTimeIsTheMembersClockOrAnErrorNamingEveryMember) {
+  const milliseconds before = wall_now();
+  auto time = coord::etcd_server_time(options());
+  ASSERT_TRUE(time.ok()) << time.error().message;
+  const auto told = std::chrono::duration_cast<milliseconds>(time->time_since_epoch());
+  EXPECT_GE(told, before - milliseconds{1000});
+  EXPECT_LE(told, wall_now());
+
+  EtcdOptions nobody = options();
+  nobody.endpoints = {"127.0.0.1:1"};  // nothing listens there
+  auto unread = coord::etcd_server_time(nobody);
+  ASSERT_FALSE(unread.ok());
+  EXPECT_NE(unread.error().message.find("127.0.0.1:1"), std::string::npos)
+      << unread.error().message;
 }
 
 TEST_F(EtcdTest, RacingClaimersExactlyOneWinsThePreferredId) {
@@ -308,6 +350,9 @@ TEST(EtcdSecured, ClaimsOverTlsWithAClientCertificateAndIsRefusedWithout) {
   auto listed = list_cluster(options);
   ASSERT_TRUE(listed.ok()) << listed.error().message;
   EXPECT_EQ(listed->size(), 1u);
+  // etcd's time is read over TLS too (the created marker holds it).
+  auto etcd_time = coord::etcd_server_time(options);
+  EXPECT_TRUE(etcd_time.ok()) << etcd_time.error().message;
 
   EtcdOptions no_certificate = options;
   no_certificate.tls_cert_file.clear();

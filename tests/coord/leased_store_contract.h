@@ -111,8 +111,11 @@ LeasedStoreUnderTest describe_store(
 // The first claim in a cluster new to the store, preferring id 2: the id,
 // a floor `ahead` (lease_ttl + reserve_ahead) above the clock, the stored
 // reservation, and the stats. The coordinator, for the store's own checks.
+// `store_clock_grain`: how far above the real time the store's clock reading
+// may lie (etcd's Date has whole seconds, and Date + 1 s is taken).
 std::unique_ptr<Coordinator> claims_the_preferred_id_of_a_new_cluster(
-    const LeasedStoreUnderTest& store, std::chrono::milliseconds ahead);
+    const LeasedStoreUnderTest& store, std::chrono::milliseconds ahead,
+    std::chrono::milliseconds store_clock_grain = std::chrono::milliseconds{0});
 // Preferred id 1 taken: the next claimers get 0, then 2.
 void takes_the_lowest_free_id_when_the_preferred_is_taken(const LeasedStoreUnderTest& store);
 // Four holders, then a fifth claimer: kUnavailable naming the cluster.

@@ -1,0 +1,145 @@
+#include "etcd_server_time.h"
+
+#include <fmt/format.h>
+#include <openssl/ssl.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <ctime>
+#include <memory>
+#include <string>
+
+namespace snowid::coord {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+
+constexpr std::size_t kImfFixdateLength = 29;  // "Sun, 06 Nov 1994 08:49:37 GMT"
+constexpr std::size_t kMaxBody = 64 * 1024;    // /version answers a few dozen bytes
+
+struct HostPort {
+  std::string host;  // without the brackets of an IPv6 address
+  std::string port;
+};
+
+HostPort split_endpoint(std::string_view endpoint) {
+  const std::size_t colon = endpoint.rfind(':');  // checked by parse_etcd_endpoints
+  std::string host(endpoint.substr(0, colon));
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return {host, std::string(endpoint.substr(colon + 1))};
+}
+
+// GET /version on a connected `stream`; the Date of its answer.
+template <typename Stream>
+Result<std::chrono::sys_seconds> ask_date(Stream& stream, const std::string& host) {
+  http::request<http::empty_body> request{http::verb::get, "/version", 11};
+  request.set(http::field::host, host);
+  http::write(stream, request);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxBody);
+  http::read(stream, buffer, parser);
+  const auto& response = parser.get();
+  const auto date = response.find(http::field::date);
+  if (date == response.end()) return Error{ErrorCode::kUnavailable, "no Date header"};
+  const std::string_view text(date->value().data(), date->value().size());
+  auto parsed = parse_http_date(text);
+  if (!parsed) {
+    return Error{ErrorCode::kUnavailable, fmt::format("unreadable Date header '{}'", text)};
+  }
+  return *parsed;
+}
+
+// The client side of TLS as EtcdClient sets it up: the CA verifies the
+// member, the certificate and key (if any) identify us.
+Result<std::unique_ptr<ssl::context>> tls_context(const EtcdOptions& options) {
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
+  boost::system::error_code error;
+  context->load_verify_file(options.tls_ca_file, error);
+  if (error) return invalid_argument("TLS CA " + options.tls_ca_file + ": " + error.message());
+  if (!options.tls_cert_file.empty()) {
+    context->use_certificate_chain_file(options.tls_cert_file, error);
+    if (error) {
+      return invalid_argument("TLS certificate " + options.tls_cert_file + ": " + error.message());
+    }
+    context->use_private_key_file(options.tls_key_file, ssl::context::pem, error);
+    if (error) return invalid_argument("TLS key " + options.tls_key_file + ": " + error.message());
+  }
+  context->set_verify_mode(ssl::verify_peer);
+  return context;
+}
+
+// The Date of the member at `endpoint` ("host:port"); over TLS if `tls`.
+Result<std::chrono::sys_seconds> member_time(std::string_view endpoint,
+                                             std::chrono::milliseconds timeout, ssl::context* tls) {
+  const HostPort where = split_endpoint(endpoint);
+  try {
+    asio::io_context io;
+    asio::ip::tcp::resolver resolver(io);
+    const auto addresses = resolver.resolve(where.host, where.port);
+    if (tls == nullptr) {
+      beast::tcp_stream stream(io);
+      stream.expires_after(timeout);
+      stream.connect(addresses);
+      return ask_date(stream, where.host);
+    }
+    beast::ssl_stream<beast::tcp_stream> stream(io, *tls);
+    beast::get_lowest_layer(stream).expires_after(timeout);
+    beast::get_lowest_layer(stream).connect(addresses);
+    stream.set_verify_callback(ssl::host_name_verification(where.host));
+    boost::system::error_code not_an_address;
+    asio::ip::make_address(where.host, not_an_address);
+    // SSL_set_tlsext_host_name() without its C cast: the name is only read.
+    if (not_an_address &&
+        SSL_ctrl(stream.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                 const_cast<char*>(where.host.c_str())) != 1) {
+      return Error{ErrorCode::kUnavailable, "cannot set the TLS server name"};
+    }
+    stream.handshake(ssl::stream_base::client);
+    return ask_date(stream, where.host);
+  } catch (const std::exception& failure) {
+    return Error{ErrorCode::kUnavailable, failure.what()};
+  }
+}
+
+}  // namespace
+
+std::optional<std::chrono::sys_seconds> parse_http_date(std::string_view text) {
+  if (text.size() != kImfFixdateLength) return std::nullopt;
+  const std::string copy(text);  // strptime needs a terminated string
+  std::tm parts{};
+  const char* end = strptime(copy.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &parts);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  const std::time_t seconds = timegm(&parts);
+  if (seconds == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::sys_seconds{std::chrono::seconds{seconds}};
+}
+
+Result<std::chrono::sys_seconds> etcd_server_time(const EtcdOptions& options) {
+  std::unique_ptr<ssl::context> tls;
+  if (!options.tls_ca_file.empty()) {
+    auto made = tls_context(options);
+    if (!made.ok()) return made.error();
+    tls = std::move(*made);
+  }
+  std::string failures;
+  for (const auto& configured : options.endpoints) {
+    auto endpoints = parse_etcd_endpoints(configured);
+    if (!endpoints.ok()) return endpoints.error();
+    const std::string& endpoint = endpoints->front();
+    auto time = member_time(endpoint, options.request_timeout, tls.get());
+    if (time.ok()) return time;
+    failures += fmt::format("; {}: {}", endpoint, time.error().message);
+  }
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("no etcd member told its time (GET /version){}", failures)};
+}
+
+}  // namespace snowid::coord
