@@ -16,10 +16,13 @@
 // - A leased node's SQLite segment store put back from an older copy: the
 //   node refuses the stale ranges (its range memory, as a fixed node's); a
 //   second snowidd on its state directory is refused at start.
+// - A leased node's state directory lost together with the store's data: its
+//   audit log, kept elsewhere, keeps it above its earlier IDs.
 // Leases are 2-3 s so that each scenario takes seconds.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -321,6 +324,61 @@ int draw_segment(const ServerProcess& node, const std::string& tag, int requests
     for (test::Number number = 0; numbers >> number;) source.ids.push_back(number);
   }
   return 0;
+}
+
+// `requests` requests of 20 IDs from `node`; the IDs go to `source`.
+void draw_ids(const ServerProcess& node, int requests, test::Source& source) {
+  for (int i = 0; i < requests; ++i) {
+    const auto reply = test::http_get(node.port(), "/v1/ids?count=20&format=text");
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    std::istringstream ids(reply.body);
+    for (test::Number id = 0; ids >> id;) source.ids.push_back(id);
+  }
+}
+
+// A leased node's state directory lost together with the store's data
+// (Redis FLUSHALL): with an audit log kept elsewhere, the node never starts
+// below the IDs it recorded under the node id it claims; with its clock
+// 20 s behind it refuses, with its clock right it starts above them, and
+// both times it says why at error level.
+TEST_F(LeasedStateDirectoryChaos, LostWithTheStoreIsCaughtByTheAuditLog) {
+  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  scenario.describe("leased_state_dir_lost_with_the_store",
+                    "a leased node's state directory and its Redis store's data lost while it is "
+                    "stopped; its audit log kept elsewhere",
+                    "rm -r of the state directory, FLUSHALL, created 0; a restart with FAKETIME "
+                    "-20s, then one with the clock right",
+                    "the first restart refuses, the second starts above every audited ID; both "
+                    "log the restore at error level");
+  const std::string audit = scenario.dir.file("audit.log");
+  const std::vector<std::string> audit_args = {"--audit-log", audit};
+  std::vector<test::Source> sources(2);
+  sources[0].name = "before";
+  sources[1].name = "after";
+  auto node = start_node(store, "node", audit_args);
+  ASSERT_TRUE(node->started()) << node->log();
+  draw_ids(*node, 50, sources[0]);
+  node->signal(SIGTERM);
+  ASSERT_EQ(node->wait(), 0) << node->log();
+  std::filesystem::remove_all(scenario.dir.file("node"));
+  ASSERT_TRUE(store.lose_data());
+  store.mark_new_cluster();
+
+  std::vector<std::string> late_args = audit_args;
+  late_args.insert(late_args.end(), {"--claim-timeout-ms", "3000"});
+  auto late = start_node(store, "node", late_args, test::faketime_fixed_env(-20000ms));
+  EXPECT_FALSE(late->started()) << "started below its audited IDs: " << late->log();
+  EXPECT_EQ(late->wait(30s), 1) << late->log();
+  EXPECT_NE(late->log().find("restored from an older copy"), std::string::npos) << late->log();
+
+  node = start_node(store, "node", audit_args);
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_NE(node->log().find(" error the audit log " + audit), std::string::npos) << node->log();
+  draw_ids(*node, 50, sources[1]);
+  ASSERT_FALSE(sources[1].ids.empty());
+  EXPECT_GT(*std::min_element(sources[1].ids.begin(), sources[1].ids.end()),
+            *std::max_element(sources[0].ids.begin(), sources[0].ids.end()));
+  scenario.check(sources);
 }
 
 // A leased node remembers, in its state directory, the ranges its segment
