@@ -19,7 +19,8 @@
 // were handed above this node's last range (each node remembers its own).
 //
 // Thread-safety: every method may be called from any thread; writes are
-// serialised. One process per state directory (the state file's lock).
+// serialised. One process per state directory (snowidd holds it locked,
+// leased or not).
 #pragma once
 
 #include <cstdint>

@@ -10,7 +10,8 @@
 // audited ID, or refuses as its clock policy says, never below it. It says
 // so in the log at error level. This only helps if the audit log was not
 // restored with the state directory: it warns at start when audit_log lies
-// inside state_dir.
+// inside state_dir. A leased node checks the log per node id it claims
+// (cluster_marks.h).
 //
 // Thread-safety: call once, from the start-up thread.
 #pragma once
@@ -34,7 +35,8 @@ struct AuditFloor {
 };
 
 // The floor the audit log sets for a node with a fixed id (nothing for a
-// leased one, whose node id is not known yet). kUnavailable if the log
+// leased one: its node id is known once claimed, and ClusterMarks::prepare
+// checks the log then). kUnavailable if the log
 // cannot be read.
 Result<AuditFloor> audit_floor(const ServerConfig& config, const ResolvedConfig& resolved);
 

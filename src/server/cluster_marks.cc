@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <system_error>
 
+#include "audit_start.h"
+#include "audit_tail.h"
 #include "snowid/time_text.h"
 
 namespace snowid::server {
@@ -13,6 +15,9 @@ namespace snowid::server {
 using std::chrono::milliseconds;
 
 namespace {
+
+// In state_dir: "leased-node.lock", the lock of the one leased snowidd.
+constexpr const char* kLeasedNodeLockName = "leased-node";
 
 std::string describe_incarnation(milliseconds created) {
   return created.count() == 0 ? "0 (marked new by an operator)"
@@ -22,18 +27,35 @@ std::string describe_incarnation(milliseconds created) {
 }  // namespace
 
 ClusterMarks::ClusterMarks(std::filesystem::path state_dir, std::string store, std::string cluster,
-                           std::string layout)
+                           Layout layout, std::filesystem::path audit_log)
     : state_dir_(std::move(state_dir)),
       store_(std::move(store)),
       cluster_(std::move(cluster)),
-      layout_(std::move(layout)) {}
+      layout_(layout),
+      layout_description_(describe(layout)),
+      audit_log_(std::move(audit_log)) {}
+
+Status ClusterMarks::hold_state_directory() {
+  // A MarkFile that is never stored: its lock file is the lock.
+  auto held =
+      MarkFile::open(state_dir_ / kLeasedNodeLockName, "the state directory of one leased snowidd");
+  if (!held.ok() && held.error().code == ErrorCode::kStateLocked) {
+    return Error{ErrorCode::kStateLocked,
+                 fmt::format("another snowidd holds state directory {}, which one node keeps "
+                             "for itself: {}",
+                             state_dir_.string(), held.error().message)};
+  }
+  if (!held.ok()) return held.error();
+  directory_lock_ = std::move(*held);
+  return {};
+}
 
 Result<MarkFile*> ClusterMarks::mark_of(std::uint64_t node_id) {
   if (auto open = marks_.find(node_id); open != marks_.end()) return open->second.get();
   const auto path =
       state_dir_ / fmt::format("cluster-{}-{}-node{}.mark", store_, cluster_, node_id);
-  auto file = MarkFile::open(
-      path, fmt::format("node id {} of cluster {} in {}, {}", node_id, cluster_, store_, layout_));
+  auto file = MarkFile::open(path, fmt::format("node id {} of cluster {} in {}, {}", node_id,
+                                               cluster_, store_, layout_description_));
   if (!file.ok()) return file.error();
   MarkFile* mark = file->get();
   marks_.emplace(node_id, std::move(*file));
@@ -51,12 +73,34 @@ Result<ClusterMarks::Start> ClusterMarks::prepare(const Claim& claim) {
     start = {own, fmt::format("this node's own mark in {} (the store's floor was {})",
                               (*mark)->path().string(), format_time(claim.floor))};
   }
+  auto audited = audited_start(claim, **mark);
+  if (!audited.ok()) return audited.error();
+  if (*audited && (*audited)->above > start.above) start = std::move(**audited);
   started_above_[claim.node_id] = start.above;
   if (claim.ceiling) {
     Status covered = cover(claim.node_id, *claim.ceiling);
     if (!covered.ok()) return covered.error();
   }
   return start;
+}
+
+Result<std::optional<ClusterMarks::Start>> ClusterMarks::audited_start(const Claim& claim,
+                                                                       const MarkFile& own) const {
+  if (audit_log_.empty()) return std::optional<Start>{};
+  auto latest = audit::latest_audited(
+      audit_log_, layout_, audit::AuditNode{claim.datacenter_id, claim.worker_id}, kAuditTailBytes);
+  if (!latest.ok()) return latest.error();
+  if (!*latest || (own.mark() && *own.mark() >= (*latest)->time)) return std::optional<Start>{};
+  const std::string mark =
+      own.mark() ? fmt::format("holds {}", format_time(*own.mark())) : std::string("is missing");
+  Start start{(*latest)->time,
+              fmt::format("the audit log {}: this node's own mark {} {}, but the log recorded ID "
+                          "{} of node id {}, issued at {}: the state directory was restored from "
+                          "an older copy (or its marks removed)",
+                          audit_log_.string(), own.path().string(), mark, (*latest)->id,
+                          claim.node_id, format_time((*latest)->time))};
+  spdlog::error("{}; starting above that ID, never below it", start.source);
+  return std::optional<Start>{std::move(start)};
 }
 
 Status ClusterMarks::cover(std::uint64_t node_id, milliseconds reservation) {

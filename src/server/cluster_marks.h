@@ -15,6 +15,20 @@
 // and kept open (and locked) for the Node's lifetime, so a re-claim of the
 // same id reuses it.
 //
+// AUDIT LOG. With an audit log (option audit_log, best kept outside
+// state_dir), prepare() also reads its tail (kAuditTailBytes) for the
+// latest ID this node recorded under the claimed node id (the node id the
+// ID decodes to under the layout): an ID in a time unit after the mark means
+// that the marks were restored from an older copy or removed; the node says
+// so at error level and starts above that ID too (audit_start.h does the
+// same for a fixed node id).
+//
+// ONE PROCESS. hold_state_directory() locks the state directory for this
+// node (the file "leased-node.lock"), before a node id is claimed: a second
+// snowidd on the same state directory is refused, in cluster mode or not,
+// so the files kept there for the whole node (segment-ranges) have one
+// writer.
+//
 // STORE INCARNATION. "cluster-<store>-<cluster>.created" holds the value of
 // the store's `created` marker (Claim::store_created) that this node served
 // the cluster under. A claim that reports another value, or a marker it had
@@ -40,6 +54,7 @@
 
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
+#include "snowid/layout.h"
 #include "snowid/leased_coordinator.h"
 #include "snowid/mark_file.h"
 
@@ -47,19 +62,27 @@ namespace snowid::server {
 
 class ClusterMarks {
  public:
-  // `layout` describes the layout the node ids belong to (stored with each mark).
+  // `layout`: the layout the node ids belong to (described in each mark,
+  // and the audit log's IDs decoded under it). `audit_log`: the audit log
+  // this node writes; empty if none.
   ClusterMarks(std::filesystem::path state_dir, std::string store, std::string cluster,
-               std::string layout);
+               Layout layout, std::filesystem::path audit_log = {});
 
-  // Where a generator for `claim` starts: strictly above the higher of the
-  // store's floor and this node's own mark for the id (`source` names which).
+  // Locks the state directory for this process until the object is
+  // destroyed. kStateLocked while another snowidd holds it.
+  Status hold_state_directory();
+
+  // Where a generator for `claim` starts: strictly above the highest of the
+  // store's floor, this node's own mark for the id and the latest ID of the
+  // id in the audit log (`source` names which).
   struct Start {
     std::chrono::milliseconds above{0};
     std::string source;
   };
   // Before a generator is built for `claim`: opens the id's mark (once),
-  // checks the store's incarnation, and persists claim.ceiling. Errors: the
-  // mark cannot be read or written (no generator may be built then).
+  // checks the store's incarnation and the audit log, and persists
+  // claim.ceiling. Errors: the mark cannot be read or written, or the audit
+  // log cannot be read (no generator may be built then).
   Result<Start> prepare(const Claim& claim);
   // Persists `reservation` as the mark of `node_id` if it is higher. Must
   // succeed before the generator's ceiling is raised to it.
@@ -77,13 +100,19 @@ class ClusterMarks {
  private:
   Result<MarkFile*> mark_of(std::uint64_t node_id);
   Status check_incarnation(const Claim& claim);
+  // The start the audit log asks for if it recorded an ID of the claimed id
+  // after `own` (the id's mark); nullopt if it does not.
+  Result<std::optional<Start>> audited_start(const Claim& claim, const MarkFile& own) const;
   bool served_before() const;
   void report_loss(std::string message, std::chrono::milliseconds incarnation);
 
   const std::filesystem::path state_dir_;
   const std::string store_;
   const std::string cluster_;
-  const std::string layout_;
+  const Layout layout_;
+  const std::string layout_description_;
+  const std::filesystem::path audit_log_;
+  std::unique_ptr<MarkFile> directory_lock_;  // hold_state_directory()
   std::map<std::uint64_t, std::unique_ptr<MarkFile>> marks_;
   std::map<std::uint64_t, std::chrono::milliseconds> started_above_;  // per id, the last prepare()
   std::unique_ptr<MarkFile> incarnation_;

@@ -438,6 +438,7 @@ Result<ResolvedConfig> resolve_config(const ServerConfig& config) {
   o.continue_above_mark = g.continue_above_mark;
 
   resolved.segment_url = segment_store_url(config);
+  resolved.audit_log = config.audit.log;
   return resolved;
 }
 

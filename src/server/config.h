@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,6 +64,8 @@ struct ResolvedConfig {
   CoordinatorSetup coordinator;
   // segment_store_url(): empty if segment mode is off.
   std::string segment_url;
+  // audit_log: empty if off.
+  std::filesystem::path audit_log;
 };
 
 // Every option, as the flag/key/variable names use it, with its effective

@@ -260,12 +260,11 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   const std::string& segment_url = resolved.segment_url;
   if (!segment_url.empty()) {
     SegmentAllocatorOptions segment_options = segment_allocator_options(config);
-    // The range memory lives in the state directory, which a node with a
-    // fixed id holds locked (its state file); a leased node keeps none yet.
-    if (!(*node)->leased()) {
-      segment_options.range_memory =
-          std::filesystem::path(config.generator.state_dir) / kSegmentRangeMemoryFile;
-    }
+    // The range memory lives in the state directory, which the node holds
+    // locked (a fixed one through its state file, a leased one through
+    // ClusterMarks::hold_state_directory).
+    segment_options.range_memory =
+        std::filesystem::path(config.generator.state_dir) / kSegmentRangeMemoryFile;
     segment_options.report = [](bool error, std::string_view message) {
       if (error) {
         spdlog::error("{}", message);
@@ -313,7 +312,8 @@ void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdSer
   const std::string identity = service.node().leased()
                                    ? fmt::format(
                                          "claimed from {} cluster {} at {}, starting above {} (the "
-                                         "higher of the store's floor and this node's own mark)",
+                                         "highest of the store's floor, this node's own mark "
+                                         "and its audit log)",
                                          store.store, store.cluster, store.endpoints,
                                          format_time(generator.options().start_above))
                                    : store.store;

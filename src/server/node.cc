@@ -40,14 +40,14 @@ double seconds(milliseconds ms) { return static_cast<double>(ms.count()) / 1000.
 }  // namespace
 
 Node::Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator,
-           const std::filesystem::path& state_dir)
+           const std::filesystem::path& state_dir, const std::filesystem::path& audit_log)
     : generator_options_(generator_options),
       coordinator_(std::move(coordinator)),
       store_(coordinator_->stats().store),
       leased_(coordinator_->stats().leased) {
   if (leased_) {
     marks_ = std::make_unique<ClusterMarks>(state_dir, store_, coordinator_->stats().cluster,
-                                            describe(generator_options_.layout));
+                                            generator_options_.layout, audit_log);
   }
 }
 
@@ -57,8 +57,12 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
   auto coordinator = make_coordinator(config.coordinator);
   if (!coordinator.ok()) return coordinator.error();
   std::unique_ptr<Node> node(new Node(config.generator, std::move(*coordinator),
-                                      config.generator.state_file.parent_path()));
+                                      config.generator.state_file.parent_path(), config.audit_log));
   const bool leased = node->leased_;
+  if (leased) {
+    Status held = node->marks_->hold_state_directory();
+    if (!held.ok()) return held.error();
+  }
 
   const auto claim_timeout = config.coordinator.options.claim_timeout;
   const auto deadline = SteadyClock::now() + claim_timeout;

@@ -11,8 +11,11 @@
 // reservation in the store is the cluster's high-water mark; the node keeps
 // its own too, per node id it held (cluster_marks.h): every reservation is
 // persisted in state_dir before the generator's ceiling is raised to it,
-// and a generator starts above the higher of the two, so a store that lost
-// its data cannot take a node below its own earlier IDs. A store that lost
+// and a generator starts above the higher of the two (and above the latest
+// ID of the node id in the audit log), so a store that lost its data, or a
+// state directory restored from an older copy, cannot take a node below its
+// own earlier IDs. The node holds its state directory locked, as a fixed
+// one does. A store that lost
 // its data for a cluster this node served makes it not ready until an
 // operator confirms (cluster_marks.h).
 // maintain(), every 100 ms, raises the ceiling as the coordinator extends
@@ -90,7 +93,7 @@ class Node {
 
  private:
   Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator,
-       const std::filesystem::path& state_dir);
+       const std::filesystem::path& state_dir, const std::filesystem::path& audit_log);
   Result<std::unique_ptr<Generator>> build_generator(const Claim& claim,
                                                      std::chrono::milliseconds start_above) const;
   void install(std::unique_ptr<Generator> generator, std::uint64_t generation,

@@ -13,12 +13,20 @@
 //   right starts above its own earlier IDs; it reports the store loss in
 //   its log, /readyz, /metrics and /v1/info until an operator confirms with
 //   `snowid cluster confirm-loss`.
+// - A leased node's SQLite segment store put back from an older copy: the
+//   node refuses the stale ranges (its range memory, as a fixed node's); a
+//   second snowidd on its state directory is refused at start.
+// - A leased node's state directory lost together with the store's data: its
+//   audit log, kept elsewhere, keeps it above its earlier IDs.
 // Leases are 2-3 s so that each scenario takes seconds.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "chaos.h"
@@ -285,6 +293,163 @@ INSTANTIATE_TEST_SUITE_P(Ways, EtcdEmptiedUnderANode, ::testing::Values(false, t
                          [](const auto& param) {
                            return std::string(param.param ? "DataDirectoryWiped" : "DelPrefix");
                          });
+
+// A leased node's state directory: a Redis store with cluster "c" marked new
+// in it, so that its first node need not start ahead.
+class LeasedStateDirectoryChaos : public StoreLossChaos {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(redis.started()) << redis.why();
+    store.mark_new_cluster();
+  }
+
+  test::RedisServer redis;
+  const LossStore store = redis_store(redis);
+};
+
+// Copies the SQLite database `from` (with its WAL files, if any) over `to`.
+void copy_sqlite(const std::string& from, const std::string& to) {
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::remove(to + suffix);
+    if (std::filesystem::exists(from + suffix)) {
+      std::filesystem::copy_file(from + suffix, to + suffix);
+    }
+  }
+}
+
+// Up to `requests` requests of 10 numbers of `tag` from `node`, until one is
+// refused (503); the numbers served go to `source`. Returns the refusals.
+int draw_segment(const ServerProcess& node, const std::string& tag, int requests,
+                 test::Source& source) {
+  for (int i = 0; i < requests; ++i) {
+    const auto reply = test::http_get(node.port(), "/v1/segment/" + tag + "?count=10&format=text");
+    if (reply.status == 503) return 1;
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    std::istringstream numbers(reply.body);
+    for (test::Number number = 0; numbers >> number;) source.ids.push_back(number);
+  }
+  return 0;
+}
+
+// `requests` requests of 20 IDs from `node`; the IDs go to `source`.
+void draw_ids(const ServerProcess& node, int requests, test::Source& source) {
+  for (int i = 0; i < requests; ++i) {
+    const auto reply = test::http_get(node.port(), "/v1/ids?count=20&format=text");
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    std::istringstream ids(reply.body);
+    for (test::Number id = 0; ids >> id;) source.ids.push_back(id);
+  }
+}
+
+// A leased node's state directory lost together with the store's data
+// (Redis FLUSHALL): with an audit log kept elsewhere, the node never starts
+// below the IDs it recorded under the node id it claims; with its clock
+// 20 s behind it refuses, with its clock right it starts above them, and
+// both times it says why at error level.
+TEST_F(LeasedStateDirectoryChaos, LostWithTheStoreIsCaughtByTheAuditLog) {
+  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  scenario.describe("leased_state_dir_lost_with_the_store",
+                    "a leased node's state directory and its Redis store's data lost while it is "
+                    "stopped; its audit log kept elsewhere",
+                    "rm -r of the state directory, FLUSHALL, created 0; a restart with FAKETIME "
+                    "-20s, then one with the clock right",
+                    "the first restart refuses, the second starts above every audited ID; both "
+                    "log the restore at error level");
+  const std::string audit = scenario.dir.file("audit.log");
+  const std::vector<std::string> audit_args = {"--audit-log", audit};
+  std::vector<test::Source> sources(2);
+  sources[0].name = "before";
+  sources[1].name = "after";
+  auto node = start_node(store, "node", audit_args);
+  ASSERT_TRUE(node->started()) << node->log();
+  draw_ids(*node, 50, sources[0]);
+  node->signal(SIGTERM);
+  ASSERT_EQ(node->wait(), 0) << node->log();
+  std::filesystem::remove_all(scenario.dir.file("node"));
+  ASSERT_TRUE(store.lose_data());
+  store.mark_new_cluster();
+
+  std::vector<std::string> late_args = audit_args;
+  late_args.insert(late_args.end(), {"--claim-timeout-ms", "3000"});
+  auto late = start_node(store, "node", late_args, test::faketime_fixed_env(-20000ms));
+  EXPECT_FALSE(late->started()) << "started below its audited IDs: " << late->log();
+  EXPECT_EQ(late->wait(30s), 1) << late->log();
+  EXPECT_NE(late->log().find("restored from an older copy"), std::string::npos) << late->log();
+
+  node = start_node(store, "node", audit_args);
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_NE(node->log().find(" error the audit log " + audit), std::string::npos) << node->log();
+  draw_ids(*node, 50, sources[1]);
+  ASSERT_FALSE(sources[1].ids.empty());
+  EXPECT_GT(*std::min_element(sources[1].ids.begin(), sources[1].ids.end()),
+            *std::max_element(sources[0].ids.begin(), sources[0].ids.end()));
+  scenario.check(sources);
+}
+
+// A leased node remembers, in its state directory, the ranges its segment
+// store handed it, as a node with a fixed id does: the store put back from
+// a copy taken before the load is refused, not repeated.
+TEST_F(LeasedStateDirectoryChaos, ARestoredSegmentStoreIsRefusedNotRepeated) {
+  scenario.describe("leased_node_segment_store_restored",
+                    "the SQLite segment store of a leased node (Redis) put back from a copy taken "
+                    "before the load",
+                    "copy the database; draw 300 numbers; stop the node; copy the database back; "
+                    "start the node again on its state directory",
+                    "no number repeated: the node refuses the tag (503, an error in the log)");
+  const std::string db = scenario.dir.file("segments.db");
+  const std::string tag = "leased.restore";
+  const std::vector<std::string> segment_args = {"--segment-store", "sqlite://" + db};
+  const auto created = test::run_process({SNOWID_CLI_PATH, "segment", "create", tag, "--step", "10",
+                                          "--segment-store", "sqlite://" + db},
+                                         {}, 20s);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::string backup = scenario.dir.file("segments-before-load.db");
+  copy_sqlite(db, backup);
+
+  std::vector<test::Source> sources(2);
+  sources[0].name = "before-restore";
+  sources[1].name = "after-restore";
+  auto node = start_node(store, "node", segment_args);
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_EQ(draw_segment(*node, tag, 30, sources[0]), 0) << node->log();
+  node->signal(SIGTERM);
+  ASSERT_EQ(node->wait(), 0) << node->log();
+
+  copy_sqlite(backup, db);
+  node = start_node(store, "node", segment_args);
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_EQ(draw_segment(*node, tag, 30, sources[1]), 1) << node->log();
+  EXPECT_TRUE(sources[1].ids.empty()) << sources[1].ids.size() << " numbers served again";
+  EXPECT_NE(node->log().find(" error segment tag '" + tag + "' refused"), std::string::npos)
+      << node->log();
+  scenario.check(sources);
+}
+
+// One snowidd per state directory in cluster mode too: a second node on it
+// is refused before it claims a node id, whatever its cluster, and so is a
+// node with a fixed id.
+TEST_F(LeasedStateDirectoryChaos, ASecondNodeOnItIsRefused) {
+  scenario.describe("second_node_on_a_leased_state_directory",
+                    "two snowidd processes started on one state directory",
+                    "a leased node of cluster c (Redis); then a node of cluster d, and one with a "
+                    "fixed id, on its state directory",
+                    "both refused at start (exit 1, naming the directory in use)");
+  auto first = start_node(store, "node");
+  ASSERT_TRUE(first->started()) << first->log();
+
+  const std::string state = scenario.dir.file("node");
+  std::vector<std::string> other_cluster = store.node_args;
+  other_cluster.insert(other_cluster.end(), {"--cluster", "d", "--state-dir", state});
+  for (const auto& args : {other_cluster, std::vector<std::string>{"--state-dir", state}}) {
+    ServerProcess second(SNOWIDD_PATH, args);
+    EXPECT_FALSE(second.started()) << second.log();
+    EXPECT_EQ(second.wait(), 1) << second.log();
+    EXPECT_NE(second.log().find("in use by another"), std::string::npos) << second.log();
+  }
+  EXPECT_EQ(redis.cli({"EXISTS", "snowid:{d}:claim:0"}).find("1"), std::string::npos)
+      << "the refused node of cluster d claimed a node id";
+  EXPECT_EQ(test::http_get(first->port(), "/readyz").status, 200) << first->log();
+}
 
 }  // namespace
 }  // namespace snowid

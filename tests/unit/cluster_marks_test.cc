@@ -8,6 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
+
+#include "audit_format.h"
+#include "snowid/decode.h"
 
 namespace snowid::server {
 namespace {
@@ -21,9 +26,13 @@ class ClusterMarksTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::remove(audit_path());
+  }
 
-  ClusterMarks marks() const { return ClusterMarks(dir_, "redis", "c", "test layout"); }
+  ClusterMarks marks() const { return ClusterMarks(dir_, "redis", "c", layout()); }
+  static Layout layout() { return *preset("twitter"); }
 
   static Claim claim(std::uint64_t node_id, milliseconds floor, milliseconds ceiling,
                      milliseconds created, bool created_now = false) {
@@ -33,8 +42,25 @@ class ClusterMarksTest : public ::testing::Test {
     c.ceiling = ceiling;
     c.store_created = created;
     c.store_created_now = created_now;
+    c.datacenter_id = node_id >> layout().worker_bits;
+    c.worker_id = node_id & ((std::uint64_t{1} << layout().worker_bits) - 1);
     return c;
   }
+
+  // An audit log, beside the state directory, holding one ID of each
+  // (node id, Unix ms) given.
+  std::filesystem::path audit_log(
+      const std::vector<std::pair<std::uint64_t, milliseconds>>& ids) const {
+    std::string records;
+    for (const auto& [node_id, time] : ids) {
+      const Claim of = claim(node_id, {}, {}, {});
+      const Id id = *compose(layout(), IdFields{time, of.datacenter_id, of.worker_id, 0});
+      audit::append_record(records, {1, of.datacenter_id, of.worker_id, id, id});
+    }
+    std::ofstream(audit_path()) << records;
+    return audit_path();
+  }
+  std::filesystem::path audit_path() const { return dir_.string() + ".audit"; }
 
   std::filesystem::path dir_;
 };
@@ -125,6 +151,46 @@ TEST_F(ClusterMarksTest, AFirstClaimOnAFreshStateDirectoryIsNoLoss) {
       node.prepare(claim(0, milliseconds{0}, milliseconds{5000}, milliseconds{9}, true)).ok());
   EXPECT_FALSE(node.loss().has_value());
   EXPECT_EQ(node.losses(), 0u);
+}
+
+// Marks restored from an older copy: the audit log, kept elsewhere, holds
+// a later ID of the claimed node id, and the start goes above it; IDs of
+// other node ids in the log do not count, nor IDs at or below the mark.
+TEST_F(ClusterMarksTest, AnAuditedIdAboveTheMarkOfTheClaimedIdRaisesTheStart) {
+  const milliseconds created{7};
+  const milliseconds mark{1'700'000'000'000};
+  {
+    ClusterMarks first = marks();
+    ASSERT_TRUE(first.prepare(claim(1, milliseconds{0}, mark, created)).ok());
+    ASSERT_TRUE(first.prepare(claim(2, milliseconds{0}, mark, created)).ok());
+  }
+  const auto log =
+      audit_log({{1, mark + milliseconds{5000}}, {2, mark}, {3, mark + milliseconds{9000}}});
+  ClusterMarks restored(dir_, "redis", "c", layout(), log);
+  auto start = restored.prepare(claim(1, milliseconds{0}, {}, created));
+  ASSERT_TRUE(start.ok()) << start.error().message;
+  EXPECT_EQ(start->above, mark + milliseconds{5000});
+  EXPECT_NE(start->source.find("restored from an older copy"), std::string::npos) << start->source;
+
+  auto covered = restored.prepare(claim(2, milliseconds{0}, {}, created));
+  ASSERT_TRUE(covered.ok()) << covered.error().message;
+  EXPECT_EQ(covered->above, mark) << "its ID lies at its mark: " << covered->source;
+
+  auto other = restored.prepare(claim(4, milliseconds{0}, {}, created));
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(other->above, milliseconds{0}) << "no ID of node id 4 in the log";
+}
+
+TEST_F(ClusterMarksTest, ASecondHolderOfTheStateDirectoryIsRefused) {
+  ClusterMarks first = marks();
+  ASSERT_TRUE(first.hold_state_directory().ok());
+  // flock()s of two open files conflict within one process as across two.
+  ClusterMarks second = marks();
+  const Status held = second.hold_state_directory();
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.error().code, ErrorCode::kStateLocked);
+  EXPECT_NE(held.error().message.find("another snowidd holds state directory"), std::string::npos)
+      << held.error().message;
 }
 
 }  // namespace
