@@ -58,8 +58,9 @@ TEST_F(ProtocolHardening, BearerTokenFirstAndAlikeOnBothApis) {
       "a count above 2^32 to its low bits; the token could only be given as a flag",
       "snowidd --token-file FILE; NextIds with no token and count 0, with the token and "
       "count 2^32 + 5; 'bearer' and 'BEARER' as the scheme on both APIs",
-      "UNAUTHENTICATED before anything else; INVALID_ARGUMENT for 2^32 + 5; the scheme "
-      "name in any case; a missing or empty token file stops the start (exit 2)");
+      "UNAUTHENTICATED before anything else; RESOURCE_EXHAUSTED for 2^32 + 5 (above "
+      "max_batch, as every count beyond it); the scheme name in any case; a missing or empty "
+      "token file stops the start (exit 2)");
   const std::string token_file = scenario.dir.file("token");
   std::ofstream(token_file) << "s3cret\n";
   test::ServerProcess server(SNOWIDD_PATH, {"--token-file", token_file, "--state-dir",
@@ -75,7 +76,7 @@ TEST_F(ProtocolHardening, BearerTokenFirstAndAlikeOnBothApis) {
   note(true);
   request.set_count((std::uint64_t{1} << 32) + 5);
   status = stub->NextIds(context("Bearer s3cret").get(), request, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
   EXPECT_EQ(response.ids_size(), 0);
   note(true);
   request.set_count(5);
