@@ -54,25 +54,39 @@ std::string outside_scope(const OptionRow<Config>& row, const Config& config) {
   return row.outside_scope ? row.outside_scope(config) : std::string();
 }
 
-// `rows` of a part of Whole (`&Whole::part`) as rows of Whole.
-template <typename Whole, typename Part>
-OptionRows<Whole> lift(Part Whole::*part, const OptionRows<Part>& rows) {
+// `rows` of Part as rows of Whole, where `part_of(whole)` is the Part in a
+// Whole (const or not).
+template <typename Whole, typename Part, typename PartOf>
+OptionRows<Whole> lift_by(const OptionRows<Part>& rows, PartOf part_of) {
   OptionRows<Whole> out;
   out.reserve(rows.size());
   for (const OptionRow<Part>& row : rows) {
     OptionRow<Whole> lifted{
         row.name,
-        [part, set = row.set](Whole& w, const std::string& v) { return set(w.*part, v); },
-        [part, get = row.get](const Whole& w) { return get(w.*part); },
+        [part_of, set = row.set](Whole& w, const std::string& v) { return set(part_of(w), v); },
+        [part_of, get = row.get](const Whole& w) { return get(part_of(w)); },
         {}};
     if (row.outside_scope) {
-      lifted.outside_scope = [part, scope = row.outside_scope](const Whole& w) {
-        return scope(w.*part);
+      lifted.outside_scope = [part_of, scope = row.outside_scope](const Whole& w) {
+        return scope(part_of(w));
       };
     }
     out.push_back(std::move(lifted));
   }
   return out;
+}
+
+// `rows` of a part of Whole (`&Whole::part`) as rows of Whole.
+template <typename Whole, typename Part>
+OptionRows<Whole> lift(Part Whole::*part, const OptionRows<Part>& rows) {
+  return lift_by<Whole>(rows, [part](auto& whole) -> auto& { return whole.*part; });
+}
+
+// `rows` of a configuration Base as rows of Derived, which extends it.
+template <typename Derived, typename Base>
+OptionRows<Derived> widen(const OptionRows<Base>& rows) {
+  static_assert(std::is_base_of_v<Base, Derived>);
+  return lift_by<Derived>(rows, [](auto& whole) -> auto& { return whole; });
 }
 
 // The lists one after another, in the order given.

@@ -11,61 +11,24 @@
 #include <string_view>
 #include <vector>
 
-#include "audit_options.h"
-#include "coordinator_options.h"
-#include "endpoint.h"
-#include "generator_config.h"
 #include "grpc_options.h"
 #include "http_options.h"
 #include "resp_options.h"
-#include "segment_config.h"
+#include "service_config.h"
 #include "snowid/error.h"
-#include "snowid/generator.h"
-#include "snowid/layout.h"
-#include "snowid/opaque_id.h"
-#include "snowid/segment.h"
 #include "thrift_options.h"
 
 namespace snowid::server {
 
-using snowid::Endpoint;
-
-// Every option of snowidd, each subsystem's in its own struct (defaults on
-// the fields); config.cc holds the one table of rows that fills them.
-struct ServerConfig {
+// Every option of snowidd: the service's (service_config.h) and each
+// listener's. This file sits above the protocol folders, beside main.cc,
+// since it gathers every listener's options; config.cc holds the one table
+// of rows that fills them.
+struct ServerConfig : ServiceConfig {
   HttpOptions http;
   GrpcOptions grpc;
   ThriftOptions thrift;  // off unless `thrift` names an address
   RespOptions resp;      // off unless `resp` names an address
-  GeneratorConfig generator;
-  CoordinatorOptions coordinator;
-  std::uint32_t max_batch = 10000;
-  std::string bearer_token;
-  // A file holding the bearer token (its one line; a final newline is not
-  // part of it): the way to give it without showing it in `ps`.
-  std::string token_file;
-  // A file holding the key of opaque IDs (opaque_id.h); empty: opaque IDs
-  // are off. Only the path is ever shown, never the key.
-  std::string opaque_key_file;
-  std::string log_level = "info";
-  // "text" (the default) or "json": one JSON object per log line.
-  std::string log_format = "text";
-  AuditOptions audit;
-  SegmentConfig segment;
-};
-
-// What a valid configuration means, worked out once (resolve_config()):
-// the layout resolved, the node id read (from the hostname if so
-// configured), and each subsystem's options built from them.
-struct ResolvedConfig {
-  Layout layout;
-  // The state file inside state_dir; the node id configured (a fixed one).
-  GeneratorOptions generator;
-  CoordinatorSetup coordinator;
-  // segment_store_url(): empty if segment mode is off.
-  std::string segment_url;
-  // audit_log: empty if off.
-  std::filesystem::path audit_log;
 };
 
 // Every option, as the flag/key/variable names use it, with its effective
@@ -112,33 +75,12 @@ Status apply_environment(ServerConfig& config, char** environ_entries,
 Status apply_toml_file(ServerConfig& config, const std::string& path,
                        std::size_t* applied = nullptr);
 
-// Reads token_file, if set, into bearer_token. kInvalidArgument, naming the
-// file, if it is missing, not a regular file, unreadable or empty, or if
-// bearer_token is set too.
-Status load_token_file(ServerConfig& config);
-
-// The opaque ID permutation under opaque_key_file's key; null if the option
-// is unset. kInvalidArgument, naming the option and the file (never the
-// key), if the file is missing, unreadable or holds a key of the wrong size.
-Result<std::unique_ptr<OpaqueIds>> load_opaque_ids(const ServerConfig& config);
-
-// Checks the whole (no option set outside its scope, the layout resolves,
-// node ids fit, TLS has both files, the coordinator's own checks) and
-// builds what it means. Reads the hostname at most once.
+// Checks the whole (no option set outside its scope, each listener's own
+// checks, then resolve_service()'s) and builds what it means, with every
+// listener on advertised at its configured address.
 Result<ResolvedConfig> resolve_config(const ServerConfig& config);
 
 // resolve_config()'s checks alone.
 Status validate(const ServerConfig& config);
-
-// Segment allocator options for this configuration; max_batch is the server's.
-SegmentAllocatorOptions segment_allocator_options(const ServerConfig& config);
-
-// The segment store URL in effect ("sqlite://<state_dir>/segments.db" unless
-// segment_store names one); empty if segment mode is off.
-std::string segment_store_url(const ServerConfig& config);
-
-// `url` with any password (user:PASSWORD@ or password=...) replaced by "***",
-// for logs, /v1/info and --check-config.
-std::string redact_store_url(std::string_view url);
 
 }  // namespace snowid::server

@@ -1,6 +1,9 @@
+#include "listeners.h"
+
+#include <optional>
+
 #include "grpc_service.h"
 #include "http_server.h"
-#include "listener.h"
 #include "resp_service.h"
 #include "thrift_service.h"
 
@@ -10,47 +13,53 @@ namespace {
 
 namespace asio = boost::asio;
 
-// One protocol snowidd may serve: whether the configuration turns it on, its
-// connection limit, its own checks, and how to make it.
+// One protocol snowidd may serve: its configured address (nullopt: the
+// configuration turns it off), its connection limit, its own checks, and
+// how to make it.
 struct ListenerKind {
   const char* protocol;
-  bool (*enabled)(const ServerConfig&);
+  std::optional<Endpoint> (*endpoint)(const ServerConfig&);
   std::int64_t (*max_connections)(const ServerConfig&);
   Status (*check)(const ServerConfig&);
-  std::unique_ptr<Listener> (*make)(asio::io_context&, IdService&);
+  std::unique_ptr<Listener> (*make)(asio::io_context&, IdService&, const ServerConfig&);
 };
-
-bool always(const ServerConfig&) { return true; }
-Status nothing_to_check(const ServerConfig&) { return {}; }
 
 // Every protocol, in start order: HTTP first (probes), then the rest.
 constexpr ListenerKind kListenerKinds[] = {
-    {"http", always, [](const ServerConfig& c) -> std::int64_t { return c.http.max_connections; },
-     nothing_to_check,
-     [](asio::io_context& io, IdService& s) -> std::unique_ptr<Listener> {
-       return std::make_unique<HttpServer>(io, s);
+    {"http", [](const ServerConfig& c) -> std::optional<Endpoint> { return c.http.endpoint; },
+     [](const ServerConfig& c) -> std::int64_t { return c.http.max_connections; },
+     [](const ServerConfig& c) { return check_http_options(c.http); },
+     [](asio::io_context& io, IdService& s, const ServerConfig& c) -> std::unique_ptr<Listener> {
+       return std::make_unique<HttpServer>(io, s, c.http);
      }},
-    {"grpc", [](const ServerConfig& c) { return c.grpc.endpoint.has_value(); },
+    {"grpc", [](const ServerConfig& c) { return c.grpc.endpoint; },
      [](const ServerConfig& c) -> std::int64_t { return c.grpc.max_connections; },
      [](const ServerConfig& c) { return check_grpc_options(c.grpc); },
-     [](asio::io_context&, IdService& s) -> std::unique_ptr<Listener> {
-       return std::make_unique<GrpcServer>(s);
+     [](asio::io_context&, IdService& s, const ServerConfig& c) -> std::unique_ptr<Listener> {
+       return std::make_unique<GrpcServer>(s, c.grpc);
      }},
-    {"thrift", [](const ServerConfig& c) { return c.thrift.listener.endpoint.has_value(); },
+    {"thrift", [](const ServerConfig& c) { return c.thrift.listener.endpoint; },
      [](const ServerConfig& c) -> std::int64_t { return c.thrift.listener.max_connections; },
-     [](const ServerConfig& c) { return check_thrift_options(c.thrift); }, make_thrift_listener},
-    {"resp", [](const ServerConfig& c) { return c.resp.listener.endpoint.has_value(); },
+     [](const ServerConfig& c) { return check_thrift_options(c.thrift); },
+     [](asio::io_context& io, IdService& s, const ServerConfig& c) {
+       return make_thrift_listener(io, s, c.thrift);
+     }},
+    {"resp", [](const ServerConfig& c) { return c.resp.listener.endpoint; },
      [](const ServerConfig& c) -> std::int64_t { return c.resp.listener.max_connections; },
-     [](const ServerConfig& c) { return check_resp_options(c.resp); }, make_resp_listener},
+     [](const ServerConfig& c) { return check_resp_options(c.resp); },
+     [](asio::io_context& io, IdService& s, const ServerConfig& c) {
+       return make_resp_listener(io, s, c.resp);
+     }},
 };
 
 }  // namespace
 
 std::vector<std::unique_ptr<Listener>> make_listeners(asio::io_context& main_io,
-                                                      IdService& service) {
+                                                      IdService& service,
+                                                      const ServerConfig& config) {
   std::vector<std::unique_ptr<Listener>> listeners;
   for (const ListenerKind& kind : kListenerKinds) {
-    if (kind.enabled(service.config())) listeners.push_back(kind.make(main_io, service));
+    if (kind.endpoint(config)) listeners.push_back(kind.make(main_io, service, config));
   }
   return listeners;
 }
@@ -58,7 +67,7 @@ std::vector<std::unique_ptr<Listener>> make_listeners(asio::io_context& main_io,
 std::vector<std::pair<std::string, std::int64_t>> wanted_connections(const ServerConfig& config) {
   std::vector<std::pair<std::string, std::int64_t>> wanted;
   for (const ListenerKind& kind : kListenerKinds) {
-    if (kind.enabled(config)) wanted.emplace_back(kind.protocol, kind.max_connections(config));
+    if (kind.endpoint(config)) wanted.emplace_back(kind.protocol, kind.max_connections(config));
   }
   return wanted;
 }
@@ -68,6 +77,22 @@ Status check_listener_options(const ServerConfig& config) {
     if (Status s = kind.check(config); !s.ok()) return s;
   }
   return {};
+}
+
+std::vector<std::pair<std::string, std::string>> configured_endpoints(const ServerConfig& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ListenerKind& kind : kListenerKinds) {
+    if (auto endpoint = kind.endpoint(config)) out.emplace_back(kind.protocol, endpoint->text());
+  }
+  return out;
+}
+
+std::vector<std::string> configured_addresses(const ServerConfig& config) {
+  std::vector<std::string> out;
+  for (const auto& [protocol, address] : configured_endpoints(config)) {
+    out.push_back(protocol + " " + address);
+  }
+  return out;
 }
 
 }  // namespace snowid::server

@@ -34,6 +34,7 @@
 #include "grpc_runtime.h"
 #include "json_log.h"
 #include "listener.h"
+#include "listeners.h"
 #include "option_help.h"
 #include "peer_check.h"
 #include "process_metrics.h"
@@ -103,6 +104,31 @@ void keep_replanning(asio::steady_timer& timer, DescriptorBudget& budget,
 // An exit code for main(), or nullopt to go on with the next step.
 using Exit = std::optional<int>;
 
+// The log's level and format from the configuration, and what loading it
+// found worth saying: Kubernetes' service links ignored, a config file that
+// sets nothing.
+void set_up_logging(const ServerConfig& config, const std::vector<std::string>& service_links,
+                    const std::string& config_file, std::size_t options_in_file) {
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  if (config.log_format == "json") {
+    spdlog::set_formatter(std::make_unique<JsonLogFormatter>());
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  }
+  if (!service_links.empty()) {
+    spdlog::info(
+        "ignored environment variables {}: Kubernetes' service links of a Service named snowid, "
+        "not options",
+        fmt::join(service_links, ", "));
+  }
+  if (!config_file.empty() && options_in_file == 0) {
+    spdlog::warn(
+        "config file {} sets no option: every option has its default, or the value of "
+        "its SNOWID_ variable or flag",
+        config_file);
+  }
+}
+
 // Step 1. Defaults, SNOWID_ variables, --config, flags, token_file; validated
 // and resolved once (layout, node id, generator, coordinator, segment store);
 // the opaque ID key read from opaque_key_file, before anything is logged.
@@ -163,24 +189,7 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
     return 0;
   }
 
-  spdlog::set_level(spdlog::level::from_str(config.log_level));
-  if (config.log_format == "json") {
-    spdlog::set_formatter(std::make_unique<JsonLogFormatter>());
-  } else {
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
-  }
-  if (!service_links.empty()) {
-    spdlog::info(
-        "ignored environment variables {}: Kubernetes' service links of a Service named snowid, "
-        "not options",
-        fmt::join(service_links, ", "));
-  }
-  if (!config_file.empty() && options_in_file == 0) {
-    spdlog::warn(
-        "config file {} sets no option: every option has its default, or the value of "
-        "its SNOWID_ variable or flag",
-        config_file);
-  }
+  set_up_logging(config, service_links, config_file, options_in_file);
   return std::nullopt;
 }
 
@@ -200,63 +209,24 @@ struct Subsystems {
   std::unique_ptr<IdService> service;
 };
 
-// Step 2. The descriptor budget, the audit log, the node (its node id,
-// state directory and generator), the peer check, the segment store.
-Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved, Subsystems& out) {
+// The open-file limit raised and shared between the listeners, logged.
+DescriptorBudget plan_listener_descriptors(const ServerConfig& config) {
   // Raises the soft open-file limit and shares it between the listeners.
-  out.descriptors = plan_descriptors(wanted_connections(config));
-  if (out.descriptors.reduced) {
+  DescriptorBudget descriptors = plan_descriptors(wanted_connections(config));
+  if (descriptors.reduced) {
     spdlog::warn(
         "descriptors: {}; the listeners' connection limits (max_connections, "
         "grpc_max_connections, …) do not fit: raise the limit (ulimit -n, LimitNOFILE=) to allow "
         "them",
-        out.descriptors.describe());
+        descriptors.describe());
   } else {
-    spdlog::info("descriptors: {}", out.descriptors.describe());
+    spdlog::info("descriptors: {}", descriptors.describe());
   }
+  return descriptors;
+}
 
-  // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
-  // instead of killing the process: the audit log then answers 503.
-  std::signal(SIGXFSZ, SIG_IGN);
-  std::unique_ptr<AuditLog> audit_log;
-  if (!config.audit.log.empty()) {
-    auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
-    if (!opened.ok()) return fail(kExitUsage, opened.error().message);
-    audit_log = std::move(*opened);
-  }
-
-  std::error_code ec;
-  const std::string& state_dir = config.generator.state_dir;
-  std::filesystem::create_directories(state_dir, ec);
-  if (ec) {
-    return fail(kExitFailure,
-                fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
-  }
-  // gRPC first: once /healthz answers, the gRPC health service does too.
-  out.claim_grpc_health = ClaimGrpcHealth::start(config, out.descriptors);
-  out.claim_responder = ClaimResponder::start(config, out.descriptors);
-  // The audit log's latest ID of this node is a floor too: a state
-  // directory restored from an older copy is started above it, or refused.
-  auto floor = audit_floor(config, resolved);
-  if (!floor.ok()) return fail(kExitFailure, floor.error().message);
-  ResolvedConfig node_config = resolved;
-  node_config.generator.start_above =
-      std::max(node_config.generator.start_above, floor->start_above);
-  auto node = Node::start(node_config);
-  if (!node.ok()) {
-    // A locked state directory (kStateLocked) names the directory and its
-    // holder itself.
-    const Error& error = node.error();
-    const std::string why =
-        floor->reason.empty() ? "" : fmt::format(" (the floor: {})", floor->reason);
-    return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
-                error.message + why);
-  }
-  if (!config.coordinator.peers.empty()) {
-    const GeneratorOptions& node_options = (*node)->generator().options();
-    Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
-    if (!peers.ok()) return fail(kExitFailure, peers.error().message);
-  }
+// Segment mode's allocator, if segment mode is on.
+Exit open_segments(const ServiceConfig& config, const ResolvedConfig& resolved, Subsystems& out) {
   const std::string& segment_url = resolved.segment_url;
   if (!segment_url.empty()) {
     SegmentAllocatorOptions segment_options = segment_allocator_options(config);
@@ -281,13 +251,65 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
     }
     out.segments = std::move(*opened);
   }
+  return std::nullopt;
+}
+
+// Step 2. The descriptor budget, the audit log, the node (its node id,
+// state directory and generator), the peer check, the segment store.
+Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved, Subsystems& out) {
+  out.descriptors = plan_listener_descriptors(config);
+
+  // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
+  // instead of killing the process: the audit log then answers 503.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::unique_ptr<AuditLog> audit_log;
+  if (!config.audit.log.empty()) {
+    auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
+    if (!opened.ok()) return fail(kExitUsage, opened.error().message);
+    audit_log = std::move(*opened);
+  }
+
+  std::error_code ec;
+  const std::string& state_dir = config.generator.state_dir;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) {
+    return fail(kExitFailure,
+                fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
+  }
+  // gRPC first: once /healthz answers, the gRPC health service does too.
+  out.claim_grpc_health = ClaimGrpcHealth::start(config, config.grpc, out.descriptors);
+  out.claim_responder = ClaimResponder::start(config, config.http, out.descriptors);
+  // The audit log's latest ID of this node is a floor too: a state
+  // directory restored from an older copy is started above it, or refused.
+  auto floor = audit_floor(config, resolved);
+  if (!floor.ok()) return fail(kExitFailure, floor.error().message);
+  ResolvedConfig node_config = resolved;
+  node_config.generator.start_above =
+      std::max(node_config.generator.start_above, floor->start_above);
+  auto node = Node::start(node_config);
+  if (!node.ok()) {
+    // A locked state directory (kStateLocked) names the directory and its
+    // holder itself.
+    const Error& error = node.error();
+    const std::string why =
+        floor->reason.empty() ? "" : fmt::format(" (the floor: {})", floor->reason);
+    return fail(error.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure,
+                error.message + why);
+  }
+  if (!config.coordinator.peers.empty()) {
+    const GeneratorOptions& node_options = (*node)->generator().options();
+    Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
+    if (!peers.ok()) return fail(kExitFailure, peers.error().message);
+  }
+  if (Exit segments = open_segments(config, resolved, out); segments) return segments;
   if (audit_log) {
     const GeneratorOptions& options = (*node)->generator().options();
     Status header =
         audit_log->write_header(options.layout, options.datacenter_id, options.worker_id);
     if (!header.ok()) return fail(kExitFailure, header.error().message);
   }
-  out.service = std::make_unique<IdService>(config, std::move(*node));
+  out.service =
+      std::make_unique<IdService>(config, std::move(*node), configured_endpoints(config));
   out.service->set_segments(out.segments.get());
   out.service->set_audit_log(std::move(audit_log));
   out.service->set_opaque_ids(std::move(out.opaque_ids));
@@ -363,7 +385,7 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
   // The main thread runs HTTP's acceptor, signals and timers; connections
   // and calls live on each listener's own threads.
   asio::io_context io(1);
-  std::vector<std::unique_ptr<Listener>> listeners = make_listeners(io, service);
+  std::vector<std::unique_ptr<Listener>> listeners = make_listeners(io, service, config);
   // Stops every listener. First the handlers still queued on `io` run (the
   // acceptors' closes that stop_accepting() posted, when draining found
   // nothing open and stopped `io` at once, and the accepts they cancel): an

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "config.h"
+#include "listeners.h"
 #include "node.h"
 #include "snowid/segment.h"
 #include "snowid/segment_store.h"
@@ -43,7 +44,8 @@ server::IdService* start_service(ServiceKind kind) {
   // (joining the segment allocator's thread) runs while libFuzzer exits.
   auto node = server::Node::start(*resolved);
   if (!node.ok()) fail("node", node.error());
-  auto* service = new server::IdService(config, std::move(*node));
+  auto* service =
+      new server::IdService(config, std::move(*node), server::configured_endpoints(config));
   const std::string& url = resolved->segment_url;
   if (!url.empty()) {
     auto store = open_segment_store(url);

@@ -14,7 +14,7 @@
 #include "config.h"
 #include "etcd_settings.h"
 #include "json_log.h"
-#include "listener.h"
+#include "listeners.h"
 #include "option_help.h"
 #include "redis_settings.h"
 #include "text_file.h"

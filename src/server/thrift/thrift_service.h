@@ -1,0 +1,30 @@
+// Twitter Snowflake's Thrift service (proto/thrift/snowflake.thrift) on
+// snowidd's optional Thrift listener: framed transport, binary protocol, the
+// calls answered through IdService like HTTP's and gRPC's (the agent rule,
+// the per-agent counters, the audit log, the request metrics).
+//
+// Authentication: Twitter's calls carry no bearer token. With bearer_token
+// set, a connection from thrift_trusted_networks (this machine by default)
+// is trusted, so clients built for Twitter's service work from there; any
+// other connection first calls snowid's authenticate(token) (a method added
+// to the IDL, which a client generated from proto/thrift/snowflake.thrift can
+// call), and every other call before it is refused. Connections that do
+// neither hold only thrift_unauthenticated_share of the slots and are closed
+// after thrift_auth_timeout_ms (stream_server.h).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+
+#include "listener.h"
+#include "service.h"
+#include "thrift_options.h"
+
+namespace snowid::server {
+
+// The Thrift listener for `thrift`; its endpoint is set.
+std::unique_ptr<Listener> make_thrift_listener(boost::asio::io_context& acceptor_io,
+                                               IdService& service,
+                                               const ThriftOptions& thrift);
+
+}  // namespace snowid::server
