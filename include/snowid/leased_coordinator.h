@@ -1,5 +1,6 @@
-// What every store that leases node ids shares (etcd, Redis): the options of
-// the lease and the reservation, and the rows `snowid cluster list` shows.
+// What every store that leases node ids shares (etcd, Redis, ZooKeeper): the
+// options of the lease and the reservation, and the rows `snowid cluster
+// list` shows.
 //
 // Each store keeps, per node id, a claim that lives only as long as its
 // holder's lease and a reservation H (Unix ms) that outlives every holder.
@@ -7,7 +8,8 @@
 // while its claim is provably its own, and a new holder starts strictly above
 // the H it read when it took the id. The stores differ only in how they make
 // those writes conditional (etcd: a Txn on the claim's create_revision;
-// Redis: a Lua script comparing the holder's token).
+// Redis: a Lua script comparing the holder's token; ZooKeeper: a multi that
+// first checks the holder's token znode).
 #pragma once
 
 #include <chrono>

@@ -8,10 +8,7 @@
 
 #include "exit_codes.h"
 #include "snowid/decode.h"
-#include "snowid/etcd_coordinator.h"
-#include "snowid/redis_coordinator.h"
 #include "snowid/time_text.h"
-#include "snowid/zookeeper_coordinator.h"
 
 namespace snowid::cli {
 namespace {
@@ -23,24 +20,35 @@ std::string age(milliseconds since, milliseconds now) {
   return fmt::format("{:.1f}s", static_cast<double>((now - since).count()) / 1000.0);
 }
 
+// "a", "a or b", "a, b or c" of `part`(store) for each store.
+template <typename Part>
+std::string one_of(const std::vector<LeasingStore>& stores, Part part) {
+  std::string out;
+  for (std::size_t i = 0; i < stores.size(); ++i) {
+    if (i > 0) out += i + 1 == stores.size() ? " or " : ", ";
+    out += part(stores[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 ClusterCommands::ClusterCommands(CLI::App& app) {
-  cluster_ = app.add_subcommand("cluster",
-                                "Inspect and repair node-id claims in etcd, Redis or ZooKeeper");
+  cluster_ = app.add_subcommand(
+      "cluster", "Inspect and repair node-id claims in " +
+                     one_of(stores_, [](const LeasingStore& s) { return s.tool.title; }));
   cluster_->require_subcommand(1);
   const auto add_common = [this](CLI::App* command) {
-    auto* etcd =
-        command->add_option("--etcd", endpoints_, "etcd endpoints: HOST:PORT[,HOST:PORT...]");
-    auto* redis =
-        command->add_option("--redis", redis_endpoints_, "Redis servers: HOST:PORT[,HOST:PORT...]");
-    auto* zookeeper = command->add_option("--zookeeper", zookeeper_endpoints_,
-                                          "ZooKeeper servers: HOST:PORT[,HOST:PORT...]");
-    etcd->excludes(redis, zookeeper);
-    redis->excludes(zookeeper);
+    std::vector<CLI::Option*> flags;
+    for (std::size_t i = 0; i < stores_.size(); ++i) {
+      flags.push_back(command->add_option("--" + stores_[i].name, endpoints_[i],
+                                          stores_[i].tool.endpoints_help));
+      for (std::size_t j = 0; j < i; ++j) flags[j]->excludes(flags[i]);
+    }
     command->add_option("--cluster", cluster_name_, "snowid cluster name")->required();
-    command->add_option("--user", user_,
-                        "etcd or Redis ACL user, or ZooKeeper digest user (optional)");
+    const std::string users =
+        one_of(stores_, [](const LeasingStore& s) { return s.tool.user_help; });
+    command->add_option("--user", user_, users + " (optional)");
     command->add_option("--password", password_, "its password");
     command->add_option("--timeout-ms", timeout_ms_, "Deadline of each request to the store")
         ->default_str("2000");
@@ -73,55 +81,36 @@ Result<milliseconds> request_timeout(const std::string& timeout_ms) {
   return milliseconds{static_cast<long long>(*timeout)};
 }
 
-// The options of the store the flags name: (lease options, store's own).
-template <typename Options>
-Result<Options> store_options(Result<std::vector<std::string>> endpoints,
-                              const std::string& cluster, const std::string& user,
-                              const std::string& password, const std::string& timeout_ms) {
-  if (!endpoints.ok()) return endpoints.error();
-  auto timeout = request_timeout(timeout_ms);
-  if (!timeout.ok()) return timeout.error();
-  Options options;
-  options.endpoints = std::move(*endpoints);
-  options.cluster = cluster;
-  options.user = user;
-  options.password = password;
-  options.request_timeout = *timeout;
-  return options;
-}
-
 }  // namespace
 
-template <typename Act>
-auto ClusterCommands::with_store(Act act) const -> decltype(act(EtcdOptions{})) {
-  const int stores =
-      !endpoints_.empty() + !redis_endpoints_.empty() + !zookeeper_endpoints_.empty();
-  if (stores != 1) {
-    return invalid_argument(
-        "name one store: --etcd HOST:PORT, --redis HOST:PORT or --zookeeper HOST:PORT");
+Result<std::pair<const LeasingStore*, coord::StoreAccess>> ClusterCommands::chosen_store() const {
+  std::size_t chosen = 0;
+  int named = 0;
+  for (std::size_t i = 0; i < stores_.size(); ++i) {
+    if (endpoints_[i].empty()) continue;
+    ++named;
+    chosen = i;
   }
-  if (!zookeeper_endpoints_.empty()) {
-    auto options = store_options<ZooKeeperOptions>(parse_zookeeper_endpoints(zookeeper_endpoints_),
-                                                   cluster_name_, user_, password_, timeout_ms_);
-    if (!options.ok()) return options.error();
-    return act(*options);
+  if (named != 1) {
+    return invalid_argument("name one store: " + one_of(stores_, [](const LeasingStore& s) {
+                              return "--" + s.name + " HOST:PORT";
+                            }));
   }
-  if (!redis_endpoints_.empty()) {
-    auto options = store_options<RedisOptions>(parse_redis_endpoints(redis_endpoints_),
-                                               cluster_name_, user_, password_, timeout_ms_);
-    if (!options.ok()) return options.error();
-    return act(*options);
-  }
-  auto options = store_options<EtcdOptions>(parse_etcd_endpoints(endpoints_), cluster_name_, user_,
-                                            password_, timeout_ms_);
-  if (!options.ok()) return options.error();
-  return act(*options);
+  auto timeout = request_timeout(timeout_ms_);
+  if (!timeout.ok()) return timeout.error();
+  coord::StoreAccess access;
+  access.endpoints = endpoints_[chosen];
+  access.cluster = cluster_name_;
+  access.user = user_;
+  access.password = password_;
+  access.request_timeout = *timeout;
+  return std::pair{&stores_[chosen], std::move(access)};
 }
 
 int ClusterCommands::list() const {
-  auto nodes = with_store([](const auto& options) -> Result<std::vector<ClusterNode>> {
-    return list_cluster(options);
-  });
+  auto store = chosen_store();
+  if (!store.ok()) return report_error(store.error());
+  auto nodes = store->first->tool.list(store->second);
   if (!nodes.ok()) return report_error(nodes.error());
   const milliseconds now = SystemClock::instance().now_fresh();
   std::printf("%-6s %-8s %-10s %-11s %-24s %-40s %s\n", "NODE", "AGE", "LEASE_LEFT", "CLOCK_SKEW",
@@ -148,9 +137,9 @@ int ClusterCommands::list() const {
 int ClusterCommands::release() const {
   auto id = parse_unsigned(node_id_, (std::uint64_t{1} << 62), "node id");
   if (!id.ok()) return report_error(id.error());
-  Status released = with_store([this, node_id = *id](const auto& options) -> Status {
-    return release_node_id(options, node_id, force_);
-  });
+  auto store = chosen_store();
+  if (!store.ok()) return report_error(store.error());
+  Status released = store->first->tool.release(store->second, *id, force_);
   if (!released.ok()) return report_error(released.error());
   std::printf("node id %llu has no claim now; its reservation stays\n",
               static_cast<unsigned long long>(*id));

@@ -1,5 +1,7 @@
 // `snowid cluster list|release`: look at and repair the node-id claims of a
-// cluster-mode snowid deployment in etcd, Redis or ZooKeeper.
+// cluster-mode snowid deployment in any store that leases node ids (etcd,
+// Redis, ZooKeeper): the stores, their flags (--<name>) and how to reach
+// them come from the coordinator table (coordinator_factory.h).
 // `snowid cluster confirm-loss --state-dir DIR`: confirm a store loss the
 // node using DIR reported (snowid/leased_coordinator.h, kConfirmStoreLossFile).
 #pragma once
@@ -9,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "coordinator_factory.h"
 #include "snowid/error.h"
-#include "snowid/etcd_coordinator.h"
 #include "snowid/leased_coordinator.h"
 
 namespace snowid::cli {
@@ -28,19 +30,18 @@ class ClusterCommands {
   int list() const;
   int release() const;
   int confirm_loss() const;
-  // `act` applied to the options of the store the flags name (--etcd or
-  // --redis or --zookeeper), or the error that the flags name none, more
-  // than one, or are bad.
-  template <typename Act>
-  auto with_store(Act act) const -> decltype(act(EtcdOptions{}));
+  // The store the flags name (--etcd, --redis, ...) and how to reach it, or
+  // the error that the flags name none or more than one, or are bad.
+  Result<std::pair<const LeasingStore*, coord::StoreAccess>> chosen_store() const;
 
   CLI::App* cluster_ = nullptr;
   CLI::App* list_ = nullptr;
   CLI::App* release_ = nullptr;
   CLI::App* confirm_loss_ = nullptr;
   std::string state_dir_;
-  std::string endpoints_, redis_endpoints_, zookeeper_endpoints_, cluster_name_, user_, password_,
-      node_id_;
+  std::vector<LeasingStore> stores_ = leasing_stores();
+  std::vector<std::string> endpoints_ = std::vector<std::string>(stores_.size());  // per store
+  std::string cluster_name_, user_, password_, node_id_;
   std::string timeout_ms_ = "2000";
   bool force_ = false;
 };

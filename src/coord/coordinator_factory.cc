@@ -1,6 +1,8 @@
 // The table of coordinators: one row per store, naming how to check and
-// make it. The server knows none of them by name; it reads a store's name,
-// info and metrics from CoordinatorStats.
+// make it, and (for a store that leases node ids) how `snowid cluster`
+// lists and releases its claims. Neither the server nor the CLI knows a
+// store by name; the server reads a store's name, info and metrics from
+// CoordinatorStats.
 #include "coordinator_factory.h"
 
 #include <fmt/format.h>
@@ -22,17 +24,27 @@ Result<std::unique_ptr<Coordinator>> make_fixed(const CoordinatorSetup& setup) {
 
 struct CoordinatorKind {
   const char* name;
-  bool leases;  // see coordinator_leases()
   Status (*check)(const CoordinatorSetup&);
   Result<std::unique_ptr<Coordinator>> (*make)(const CoordinatorSetup&);
+  // `snowid cluster`'s view; a store with one leases node ids (see
+  // coordinator_leases()).
+  coord::ClusterTool cluster{};
 };
 
 const CoordinatorKind kCoordinators[] = {
-    {"static", false, no_checks, make_fixed},
-    {"etcd", true, check_etcd_setup, make_etcd_coordinator},
-    {"redis", true, check_redis_setup, make_redis_coordinator},
-    {"zookeeper", true, check_zookeeper_setup, make_zookeeper_coordinator},
+    {"static", no_checks, make_fixed},
+    {"etcd", check_etcd_setup, make_etcd_coordinator,
+     coord::cluster_tool<EtcdOptions, parse_etcd_endpoints>(
+         "etcd", "etcd endpoints: HOST:PORT[,HOST:PORT...]", "etcd ACL user")},
+    {"redis", check_redis_setup, make_redis_coordinator,
+     coord::cluster_tool<RedisOptions, parse_redis_endpoints>(
+         "Redis", "Redis servers: HOST:PORT[,HOST:PORT...]", "Redis ACL user")},
+    {"zookeeper", check_zookeeper_setup, make_zookeeper_coordinator,
+     coord::cluster_tool<ZooKeeperOptions, parse_zookeeper_endpoints>(
+         "ZooKeeper", "ZooKeeper servers: HOST:PORT[,HOST:PORT...]", "ZooKeeper digest user")},
 };
+
+bool leases(const CoordinatorKind& kind) { return kind.cluster.list != nullptr; }
 
 const CoordinatorKind* find(const std::string& name) {
   for (const CoordinatorKind& kind : kCoordinators) {
@@ -51,7 +63,15 @@ std::vector<std::string> coordinator_names() {
 
 bool coordinator_leases(const std::string& name) {
   const CoordinatorKind* kind = find(name);
-  return kind != nullptr && kind->leases;
+  return kind != nullptr && leases(*kind);
+}
+
+std::vector<LeasingStore> leasing_stores() {
+  std::vector<LeasingStore> stores;
+  for (const CoordinatorKind& kind : kCoordinators) {
+    if (leases(kind)) stores.push_back({kind.name, kind.cluster});
+  }
+  return stores;
 }
 
 Status check_coordinator(const CoordinatorSetup& setup) {

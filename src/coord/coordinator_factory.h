@@ -1,12 +1,15 @@
-// Picks the coordinator a configuration names. The table of stores lives in
-// coordinator_factory.cc: a new store is its files in src/coord, its section
-// in CoordinatorOptions with its rows, and one line in that table.
+// Picks the coordinator a configuration names, and tells `snowid cluster`
+// which stores lease node ids and how to reach them. The table of stores
+// lives in coordinator_factory.cc: a new store is its files in src/coord,
+// its section in CoordinatorOptions with its rows, and one line in that
+// table (docs/design.md, "Adding a store").
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cluster_admin.h"
 #include "coordinator_options.h"
 #include "snowid/coordinator.h"
 
@@ -18,6 +21,14 @@ std::vector<std::string> coordinator_names();
 // True if `name` leases node ids from a store (a ceiling, no state file);
 // false for a fixed node id or an unknown name.
 bool coordinator_leases(const std::string& name);
+
+// A store that leases node ids as `snowid cluster` reaches it: --<name>.
+struct LeasingStore {
+  std::string name;
+  coord::ClusterTool tool;
+};
+// Every store for which coordinator_leases() holds, in table order.
+std::vector<LeasingStore> leasing_stores();
 
 // The store's own checks of a setup, beyond each option's syntax (for
 // validate()). Ok for an unknown name: the option row refuses those.

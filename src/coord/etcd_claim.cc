@@ -37,11 +37,11 @@
 // headers or keys, but its client URL answers HTTP GET /version with a Date
 // header (whole seconds, so Date + 1 s is taken; etcd_server_time.h), read
 // before the lease is granted when the claim finds no marker (or just before
-// writing it, if the marker vanished in between). A claimer whose clock is behind thus
-// cannot lower the floor. If no member tells its time (a proxy in front of
-// etcd that speaks gRPC only, or etcd 3.5's --listen-client-http-urls, which
-// moves HTTP off the client URLs), the claim goes on with the claimer's
-// clock alone and says so (NodeClaim::store_time_unread()); then its own
+// writing it, if the marker vanished in between). A claimer whose clock is
+// behind thus cannot lower the floor. If no member tells its time (a proxy in
+// front of etcd that speaks gRPC only, or etcd 3.5's --listen-client-http-urls,
+// which moves HTTP off the client URLs), the claim goes on with the claimer's
+// clock alone and says so (EtcdClaim::store_time_unread()); then its own
 // local mark (server/node.h) covers its own earlier IDs and the peer clock
 // check covers it while peers are alive (docs/design.md lists what is not
 // covered). For a cluster new to etcd this floor costs the first claim
@@ -66,8 +66,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
-#include <set>
 
 #include "etcd_server_time.h"
 #include "snowid/time_text.h"
@@ -78,9 +76,6 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
 namespace {
-
-constexpr std::size_t kMaxClaimAttempts =
-    32;  // Txns per claim() before giving up on a contended cluster
 
 etcdserverpb::RangeRequest prefix_range(const std::string& prefix) {
   etcdserverpb::RangeRequest request;
@@ -104,16 +99,6 @@ void compare_create_revision(etcdserverpb::TxnRequest& txn, const std::string& k
   compare->set_target(etcdserverpb::Compare::CREATE);
   compare->set_result(result);
   compare->set_create_revision(revision);
-}
-
-// The holder of `node_id` according to the claim keys `kvs`.
-std::string holder_in(std::uint64_t node_id,
-                      const google::protobuf::RepeatedPtrField<mvccpb::KeyValue>& kvs) {
-  std::string holder = "another node";
-  for (const auto& kv : kvs) {
-    if (node_id_of_key(kv.key()) == node_id) holder = describe_claim_value(kv.value());
-  }
-  return holder;
 }
 
 }  // namespace
@@ -144,122 +129,58 @@ std::string prefix_end(std::string_view prefix) {
 
 std::optional<std::uint64_t> node_id_of_key(std::string_view key) {
   const std::size_t slash = key.rfind('/');
-  if (slash == std::string_view::npos || slash + 1 == key.size()) return std::nullopt;
-  std::uint64_t id = 0;
-  const char* end = key.data() + key.size();
-  if (std::from_chars(key.data() + slash + 1, end, id).ptr != end) return std::nullopt;
-  return id;
+  if (slash == std::string_view::npos) return std::nullopt;
+  return parse_node_id(key.substr(slash + 1));
 }
 
-NodeClaim::NodeClaim(EtcdClient& client, const EtcdOptions& options)
-    : client_(client),
-      options_(options),
-      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
-      witness_(*clock_, std::chrono::milliseconds{100}),
-      record_(ClaimRecord::of_this_process(options, *clock_)) {}
+EtcdClaim::EtcdClaim(EtcdClient& client, const EtcdOptions& options)
+    : LeasedClaim(options), client_(client), options_(options) {}
 
-NodeClaim::NodeClaim(std::unique_ptr<EtcdClient> client, const EtcdOptions& options)
-    : owned_client_(std::move(client)),
+EtcdClaim::EtcdClaim(std::unique_ptr<EtcdClient> client, const EtcdOptions& options)
+    : LeasedClaim(options),
+      owned_client_(std::move(client)),
       client_(*owned_client_),
-      options_(options),
-      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
-      witness_(*clock_, std::chrono::milliseconds{100}),
-      record_(ClaimRecord::of_this_process(options, *clock_)) {}
+      options_(options) {}
 
-void NodeClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
+void EtcdClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
   deadline_ = sent + std::chrono::seconds{ttl_seconds} - options_.safety_margin;
 }
 
-Result<Claim> NodeClaim::claim(std::optional<std::uint64_t> preferred) {
-  if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
-  const std::uint64_t id_count = node_id_count(options_.layout);
+Result<ClaimsSeen> EtcdClaim::read_claims(std::optional<std::uint64_t> preferred) {
   // A new claim follows the etcd that answers now (it may have been replaced).
   created_now_ = false;
   store_time_unread_.clear();
   etcd_time_.reset();
   cluster_id_ = 0;
   revision_seen_ = 0;
-  if (!preferred) preferred = options_.preferred_node_id;
-
-  // Who is there, and what their clocks say.
   auto listed = list_claims();
   if (!listed.ok()) return listed.error();
-  std::set<std::uint64_t> taken;
-  std::vector<PeerClock> peer_clocks;
+  ClaimsSeen seen;
   for (const auto& kv : listed->kvs()) {
-    const auto id = node_id_of_key(kv.key());
-    if (id) taken.insert(*id);
-    auto record = ClaimRecord::parse(kv.value());
-    if (record.ok() && record->instance != record_.instance && record->wall_time.count() > 0) {
-      peer_clocks.push_back({record->wall_time, record->refresh_every});
-    }
+    if (const auto id = node_id_of_key(kv.key())) note_claim(seen, *id, kv.value(), preferred);
   }
-  Status clocks = check_peer_clocks(peer_clocks, clock_->now_fresh(),
-                                    options_.max_peer_clock_offset);
-  if (!clocks.ok()) return clocks.error();
-
-  if (options_.require_preferred_node_id) {
-    if (!preferred || *preferred >= id_count) {
-      return invalid_argument("a required node id must be configured and within the layout");
-    }
-    if (taken.count(*preferred) != 0) {
-      return held_elsewhere(options_.cluster, *preferred, holder_in(*preferred, listed->kvs()));
-    }
-  }
-  const std::vector<std::uint64_t> candidates =
-      claim_candidates(options_, taken, preferred, kMaxClaimAttempts);
-  if (candidates.empty()) return all_node_ids_claimed(options_);
-
-  const nanoseconds sent = boot_time_now();
-  auto lease = client_.lease_grant(std::chrono::duration_cast<std::chrono::seconds>(
-      options_.lease_ttl));
-  if (!lease.ok()) return lease.error();
-  lease_id_ = lease->id();
-  set_deadline(sent, lease->ttl());
-
-  bool claimed = false;
-  for (std::uint64_t id : candidates) {
-    auto won = try_claim(id);
-    if (!won.ok()) {
-      abandon();
-      return won.error();
-    }
-    if (*won) {
-      claimed = true;
-      break;
-    }
-  }
-  if (!claimed) {
-    abandon();
-    if (options_.require_preferred_node_id) {
-      // Another node won the race for it: name the winner.
-      auto holder = client_.range(key_range(claim_key(options_.cluster, *preferred)));
-      if (!holder.ok()) return holder.error();
-      return held_elsewhere(options_.cluster, *preferred, holder_in(*preferred, holder->kvs()));
-    }
-    return all_node_ids_claimed(options_);
-  }
-  StepResult first = extend_reservation(/*force=*/true);
-  if (first.outcome != StepOutcome::kDone) {
-    abandon();
-    return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
-  }
-  Claim granted = claim_of(node_id_, options_.layout, floor_, reservation_);
-  granted.store_created = created_;
-  granted.store_created_now = created_now_;
-  return granted;
+  return seen;
 }
 
 // One Txn: create the claim key if absent, attached to our lease, and read the
 // reservation and the created marker in the same step. It applies only while
 // the marker exists, so that the floor rests on a marker read together with
-// the absence of the reservation. True if the id is ours.
-Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
+// the absence of the reservation. True if the id is ours. The lease is
+// granted before the first id is tried.
+Result<bool> EtcdClaim::try_claim(std::uint64_t node_id, std::string* holder) {
+  if (lease_id_ == 0) {
+    const nanoseconds sent = boot_time_now();
+    auto lease =
+        client_.lease_grant(std::chrono::duration_cast<std::chrono::seconds>(options_.lease_ttl));
+    if (!lease.ok()) return lease.error();
+    lease_id_ = lease->id();
+    set_deadline(sent, lease->ttl());
+  }
   const std::string key = claim_key(options_.cluster, node_id);
   record_.set_node_id(node_id, options_.layout);
   constexpr int kMarkerAttempts = 3;  // the marker deleted again between our Txns
   for (int attempt = 0; attempt < kMarkerAttempts; ++attempt) {
-    record_.wall_time = clock_->now_fresh();
+    record_.wall_time = clock().now_fresh();
     etcdserverpb::TxnRequest txn;
     compare_create_revision(txn, key, etcdserverpb::Compare::EQUAL, 0);
     compare_create_revision(txn, created_key(options_.cluster), etcdserverpb::Compare::GREATER, 0);
@@ -284,11 +205,14 @@ Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
       if (!floor.ok()) return floor.error();
       return true;
     }
-    const auto& holder = answer->responses(0).response_range();
-    if (holder.kvs_size() > 0) {
-      if (holder.kvs(0).lease() != lease_id_) return false;
+    const auto& found = answer->responses(0).response_range();
+    if (found.kvs_size() > 0) {
+      if (found.kvs(0).lease() != lease_id_) {
+        *holder = found.kvs(0).value();
+        return false;
+      }
       // Our own earlier attempt was applied but its answer was lost.
-      create_revision_ = holder.kvs(0).create_revision();
+      create_revision_ = found.kvs(0).create_revision();
       node_id_ = node_id;
       auto read = read_reservation_and_marker(node_id);
       if (!read.ok()) return read.error();
@@ -304,7 +228,7 @@ Result<bool> NodeClaim::try_claim(std::uint64_t node_id) {
                fmt::format("{} kept vanishing while claiming", created_key(options_.cluster))};
 }
 
-Result<etcdserverpb::RangeResponse> NodeClaim::list_claims() {
+Result<etcdserverpb::RangeResponse> EtcdClaim::list_claims() {
   etcdserverpb::TxnRequest txn;  // no compare: the success branch, one snapshot
   *txn.add_success()->mutable_request_range() = prefix_range(claims_prefix(options_.cluster));
   *txn.add_success()->mutable_request_range() = key_range(created_key(options_.cluster));
@@ -317,7 +241,7 @@ Result<etcdserverpb::RangeResponse> NodeClaim::list_claims() {
   return answer->responses(0).response_range();
 }
 
-void NodeClaim::read_etcd_time() {
+void EtcdClaim::read_etcd_time() {
   auto etcd_time = etcd_server_time(options_);
   if (!etcd_time.ok()) {
     etcd_time_.reset();
@@ -330,13 +254,13 @@ void NodeClaim::read_etcd_time() {
                std::chrono::seconds{1};
 }
 
-milliseconds NodeClaim::marker_time() {
+milliseconds EtcdClaim::marker_time() {
   if (!etcd_time_) read_etcd_time();  // the marker vanished after list_claims()
-  const milliseconds ours = clock_->now_fresh();
+  const milliseconds ours = clock().now_fresh();
   return etcd_time_ ? std::max(ours, *etcd_time_) : ours;
 }
 
-Status NodeClaim::mark_created() {
+Status EtcdClaim::mark_created() {
   etcdserverpb::TxnRequest txn;
   compare_create_revision(txn, created_key(options_.cluster), etcdserverpb::Compare::EQUAL, 0);
   auto* put = txn.add_success()->mutable_request_put();
@@ -352,14 +276,14 @@ Status NodeClaim::mark_created() {
   return {};
 }
 
-Result<etcdserverpb::TxnResponse> NodeClaim::read_reservation_and_marker(std::uint64_t node_id) {
+Result<etcdserverpb::TxnResponse> EtcdClaim::read_reservation_and_marker(std::uint64_t node_id) {
   etcdserverpb::TxnRequest txn;  // no compare: the success branch, one snapshot
   txn.add_success()->mutable_request_range()->set_key(reservation_key(options_.cluster, node_id));
   txn.add_success()->mutable_request_range()->set_key(created_key(options_.cluster));
   return client_.txn(txn);
 }
 
-Status NodeClaim::set_floor(const etcdserverpb::RangeResponse& reservation,
+Status EtcdClaim::set_floor(const etcdserverpb::RangeResponse& reservation,
                             const etcdserverpb::RangeResponse& created) {
   const std::string marker = created_key(options_.cluster);
   if (created.kvs_size() == 0) {
@@ -382,7 +306,7 @@ Status NodeClaim::set_floor(const etcdserverpb::RangeResponse& reservation,
   return {};
 }
 
-StepResult NodeClaim::check_header(const etcdserverpb::ResponseHeader& header) {
+StepResult EtcdClaim::check_header(const etcdserverpb::ResponseHeader& header) {
   if (cluster_id_ != 0 && header.cluster_id() != 0 && header.cluster_id() != cluster_id_) {
     return {StepOutcome::kClaimLost,
             fmt::format("etcd answered as cluster {:x}, not {:x} that granted the claim on node id "
@@ -400,7 +324,7 @@ StepResult NodeClaim::check_header(const etcdserverpb::ResponseHeader& header) {
   return {};
 }
 
-StepResult NodeClaim::keep_alive() {
+StepResult EtcdClaim::keep_alive() {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   const nanoseconds sent = boot_time_now();
   auto answer = client_.lease_keep_alive(lease_id_);
@@ -429,15 +353,7 @@ StepResult NodeClaim::keep_alive() {
   return {};
 }
 
-StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
-  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
-  const milliseconds now = clock_->now_fresh();
-  const auto due =
-      next_reservation(witness_, options_, reservation_, floor_, force || republish_, wanted);
-  if (!due) return {};
-  const milliseconds target = *due;
-  record_.wall_time = now;
-
+StepResult EtcdClaim::write_reservation(milliseconds target) {
   // Applies only while the claim key is the one our claim created.
   etcdserverpb::TxnRequest txn;
   require_claim_is_ours(txn);
@@ -460,17 +376,16 @@ StepResult NodeClaim::extend_reservation(bool force, milliseconds wanted) {
                         "was deleted); the reservation stays at {}",
                         node_id_, format_time(reservation_))};
   }
-  reservation_ = target;
-  republish_ = false;
+  reservation_written(target);
   return {};
 }
 
-void NodeClaim::require_claim_is_ours(etcdserverpb::TxnRequest& txn) const {
+void EtcdClaim::require_claim_is_ours(etcdserverpb::TxnRequest& txn) const {
   compare_create_revision(txn, claim_key(options_.cluster, node_id_), etcdserverpb::Compare::EQUAL,
                           create_revision_);
 }
 
-Status NodeClaim::release(std::optional<milliseconds> last_issued) {
+Status EtcdClaim::release(std::optional<milliseconds> last_issued) {
   if (!held()) return {};
   etcdserverpb::TxnRequest txn;
   require_claim_is_ours(txn);
@@ -489,7 +404,7 @@ Status NodeClaim::release(std::optional<milliseconds> last_issued) {
   return revoked;
 }
 
-void NodeClaim::abandon() {
+void EtcdClaim::abandon() {
   if (lease_id_ != 0) (void)client_.lease_revoke(lease_id_);  // best effort: it expires anyway
   lease_id_ = 0;
 }

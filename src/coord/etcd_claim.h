@@ -38,36 +38,22 @@ std::string prefix_end(std::string_view prefix);
 // The node id at the end of a claims/ or reservations/ key, if it is one.
 std::optional<std::uint64_t> node_id_of_key(std::string_view key);
 
-class NodeClaim final : public LeasedClaim {
+class EtcdClaim final : public LeasedClaim {
  public:
   // Requires: options passed validation (make_etcd_coordinator does it).
-  NodeClaim(EtcdClient& client, const EtcdOptions& options);
+  EtcdClaim(EtcdClient& client, const EtcdOptions& options);
   // The same, owning its client.
-  NodeClaim(std::unique_ptr<EtcdClient> client, const EtcdOptions& options);
+  EtcdClaim(std::unique_ptr<EtcdClient> client, const EtcdOptions& options);
 
-  Result<Claim> claim(std::optional<std::uint64_t> preferred) override;
   // One keep-alive of the lease.
   StepResult keep_alive() override;
-  StepResult extend_reservation(bool force = false,
-                                std::chrono::milliseconds wanted = std::chrono::milliseconds{
-                                    0}) override;
   // Also revokes the lease.
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   // Revokes the lease, best effort.
   void abandon() override;
 
-  void set_addresses(std::vector<std::string> addresses) override {
-    record_.addresses = std::move(addresses);
-    republish_ = true;
-  }
-
   bool held() const override { return lease_id_ != 0; }
-  std::uint64_t node_id() const override { return node_id_; }
   std::int64_t lease_id() const { return lease_id_; }
-  std::chrono::milliseconds floor() const { return floor_; }
-  std::chrono::milliseconds reservation() const override { return reservation_; }
-  std::chrono::nanoseconds deadline() const override { return deadline_; }
-  const std::string& instance() const { return record_.instance; }
   // Why the created marker this claim wrote holds our clock alone, etcd's
   // time being unreadable (a lower floor if our clock is behind); "" if it
   // holds etcd's time too, or this claim found the marker there.
@@ -75,10 +61,16 @@ class NodeClaim final : public LeasedClaim {
   const StoreCounters& counters() const override { return client_.counters(); }
 
  private:
+  // One Txn that applies only while the claim key is ours.
+  StepResult write_reservation(std::chrono::milliseconds target) override;
   // Adds to `txn` the compare that makes it apply only while the claim key is
   // the one our claim created (the fence of every write under our claim).
   void require_claim_is_ours(etcdserverpb::TxnRequest& txn) const;
-  Result<bool> try_claim(std::uint64_t node_id);
+  // The ids held by others (and the holder of `preferred`), once the peers'
+  // clocks passed check_peer_clocks().
+  Result<ClaimsSeen> read_claims(std::optional<std::uint64_t> preferred) override;
+  // One Txn creating the claim key (after granting the lease, if none yet).
+  Result<bool> try_claim(std::uint64_t node_id, std::string* holder) override;
   // Writes the created marker if it is absent. Sets created_now_ if it did.
   Status mark_created();
   // The claim keys, read with the created marker; if the marker is absent,
@@ -104,22 +96,12 @@ class NodeClaim final : public LeasedClaim {
   std::unique_ptr<EtcdClient> owned_client_;  // null when the caller owns the client
   EtcdClient& client_;
   EtcdOptions options_;
-  Clock* clock_;
-  WallClockWitness witness_;  // used by extend_reservation() alone
-  ClaimRecord record_;
-  std::uint64_t node_id_ = 0;
-  std::int64_t lease_id_ = 0;          // 0: not held
-  std::int64_t create_revision_ = 0;   // of our claim key: identifies our claim
-  std::uint64_t cluster_id_ = 0;       // of the etcd cluster that granted the claim
-  std::int64_t revision_seen_ = 0;     // the highest store revision an answer carried
-  std::chrono::milliseconds created_{0};  // the created marker read with the claim
-  bool created_now_ = false;              // this claim wrote it
-  std::string store_time_unread_;         // why the marker we wrote holds our time alone
+  std::int64_t lease_id_ = 0;         // 0: not held
+  std::int64_t create_revision_ = 0;  // of our claim key: identifies our claim
+  std::uint64_t cluster_id_ = 0;      // of the etcd cluster that granted the claim
+  std::int64_t revision_seen_ = 0;    // the highest store revision an answer carried
+  std::string store_time_unread_;     // why the marker we wrote holds our time alone
   std::optional<std::chrono::milliseconds> etcd_time_;  // etcd's Date + 1 s, read by this claim
-  std::chrono::milliseconds floor_{0};
-  std::chrono::milliseconds reservation_{0};
-  std::chrono::nanoseconds deadline_{0};
-  bool republish_ = false;  // the record changed: write it at the next step
 };
 
 }  // namespace snowid::coord

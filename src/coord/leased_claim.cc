@@ -251,6 +251,91 @@ std::optional<milliseconds> next_reservation(WallClockWitness& witness, const Le
   return std::max(reservation, std::max(base, floor) + options.reserve_ahead);
 }
 
+namespace {
+
+Clock& clock_of(const LeaseOptions& options) {
+  return options.clock != nullptr ? *options.clock : SystemClock::instance();
+}
+
+}  // namespace
+
+LeasedClaim::LeasedClaim(const LeaseOptions& options)
+    : record_(ClaimRecord::of_this_process(options, clock_of(options))),
+      lease_(options),
+      clock_(&clock_of(options)),
+      witness_(*clock_, kWitnessTolerance) {}
+
+void LeasedClaim::set_addresses(std::vector<std::string> addresses) {
+  record_.addresses = std::move(addresses);
+  republish_ = true;
+}
+
+StepResult LeasedClaim::extend_reservation(bool force, milliseconds wanted) {
+  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
+  if (StepResult ready = prepare_extension(); ready.outcome != StepOutcome::kDone) return ready;
+  const milliseconds now = clock_->now_fresh();
+  const auto due =
+      next_reservation(witness_, lease_, reservation_, floor_, force || republish_, wanted);
+  if (!due) return {};
+  record_.wall_time = now;
+  return write_reservation(*due);
+}
+
+void LeasedClaim::reservation_written(milliseconds value) {
+  reservation_ = value;
+  republish_ = false;
+}
+
+Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
+  if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
+  if (!preferred) preferred = lease_.preferred_node_id;
+  Result<ClaimsSeen> seen = read_claims(preferred);
+  Status ready = seen.ok() ? check_peer_clocks(seen->peer_clocks, clock_->now_fresh(),
+                                               lease_.max_peer_clock_offset)
+                           : Status{seen.error()};
+  if (ready.ok()) {
+    ready = claim_first_free(
+        lease_, *seen, preferred, kMaxClaimAttempts,
+        [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
+  }
+  if (ready.ok()) ready = take_reservation();
+  if (!ready.ok()) {
+    abandon();
+    return ready.error();
+  }
+  return granted();
+}
+
+Status LeasedClaim::take_reservation() {
+  StepResult first = extend_reservation(/*force=*/true);
+  if (first.outcome != StepOutcome::kDone) {
+    return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
+  }
+  return {};
+}
+
+void LeasedClaim::note_claim(ClaimsSeen& seen, std::uint64_t id, std::string_view value,
+                             std::optional<std::uint64_t> preferred) const {
+  seen.taken.insert(id);
+  if (preferred == id) seen.preferred_holder = describe_claim_value(value);
+  auto record = ClaimRecord::parse(value);
+  if (record.ok() && record->instance != record_.instance && record->wall_time.count() > 0) {
+    seen.peer_clocks.push_back({record->wall_time, record->refresh_every});
+  }
+}
+
+bool LeasedClaim::left_by_this_process(std::string_view value) const {
+  auto record = ClaimRecord::parse(value);
+  return record.ok() && record->instance == record_.instance;
+}
+
+Claim LeasedClaim::granted() const {
+  Claim claim = claim_of(node_id_, lease_.layout, floor_, reservation_);
+  claim.store_created = created_;
+  claim.store_created_now = created_now_;
+  return claim;
+}
+
 Result<std::vector<std::string>> parse_host_port_list(std::string_view list, std::string_view store,
                                                       std::vector<std::string_view> schemes) {
   std::vector<std::string> endpoints;
@@ -278,6 +363,13 @@ Result<std::vector<std::string>> parse_host_port_list(std::string_view list, std
     start = end + 1;
   }
   return endpoints;
+}
+
+std::optional<std::uint64_t> parse_node_id(std::string_view text) {
+  std::uint64_t id = 0;
+  const char* end = text.data() + text.size();
+  if (text.empty() || std::from_chars(text.data(), end, id).ptr != end) return std::nullopt;
+  return id;
 }
 
 Result<milliseconds> parse_reservation(std::string_view where, std::string_view value) {

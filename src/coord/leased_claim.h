@@ -1,10 +1,14 @@
 // One node's claim on a node id in a leasing store, as the leased
 // coordinator (leased_coordinator.h) drives it: claim, renew, raise the
-// reservation, release. Each store implements LeasedClaim in its own file
-// (etcd_claim.cc, redis_claim.cc) and keeps the reservation invariant that
-// include/snowid/leased_coordinator.h states. This header also holds what
-// the stores share: the claim record, the peer clock check, the choice of
-// candidate ids, and the store's request counters.
+// reservation, release. LeasedClaim is the base of every store's claim
+// (etcd_claim.h, redis_claim.h, zookeeper_claim.h): it owns the state they
+// share (the claim record, the wall-clock witness, the floor, the
+// reservation, the deadline and the republish flag) and the common steps of
+// extend_reservation(); a store implements only its store operations and
+// keeps the reservation invariant that include/snowid/leased_coordinator.h
+// states. This header also holds what the stores share besides: the claim
+// record, the peer clock check, the choice of candidate ids, and the store's
+// request counters.
 //
 // Thread-safety: none; one owner calls a LeasedClaim.
 #pragma once
@@ -97,6 +101,7 @@ std::vector<std::uint64_t> claim_candidates(const LeaseOptions& options,
 struct ClaimsSeen {
   std::set<std::uint64_t> taken;
   std::string preferred_holder = "another node";
+  std::vector<PeerClock> peer_clocks;  // for check_peer_clocks()
 };
 // Ours if one is taken now; `won`, if it held one, was claimed by `try_claim`
 // (true: ours now; false: held by the node it writes to `holder`).
@@ -129,6 +134,9 @@ std::optional<std::chrono::milliseconds> next_reservation(
     WallClockWitness& witness, const LeaseOptions& options, std::chrono::milliseconds reservation,
     std::chrono::milliseconds floor, bool force, std::chrono::milliseconds wanted);
 
+// The node id `text` spells in decimal, all of it, if it does.
+std::optional<std::uint64_t> parse_node_id(std::string_view text);
+
 // "host:port,host:port" into entries, each stripped of one of `schemes`
 // ("http://"); kInvalidArgument naming the bad entry and `store`.
 Result<std::vector<std::string>> parse_host_port_list(std::string_view list, std::string_view store,
@@ -146,38 +154,115 @@ struct StepResult {
   std::string message;
 };
 
+// The base of every store's claim (template method): the public steps
+// below are the contract the leased coordinator relies on; a store fills in
+// the protected hooks and the pure virtual steps with its own operations.
 class LeasedClaim {
  public:
   virtual ~LeasedClaim() = default;
+  LeasedClaim(const LeasedClaim&) = delete;
+  LeasedClaim& operator=(const LeasedClaim&) = delete;
 
-  // Checks the peers' clocks, takes a lease, claims the preferred id if free
-  // else the lowest free one, and writes the first reservation.
-  // `preferred` overrides options.preferred_node_id (a re-claim prefers the old id).
-  virtual Result<Claim> claim(std::optional<std::uint64_t> preferred) = 0;
+  // Reads the claims (read_claims()), checks the peers' clocks, claims the
+  // preferred id if free else the lowest free one (try_claim(), at most
+  // kMaxClaimAttempts ids, with claim_first_free()'s errors), and writes the
+  // first reservation (take_reservation()); abandons what it took if a step
+  // fails. `preferred` overrides options.preferred_node_id (a re-claim
+  // prefers the old id). kUnavailable if a claim is held already.
+  Result<Claim> claim(std::optional<std::uint64_t> preferred);
   // One renewal of the lease; on success moves the deadline.
   virtual StepResult keep_alive() = 0;
   // Raises the reservation to base + reserve_ahead if less than
-  // reserve_min_left is left above base (always if `force`), refreshing the
-  // published wall time. base is the later of the time the monotonic clock
-  // vouches for (WallClockWitness: a forward glitch of the wall clock alone
-  // does not move the reservation) and `wanted`, the unit the generator was
-  // refused for (Unix ms; IDs are really wanted there). Succeeds only while
-  // this claim is held.
-  virtual StepResult extend_reservation(bool force, std::chrono::milliseconds wanted) = 0;
+  // reserve_min_left is left above base (always if `force`, or if the record
+  // changed since it was last written), refreshing the published wall time.
+  // base is the later of the time the monotonic clock vouches for
+  // (WallClockWitness: a forward glitch of the wall clock alone does not
+  // move the reservation) and `wanted`, the unit the generator was refused
+  // for (Unix ms; IDs are really wanted there). Succeeds only while this
+  // claim is held: kClaimLost if it is not; else prepare_extension(), then
+  // write_reservation() if a new reservation is due.
+  StepResult extend_reservation(bool force = false,
+                                std::chrono::milliseconds wanted = std::chrono::milliseconds{0});
   // Deletes the claim (keeping the reservation, lowered to `last_issued` if
   // given) and ends the lease. Ok if the claim was gone already.
   virtual Status release(std::optional<std::chrono::milliseconds> last_issued) = 0;
   // Forgets the claim after it was lost; frees the id in the store, best effort.
   virtual void abandon() = 0;
   // Publishes `addresses` in the claim record with the next reservation write.
-  virtual void set_addresses(std::vector<std::string> addresses) = 0;
+  void set_addresses(std::vector<std::string> addresses);
 
   virtual bool held() const = 0;
-  virtual std::uint64_t node_id() const = 0;
-  virtual std::chrono::milliseconds reservation() const = 0;
+  std::uint64_t node_id() const { return node_id_; }
+  // The floor read when the id was claimed: every ID issued lies above it.
+  std::chrono::milliseconds floor() const { return floor_; }
+  std::chrono::milliseconds reservation() const { return reservation_; }
   // CLOCK_BOOTTIME after which this node must not issue.
-  virtual std::chrono::nanoseconds deadline() const = 0;
+  std::chrono::nanoseconds deadline() const { return deadline_; }
+  const std::string& instance() const { return record_.instance; }
   virtual const StoreCounters& counters() const = 0;
+
+ protected:
+  // The wall-clock witness's tolerance (WallClockWitness): a reading further
+  // ahead than this of what the monotonic clock vouches for is a forward
+  // step that the reservation does not follow.
+  static constexpr std::chrono::milliseconds kWitnessTolerance{100};
+
+  // Requires: options passed check_lease_options(). Its clock (or the
+  // system clock) is the one every step reads.
+  explicit LeasedClaim(const LeaseOptions& options);
+
+  // Ids tried per claim() before giving up on a contended cluster.
+  static constexpr std::size_t kMaxClaimAttempts = 32;
+
+  // The claims in the store now (note_claim() each), for claim(). A store
+  // that opens a session or a lease per claim opens it here.
+  virtual Result<ClaimsSeen> read_claims(std::optional<std::uint64_t> preferred) = 0;
+  // Takes `node_id` if it is free: true if it is ours now (node_id_, floor_
+  // and reservation_ set, the lease's deadline_ too); false naming the
+  // holder's claim value in `holder` if another node holds it.
+  virtual Result<bool> try_claim(std::uint64_t node_id, std::string* holder) = 0;
+  // Writes the first reservation of the id just claimed: by default
+  // extend_reservation(force), kUnavailable saying why if it fails.
+  virtual Status take_reservation();
+
+  // Before extend_reservation() computes the next reservation of a held
+  // claim: what the store must learn first (ZooKeeper: the reservation's
+  // version after an unanswered write). Anything but kDone ends the step.
+  virtual StepResult prepare_extension() { return {}; }
+  // Writes `target` and the claim record (record_, its wall time set) under
+  // the claim, fenced so that it applies only while the claim is ours; calls
+  // reservation_written() once the store holds it.
+  virtual StepResult write_reservation(std::chrono::milliseconds target) = 0;
+
+  // The store now holds `value` as the reservation, and the current record.
+  void reservation_written(std::chrono::milliseconds value);
+  // Adds the claim of `id` whose value is `value` to `seen`: the id is
+  // taken, and the clock its record published is a peer's unless the record
+  // is this process's.
+  void note_claim(ClaimsSeen& seen, std::uint64_t id, std::string_view value,
+                  std::optional<std::uint64_t> preferred) const;
+  // True if the claim value `value` is this process's record (a claim left
+  // by an earlier claim of this process, which issues nothing under it).
+  bool left_by_this_process(std::string_view value) const;
+
+  Clock& clock() const { return *clock_; }
+
+  ClaimRecord record_;
+  std::uint64_t node_id_ = 0;
+  std::chrono::milliseconds floor_{0};
+  std::chrono::milliseconds reservation_{0};
+  std::chrono::nanoseconds deadline_{0};
+  std::chrono::milliseconds created_{0};  // the store's created marker read with the claim
+  bool created_now_ = false;              // this claim wrote the marker
+
+ private:
+  LeaseOptions lease_;
+  Clock* clock_;
+  WallClockWitness witness_;  // read by extend_reservation() alone
+  bool republish_ = false;    // the record changed: write it at the next extension
+
+  // The Claim handed out for the id now held (floor, reservation, created).
+  Claim granted() const;
 };
 
 }  // namespace snowid::coord

@@ -52,8 +52,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <set>
 
 #include "snowid/time_text.h"
 
@@ -63,8 +61,6 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
 namespace {
-
-constexpr std::size_t kMaxClaimAttempts = 32;  // scripts per claim() on a contended cluster
 
 // KEYS: claim, reservation, created. ARGV: token, record, ttl ms, now ms,
 // this process's token prefix. {1, H or "", created, 1 if this script wrote
@@ -150,11 +146,8 @@ std::string redis_created_key(std::string_view cluster) {
 
 std::optional<std::uint64_t> redis_node_id_of_key(std::string_view key) {
   const std::size_t colon = key.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == key.size()) return std::nullopt;
-  std::uint64_t id = 0;
-  const char* end = key.data() + key.size();
-  if (std::from_chars(key.data() + colon + 1, end, id).ptr != end) return std::nullopt;
-  return id;
+  if (colon == std::string_view::npos) return std::nullopt;
+  return parse_node_id(key.substr(colon + 1));
 }
 
 Result<std::vector<std::string>> redis_scan(RedisClient& client, const std::string& pattern) {
@@ -175,69 +168,34 @@ Result<std::vector<std::string>> redis_scan(RedisClient& client, const std::stri
 }
 
 RedisClaim::RedisClaim(std::unique_ptr<RedisClient> client, const RedisOptions& options)
-    : client_(std::move(client)),
-      options_(options),
-      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
-      witness_(*clock_, milliseconds{100}),
-      record_(ClaimRecord::of_this_process(options, *clock_)) {}
+    : LeasedClaim(options), client_(std::move(client)), options_(options) {}
 
 std::string RedisClaim::ttl_ms() const {
   return std::to_string(std::chrono::duration_cast<milliseconds>(options_.lease_ttl).count());
 }
 
-Result<Claim> RedisClaim::claim(std::optional<std::uint64_t> preferred) {
-  if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
-  if (!preferred) preferred = options_.preferred_node_id;
-
-  // Who is there, and what their clocks say.
+Result<ClaimsSeen> RedisClaim::read_claims(std::optional<std::uint64_t> preferred) {
+  token_.clear();
+  created_now_ = false;
   auto keys = redis_scan(*client_, redis_prefix(options_.cluster) + "claim:*");
   if (!keys.ok()) return keys.error();
   ClaimsSeen seen;
-  std::vector<PeerClock> peer_clocks;
-  if (!keys->empty()) {
-    auto records = client_->eval(kRecordsScript, *keys, {});
-    if (!records.ok()) return records.error();
-    for (std::size_t i = 0; i < keys->size() && i < records->elements.size(); ++i) {
-      const std::string& value = records->elements[i].text;
-      const auto id = redis_node_id_of_key((*keys)[i]);
-      if (!id || value.empty()) continue;
-      auto record = ClaimRecord::parse(value);
-      if (record.ok() && record->instance == record_.instance) continue;  // ours, left over
-      seen.taken.insert(*id);
-      if (id == preferred) seen.preferred_holder = describe_claim_value(value);
-      if (record.ok() && record->wall_time.count() > 0) {
-        peer_clocks.push_back({record->wall_time, record->refresh_every});
-      }
-    }
+  if (keys->empty()) return seen;
+  auto records = client_->eval(kRecordsScript, *keys, {});
+  if (!records.ok()) return records.error();
+  for (std::size_t i = 0; i < keys->size() && i < records->elements.size(); ++i) {
+    const std::string& value = records->elements[i].text;
+    const auto id = redis_node_id_of_key((*keys)[i]);
+    if (!id || value.empty() || left_by_this_process(value)) continue;
+    note_claim(seen, *id, value, preferred);
   }
-  Status clocks =
-      check_peer_clocks(peer_clocks, clock_->now_fresh(), options_.max_peer_clock_offset);
-  if (!clocks.ok()) return clocks.error();
-
-  token_.clear();
-  created_now_ = false;
-  Status taken = claim_first_free(
-      options_, seen, preferred, kMaxClaimAttempts,
-      [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
-  if (!taken.ok()) {
-    abandon();
-    return taken.error();
-  }
-  StepResult first = extend_reservation(/*force=*/true);
-  if (first.outcome != StepOutcome::kDone) {
-    abandon();
-    return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
-  }
-  Claim claimed = claim_of(node_id_, options_.layout, floor_, reservation_);
-  claimed.store_created = created_;
-  claimed.store_created_now = created_now_;
-  return claimed;
+  return seen;
 }
 
 Result<bool> RedisClaim::try_claim(std::uint64_t node_id, std::string* holder) {
   const std::string token = token_prefix(record_) + std::to_string(++claims_made_);
   record_.set_node_id(node_id, options_.layout);
-  record_.wall_time = clock_->now_fresh();
+  record_.wall_time = clock().now_fresh();
   const std::string reserved_key = redis_reservation_key(options_.cluster, node_id);
   const nanoseconds sent = boot_time_now();
   // A script whose answer was lost may have been applied: the retry inside
@@ -246,7 +204,7 @@ Result<bool> RedisClaim::try_claim(std::uint64_t node_id, std::string* holder) {
                               {redis_claim_key(options_.cluster, node_id), reserved_key,
                                redis_created_key(options_.cluster)},
                               {token, record_.to_json(), ttl_ms(),
-                               std::to_string(clock_->now_fresh().count()), token_prefix(record_)});
+                               std::to_string(clock().now_fresh().count()), token_prefix(record_)});
   if (!answer.ok()) return answer.error();
   const auto& parts = answer->elements;
   if (parts.empty() || parts[0].kind != RedisReply::Kind::kInteger) {
@@ -301,14 +259,7 @@ StepResult RedisClaim::keep_alive() {
   return {};
 }
 
-StepResult RedisClaim::extend_reservation(bool force, milliseconds wanted) {
-  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
-  const milliseconds now = clock_->now_fresh();
-  const auto due =
-      next_reservation(witness_, options_, reservation_, floor_, force || republish_, wanted);
-  if (!due) return {};
-  const milliseconds target = *due;
-  record_.wall_time = now;
+StepResult RedisClaim::write_reservation(milliseconds target) {
   const nanoseconds sent = boot_time_now();
   auto answer =
       client_->eval(kReserveScript,
@@ -326,9 +277,8 @@ StepResult RedisClaim::extend_reservation(bool force, milliseconds wanted) {
   // failover to a replica that missed it would hand the id over below it.
   Status copied = replicated(client_->connections());
   if (!copied.ok()) return {StepOutcome::kStoreFailed, copied.error().message};
-  reservation_ = target;
+  reservation_written(target);
   deadline_ = sent + options_.lease_ttl - options_.safety_margin;
-  republish_ = false;
   return {};
 }
 

@@ -36,27 +36,20 @@ class RedisClaim final : public LeasedClaim {
   // Requires: options passed validation (make_redis_coordinator does it).
   RedisClaim(std::unique_ptr<RedisClient> client, const RedisOptions& options);
 
-  Result<Claim> claim(std::optional<std::uint64_t> preferred) override;
   StepResult keep_alive() override;
-  StepResult extend_reservation(bool force = false,
-                                std::chrono::milliseconds wanted = std::chrono::milliseconds{
-                                    0}) override;
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   void abandon() override;
-  void set_addresses(std::vector<std::string> addresses) override {
-    record_.addresses = std::move(addresses);
-    republish_ = true;
-  }
 
   bool held() const override { return !token_.empty(); }
-  std::uint64_t node_id() const override { return node_id_; }
-  std::chrono::milliseconds reservation() const override { return reservation_; }
-  std::chrono::nanoseconds deadline() const override { return deadline_; }
   const StoreCounters& counters() const override { return client_->counters(); }
 
  private:
+  // SCAN of the claim keys, then one script reading their records.
+  Result<ClaimsSeen> read_claims(std::optional<std::uint64_t> preferred) override;
   // One script: take `node_id` if free. True if it is ours now.
-  Result<bool> try_claim(std::uint64_t node_id, std::string* holder);
+  Result<bool> try_claim(std::uint64_t node_id, std::string* holder) override;
+  // One script checking the token, then WAIT for the replicas.
+  StepResult write_reservation(std::chrono::milliseconds target) override;
   std::string ttl_ms() const;
   // Ok once every replica the server has now confirmed (WAIT) the writes
   // sent on connection number `connection`; at once without replicas.
@@ -64,18 +57,8 @@ class RedisClaim final : public LeasedClaim {
 
   std::unique_ptr<RedisClient> client_;
   RedisOptions options_;
-  Clock* clock_;
-  WallClockWitness witness_;  // used by extend_reservation() alone
-  ClaimRecord record_;
   std::uint64_t claims_made_ = 0;
   std::string token_;  // "": not held
-  std::uint64_t node_id_ = 0;
-  std::chrono::milliseconds floor_{0};
-  std::chrono::milliseconds reservation_{0};
-  std::chrono::nanoseconds deadline_{0};
-  bool republish_ = false;
-  std::chrono::milliseconds created_{0};  // the created key read with the claim
-  bool created_now_ = false;              // this claim() wrote it
 };
 
 }  // namespace snowid::coord

@@ -53,8 +53,6 @@
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
-#include <charconv>
-#include <set>
 #include <tuple>
 
 #include "snowid/time_text.h"
@@ -66,7 +64,6 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-constexpr std::size_t kMaxClaimAttempts = 32;  // creates per claim() on a contended cluster
 // Reads of H before the former holder's last write stops racing ours: it
 // can write at most once more (its next write names a stale version).
 constexpr int kMaxReservationRaces = 8;
@@ -103,17 +100,11 @@ std::string zookeeper_created_path(std::string_view cluster) {
 }
 
 std::optional<std::uint64_t> zookeeper_node_id_of(std::string_view name) {
-  std::uint64_t id = 0;
-  const char* end = name.data() + name.size();
-  if (name.empty() || std::from_chars(name.data(), end, id).ptr != end) return std::nullopt;
-  return id;
+  return parse_node_id(name);
 }
 
 ZooKeeperClaim::ZooKeeperClaim(const ZooKeeperOptions& options)
-    : options_(options),
-      clock_(options.clock != nullptr ? options.clock : &SystemClock::instance()),
-      witness_(*clock_, milliseconds{100}),
-      record_(ClaimRecord::of_this_process(options, *clock_)) {}
+    : LeasedClaim(options), options_(options) {}
 
 nanoseconds ZooKeeperClaim::deadline_after(nanoseconds sent) {
   const nanoseconds answered = boot_time_now();
@@ -153,7 +144,7 @@ Status ZooKeeperClaim::open_session() {
     }
   }
   const std::string created_path = zookeeper_created_path(options_.cluster);
-  ZnodeAnswer made = session_->create(created_path, std::to_string(clock_->now_fresh().count()),
+  ZnodeAnswer made = session_->create(created_path, std::to_string(clock().now_fresh().count()),
                                       /*ephemeral=*/false);
   if (!made.ok() && made.code != ZNODEEXISTS) {
     return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(created_path)};
@@ -171,12 +162,14 @@ Status ZooKeeperClaim::open_session() {
   return {};
 }
 
-Status ZooKeeperClaim::read_claims(std::optional<std::uint64_t> preferred, ClaimsSeen* seen) {
+Result<ClaimsSeen> ZooKeeperClaim::read_claims(std::optional<std::uint64_t> preferred) {
+  Status opened = open_session();
+  if (!opened.ok()) return opened.error();
   const std::string claims = zookeeper_claims_path(options_.cluster);
   std::vector<std::string> names;
   ZnodeAnswer listed = session_->children(claims, &names);
   if (!listed.ok()) return Error{ErrorCode::kUnavailable, "cannot list " + listed.describe(claims)};
-  std::vector<PeerClock> peer_clocks;
+  ClaimsSeen seen;
   for (const std::string& name : names) {
     const auto id = zookeeper_node_id_of(name);
     if (!id) continue;
@@ -185,57 +178,20 @@ Status ZooKeeperClaim::read_claims(std::optional<std::uint64_t> preferred, Claim
     ZnodeAnswer read = session_->get(path, &node);
     if (read.code == ZNONODE) continue;  // its session ended meanwhile
     if (!read.ok()) return Error{ErrorCode::kUnavailable, "cannot read " + read.describe(path)};
-    auto record = ClaimRecord::parse(node.data);
-    if (record.ok() && record->instance == record_.instance) {
+    if (left_by_this_process(node.data)) {
       // Left by an earlier session of this process, which issues nothing
       // under it any more: free it now rather than when that session expires.
       ZnodeAnswer removed = session_->remove(path, node.stat.version);
       if (removed.ok() || removed.code == ZNONODE) continue;
     }
-    seen->taken.insert(*id);
-    if (id == preferred) seen->preferred_holder = describe_claim_value(node.data);
-    if (record.ok() && record->wall_time.count() > 0) {
-      peer_clocks.push_back({record->wall_time, record->refresh_every});
-    }
+    note_claim(seen, *id, node.data, preferred);
   }
-  return check_peer_clocks(peer_clocks, clock_->now_fresh(), options_.max_peer_clock_offset);
-}
-
-Result<Claim> ZooKeeperClaim::claim(std::optional<std::uint64_t> preferred) {
-  if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
-  if (!preferred) preferred = options_.preferred_node_id;
-  Status opened = open_session();
-  if (!opened.ok()) {
-    session_.reset();
-    return opened.error();
-  }
-  ClaimsSeen seen;
-  Status read = read_claims(preferred, &seen);
-  if (!read.ok()) {
-    session_.reset();
-    return read.error();
-  }
-  Status taken = claim_first_free(
-      options_, seen, preferred, kMaxClaimAttempts,
-      [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
-  if (!taken.ok()) {
-    abandon();
-    return taken.error();
-  }
-  Status reserved = take_reservation();
-  if (!reserved.ok()) {
-    abandon();
-    return reserved.error();
-  }
-  Claim claimed = claim_of(node_id_, options_.layout, floor_, reservation_);
-  claimed.store_created = created_;
-  claimed.store_created_now = created_now_;
-  return claimed;
+  return seen;
 }
 
 Result<bool> ZooKeeperClaim::try_claim(std::uint64_t node_id, std::string* holder) {
   record_.set_node_id(node_id, options_.layout);
-  record_.wall_time = clock_->now_fresh();
+  record_.wall_time = clock().now_fresh();
   const std::string path = zookeeper_claim_path(options_.cluster, node_id);
   const std::string tokens = zookeeper_holders_path(options_.cluster, node_id);
   ZnodeAnswer parent = session_->create(tokens, "", /*ephemeral=*/false);
@@ -310,20 +266,29 @@ Status ZooKeeperClaim::take_reservation() {
       // write fails: start above anything it can have reached.
       floor_ = std::max(milliseconds{0}, created_ + lease + options_.reserve_ahead);
       if (used_before_ || !revoke.empty()) {
-        floor_ = std::max(floor_, clock_->now_fresh() + lease + options_.reserve_ahead);
+        floor_ = std::max(floor_, clock().now_fresh() + lease + options_.reserve_ahead);
       }
     }
     reservation_ = floor_;
-    const auto target =
-        next_reservation(witness_, options_, reservation_, floor_, true, milliseconds{0});
-    bool raced = false;
-    StepResult first = write_reservation(*target, revoke, &raced);
+    // The first write, through extend_reservation(), also deletes `revoke`.
+    revoke_ = std::move(revoke);
+    claiming_ = true;
+    raced_ = false;
+    StepResult first = extend_reservation(/*force=*/true);
+    claiming_ = false;
+    revoke_.clear();
     if (first.outcome == StepOutcome::kDone) return {};
-    if (raced) continue;  // a former holder wrote, or its token or a parent went, meanwhile
+    if (raced_)
+      continue;  // a former holder wrote, or its token or a parent went,
+                 // meanwhile
     return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
   }
   return Error{ErrorCode::kUnavailable,
                fmt::format("{} kept changing while node id {} was being claimed", path, node_id_)};
+}
+
+StepResult ZooKeeperClaim::write_reservation(milliseconds target) {
+  return write_reservation(target, revoke_, claiming_ ? &raced_ : nullptr);
 }
 
 StepResult ZooKeeperClaim::write_reservation(milliseconds target,
@@ -333,7 +298,7 @@ StepResult ZooKeeperClaim::write_reservation(milliseconds target,
   // A value a write of ours left without an answer is never lowered.
   const milliseconds value = std::max(target, at_least_);
   const std::string text = std::to_string(value.count());
-  record_.wall_time = clock_->now_fresh();
+  record_.wall_time = clock().now_fresh();
   std::vector<ZnodeOp> ops{{ZnodeOp::Kind::kCheck, token_, "", -1, false}};
   ops.insert(ops.end(), revoke.begin(), revoke.end());
   const std::size_t claim_op = ops.size(), copy_op = claim_op + 1, reservation_op = claim_op + 2;
@@ -348,10 +313,9 @@ StepResult ZooKeeperClaim::write_reservation(milliseconds target,
   ZnodeAnswer answer = session_->multi(ops, &stats, &failed);
   if (answer.ok() && stats.size() == 3) {
     reservation_version_ = stats[2].version;
-    reservation_ = value;
+    reservation_written(value);
     at_least_ = milliseconds{0};
     deadline_ = deadline_after(sent);
-    republish_ = false;
     return {};
   }
   if (failed == 0 || failed == claim_op || failed == copy_op) return lost_if_gone(answer);
@@ -445,16 +409,9 @@ StepResult ZooKeeperClaim::keep_alive() {
   return lost_if_gone(answer);
 }
 
-StepResult ZooKeeperClaim::extend_reservation(bool force, milliseconds wanted) {
-  if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
-  if (versions_uncertain_) {
-    StepResult known = reconcile();
-    if (known.outcome != StepOutcome::kDone) return known;
-  }
-  const auto due =
-      next_reservation(witness_, options_, reservation_, floor_, force || republish_, wanted);
-  if (!due) return {};
-  return write_reservation(*due, {}, nullptr);
+StepResult ZooKeeperClaim::prepare_extension() {
+  if (!versions_uncertain_) return {};
+  return reconcile();
 }
 
 Status ZooKeeperClaim::release(std::optional<milliseconds> last_issued) {

@@ -42,36 +42,29 @@ class ZooKeeperClaim final : public LeasedClaim {
   // Requires: check_zookeeper_options(options) passed.
   explicit ZooKeeperClaim(const ZooKeeperOptions& options);
 
-  Result<Claim> claim(std::optional<std::uint64_t> preferred) override;
   StepResult keep_alive() override;
-  StepResult extend_reservation(bool force = false,
-                                std::chrono::milliseconds wanted = std::chrono::milliseconds{
-                                    0}) override;
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   void abandon() override;
-  void set_addresses(std::vector<std::string> addresses) override {
-    record_.addresses = std::move(addresses);
-    republish_ = true;
-  }
 
   bool held() const override { return held_; }
-  std::uint64_t node_id() const override { return node_id_; }
-  std::chrono::milliseconds reservation() const override { return reservation_; }
-  std::chrono::nanoseconds deadline() const override { return deadline_; }
   const StoreCounters& counters() const override { return counters_; }
 
  private:
   // Opens a new session and creates the cluster's znodes if missing; sets created_.
   Status open_session();
-  // Who holds which id now (ours from an older session are deleted), and
-  // the peers' clocks.
-  Status read_claims(std::optional<std::uint64_t> preferred, ClaimsSeen* seen);
+  // Opens a new session (open_session()), then reads who holds which id now
+  // (ours from an older session are deleted), and the peers' clocks.
+  Result<ClaimsSeen> read_claims(std::optional<std::uint64_t> preferred) override;
   // Creates the ephemeral claim of `node_id` and this session's token.
   // True if it is ours now.
-  Result<bool> try_claim(std::uint64_t node_id, std::string* holder);
+  Result<bool> try_claim(std::uint64_t node_id, std::string* holder) override;
   // Reads the reservation and writes the first one above it, revoking the
   // former holders' tokens, until no former holder's write comes in between.
-  Status take_reservation();
+  Status take_reservation() override;
+  // Learns the reservation's version first if a write left it uncertain.
+  StepResult prepare_extension() override;
+  // write_reservation(target, revoke_, &raced_ while claiming).
+  StepResult write_reservation(std::chrono::milliseconds target) override;
   // Writes `target` and the claim record in one multi conditional on this
   // holder's token and the reservation's version, with the `revoke` ops.
   // `raced` (while claiming): set if the version had moved or a token to
@@ -89,15 +82,9 @@ class ZooKeeperClaim final : public LeasedClaim {
   std::chrono::nanoseconds deadline_after(std::chrono::nanoseconds sent);
 
   ZooKeeperOptions options_;
-  Clock* clock_;
-  WallClockWitness witness_;  // used by extend_reservation() alone
-  ClaimRecord record_;
   StoreCounters counters_;
   std::unique_ptr<ZooKeeperSession> session_;
-  std::chrono::milliseconds created_{0};
-  bool created_now_ = false;  // this claim's session created the created znode
   bool held_ = false;
-  std::uint64_t node_id_ = 0;
   std::string token_;             // this session's token znode while held
   int reservation_version_ = -1;  // -1: no reservation znode yet
   bool versions_uncertain_ = false;
@@ -108,10 +95,11 @@ class ZooKeeperClaim final : public LeasedClaim {
   // the send time of the latest one that is (or the session's start).
   std::deque<std::pair<std::chrono::nanoseconds, std::chrono::nanoseconds>> acknowledged_;
   std::chrono::nanoseconds anchor_{0};
-  std::chrono::milliseconds floor_{0};
-  std::chrono::milliseconds reservation_{0};
-  std::chrono::nanoseconds deadline_{0};
-  bool republish_ = false;
+  // While take_reservation() writes the first reservation: the former
+  // holders' tokens that write deletes, and whether it raced one of them.
+  bool claiming_ = false;
+  std::vector<ZnodeOp> revoke_;
+  bool raced_ = false;
 };
 
 }  // namespace snowid::coord

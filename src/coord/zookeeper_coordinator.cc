@@ -4,11 +4,11 @@
 #include "snowid/zookeeper_coordinator.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <zookeeper/zookeeper.h>
 
 #include <map>
 
+#include "cluster_admin.h"
 #include "leased_coordinator.h"
 #include "zookeeper_claim.h"
 #include "zookeeper_session.h"
@@ -50,9 +50,9 @@ namespace {
 
 Result<std::unique_ptr<coord::ZooKeeperSession>> open_checked(const ZooKeeperOptions& options,
                                                               coord::StoreCounters& counters) {
-  Status valid = check_lease_options(options);
-  if (!valid.ok()) return valid.error();
-  return coord::ZooKeeperSession::open(options, counters);
+  return coord::connect_checked(options, [&counters](const ZooKeeperOptions& checked) {
+    return coord::ZooKeeperSession::open(checked, counters);
+  });
 }
 
 Error unreadable(const coord::ZnodeAnswer& answer, const std::string& path) {
@@ -85,19 +85,9 @@ Result<std::vector<ClusterNode>> list_cluster(const ZooKeeperOptions& options) {
     }
     return {};
   };
-  Status claims = each_child(coord::zookeeper_claims_path(options.cluster),
-                             [](ClusterNode& row, const coord::Znode& node) {
-                               row.claimed = true;
-                               auto parsed = coord::ClaimRecord::parse(node.data);
-                               if (!parsed.ok()) {
-                                 row.holder = "(unreadable claim value)";
-                                 return;
-                               }
-                               row.holder = parsed->holder();
-                               row.addresses = fmt::format("{}", fmt::join(parsed->addresses, ","));
-                               row.started = parsed->started;
-                               row.published_wall_time = parsed->wall_time;
-                             });
+  Status claims = each_child(
+      coord::zookeeper_claims_path(options.cluster),
+      [](ClusterNode& row, const coord::Znode& node) { coord::set_claimed_by(row, node.data); });
   if (!claims.ok()) return claims.error();
   Status reservations = each_child(coord::zookeeper_reservations_path(options.cluster),
                                    [](ClusterNode& row, const coord::Znode& node) {
@@ -105,9 +95,7 @@ Result<std::vector<ClusterNode>> list_cluster(const ZooKeeperOptions& options) {
                                      if (parsed.ok()) row.reservation = *parsed;
                                    });
   if (!reservations.ok()) return reservations.error();
-  std::vector<ClusterNode> rows;
-  for (auto& [id, node] : nodes) rows.push_back(std::move(node));
-  return rows;
+  return coord::cluster_rows(std::move(nodes));
 }
 
 Status release_node_id(const ZooKeeperOptions& options, std::uint64_t node_id, bool force) {
@@ -119,12 +107,7 @@ Status release_node_id(const ZooKeeperOptions& options, std::uint64_t node_id, b
   coord::ZnodeAnswer read = (*session)->get(path, &claim);
   if (read.code == ZNONODE) return {};
   if (!read.ok()) return unreadable(read, path);
-  if (!force) {
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("node id {} is claimed by {} and its session is alive; stop that "
-                             "node, or pass --force to take the id away from it",
-                             node_id, coord::describe_claim_value(claim.data))};
-  }
+  if (!force) return coord::claim_is_alive(node_id, claim.data, "session");
   coord::ZnodeAnswer removed = (*session)->remove(path, claim.stat.version);
   if (!removed.ok() && removed.code != ZNONODE) {
     return Error{ErrorCode::kUnavailable, "cannot delete " + removed.describe(path)};

@@ -118,7 +118,7 @@ TEST_F(EtcdTest, ClaimsThePreferredIdAndStartsAboveANewClustersFirstReservation)
 // etcd lost every snowid key: etcd's own time (the Date of its HTTP answers)
 // keeps the floor up.
 TEST_F(EtcdTest, AClaimerWhoseClockIsBehindDoesNotLowerTheFloorOfALostCluster) {
-  coord::NodeClaim earlier(*client_, options(1));
+  coord::EtcdClaim earlier(*client_, options(1));
   ASSERT_TRUE(earlier.claim(std::nullopt).ok());
   ASSERT_TRUE(earlier.release(std::nullopt).ok());
   ASSERT_EQ(etcd_.delete_snowid_keys(), "");
@@ -126,7 +126,7 @@ TEST_F(EtcdTest, AClaimerWhoseClockIsBehindDoesNotLowerTheFloorOfALostCluster) {
   EtcdOptions o = options(1);
   o.clock = &behind;
   const milliseconds before = wall_now();
-  coord::NodeClaim holder(*client_, o);
+  coord::EtcdClaim holder(*client_, o);
   auto claim = holder.claim(std::nullopt);
   ASSERT_TRUE(claim.ok()) << claim.error().message;
   EXPECT_TRUE(claim->store_created_now);
@@ -158,10 +158,10 @@ TEST_F(EtcdTest, RacingClaimersExactlyOneWinsThePreferredId) {
     EtcdOptions o = options(3);
     o.cluster += std::to_string(round);
     auto a = coord::EtcdClient::connect(o), b = coord::EtcdClient::connect(o);
-    coord::NodeClaim claim_a(**a, o), claim_b(**b, o);
+    coord::EtcdClaim claim_a(**a, o), claim_b(**b, o);
     std::atomic<int> ready{0};
     Result<Claim> result_a = invalid_argument("not run"), result_b = invalid_argument("not run");
-    auto race = [&ready](coord::NodeClaim& claim, Result<Claim>& result) {
+    auto race = [&ready](coord::EtcdClaim& claim, Result<Claim>& result) {
       ready.fetch_add(1);
       while (ready.load() < 2) {
       }
@@ -183,14 +183,14 @@ TEST_F(EtcdTest, RacingClaimersExactlyOneWinsThePreferredId) {
 TEST_F(EtcdTest, TakeOverStartsStrictlyAboveTheOldReservation) {
   // The old holder vanishes without a word; its lease ends (revoked here, as
   // an expiry would) while its reservation stays.
-  coord::NodeClaim old_holder(*client_, options(1));
+  coord::EtcdClaim old_holder(*client_, options(1));
   ASSERT_TRUE(old_holder.claim(std::nullopt).ok());
   test::a_take_over_starts_above_the_old_reservation(
       store(), old_holder, [&] { ASSERT_TRUE(client_->lease_revoke(old_holder.lease_id()).ok()); });
 }
 
 TEST_F(EtcdTest, ReservationExtensionFailsOnceTheLeaseIsRevoked) {
-  coord::NodeClaim holder(*client_, options(0));
+  coord::EtcdClaim holder(*client_, options(0));
   ASSERT_TRUE(holder.claim(std::nullopt).ok());
   const milliseconds reservation = holder.reservation();
   ASSERT_TRUE(client_->lease_revoke(holder.lease_id()).ok());  // by another client
@@ -202,7 +202,7 @@ TEST_F(EtcdTest, ReservationExtensionFailsOnceTheLeaseIsRevoked) {
 }
 
 TEST_F(EtcdTest, ReservationExtensionFailsOnceTheLeaseExpires) {
-  coord::NodeClaim holder(*client_, options(0));
+  coord::EtcdClaim holder(*client_, options(0));
   ASSERT_TRUE(holder.claim(std::nullopt).ok());
   const milliseconds reservation = holder.reservation();
   // No keep-alives: the 2 s lease runs out and etcd deletes the claim.
