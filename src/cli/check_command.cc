@@ -265,6 +265,36 @@ std::string text_report(const check::CheckReport& r, const Layout& layout, milli
   return out;
 }
 
+// The "state_file" object of `snowid check --json`.
+nlohmann::json state_json(const StateCheck& state) {
+  const auto id = [](Id value) { return std::to_string(value); };
+  return {
+      {"path", state.path},
+      {"mark_ms", state.mark ? nlohmann::json(state.mark->count()) : nullptr},
+      {"latest_audited_id", state.latest ? nlohmann::json(id(state.latest->id)) : nullptr},
+      {"latest_audited_ms", state.latest ? nlohmann::json(state.latest->time.count()) : nullptr},
+      {"behind", state.behind()}};
+}
+
+// The "audit" object of `snowid check --json`.
+nlohmann::json audit_json(const check::AuditSummary& a) {
+  const auto id = [](Id value) { return std::to_string(value); };
+  nlohmann::json missing = nlohmann::json::array();
+  for (Id m : a.missing_examples) missing.push_back(id(m));
+  nlohmann::json overlaps = nlohmann::json::array();
+  for (const auto& o : a.overlap_examples) {
+    overlaps.push_back(
+        nlohmann::json::array({nlohmann::json::array({id(o.first_a), id(o.last_a)}),
+                               nlohmann::json::array({id(o.first_b), id(o.last_b)})}));
+  }
+  return {{"files", a.files},
+          {"records", a.records},
+          {"incarnations", a.incarnations},
+          {"torn_records", a.torn_records},
+          {"missing", {{"count", a.missing}, {"examples", missing}}},
+          {"overlaps", {{"count", a.overlaps}, {"examples", overlaps}}}};
+}
+
 nlohmann::json json_report(const check::CheckReport& r, const Layout& layout, milliseconds now,
                            milliseconds max_drift, double seconds,
                            const std::optional<StateCheck>& state) {
@@ -302,19 +332,9 @@ nlohmann::json json_report(const check::CheckReport& r, const Layout& layout, mi
     const auto& s = r.sources[i];
     sources.push_back({{"name", s.name}, {"ids", s.ids}, {"order_violations", s.order_violations}});
   }
-  nlohmann::json state_json = nullptr;
-  if (state) {
-    state_json = {
-        {"path", state->path},
-        {"mark_ms", state->mark ? nlohmann::json(state->mark->count()) : nullptr},
-        {"latest_audited_id", state->latest ? nlohmann::json(id(state->latest->id)) : nullptr},
-        {"latest_audited_ms",
-         state->latest ? nlohmann::json(state->latest->time.count()) : nullptr},
-        {"behind", state->behind()}};
-  }
   nlohmann::json out{
       {"ok", r.ok() && !(state && state->behind())},
-      {"state_file", std::move(state_json)},
+      {"state_file", state ? state_json(*state) : nullptr},
       {"ids", r.ids},
       {"seconds", seconds},
       {"layout", describe(layout)},
@@ -331,23 +351,7 @@ nlohmann::json json_report(const check::CheckReport& r, const Layout& layout, mi
       {"nodes", std::move(nodes)},
       {"audit", nullptr},
   };
-  if (r.audited) {
-    const auto& a = r.audit;
-    nlohmann::json missing = nlohmann::json::array();
-    for (Id m : a.missing_examples) missing.push_back(id(m));
-    nlohmann::json overlaps = nlohmann::json::array();
-    for (const auto& o : a.overlap_examples) {
-      overlaps.push_back(
-          nlohmann::json::array({nlohmann::json::array({id(o.first_a), id(o.last_a)}),
-                                 nlohmann::json::array({id(o.first_b), id(o.last_b)})}));
-    }
-    out["audit"] = {{"files", a.files},
-                    {"records", a.records},
-                    {"incarnations", a.incarnations},
-                    {"torn_records", a.torn_records},
-                    {"missing", {{"count", a.missing}, {"examples", missing}}},
-                    {"overlaps", {{"count", a.overlaps}, {"examples", overlaps}}}};
-  }
+  if (r.audited) out["audit"] = audit_json(r.audit);
   return out;
 }
 

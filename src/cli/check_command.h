@@ -22,17 +22,18 @@
 
 #include "layout_args.h"
 #include "progress_bar.h"
+#include "subcommand.h"
 
 namespace snowid::cli {
 
-class CheckCommand {
+class CheckCommand : public Subcommand {
  public:
   // Adds the `check` subcommand to `app`; its layout options are bound to `layout_args`.
   CheckCommand(CLI::App& app, LayoutArgs& layout_args);
 
-  bool parsed() const;
+  bool parsed() const override;
   // Runs the check; returns the exit code.
-  int run() const;
+  int run() const override;
 
  private:
   CLI::App* check_ = nullptr;

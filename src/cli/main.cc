@@ -2,6 +2,10 @@
 //
 // Exit codes: 0 success; 1 the work failed (clock behind, state file locked);
 // 2 bad input (one line on stderr, nothing printed on stdout).
+//
+// Every subcommand is a Subcommand (subcommand.h) listed in kSubcommands; the
+// gen, decode, compose, layout and bench subcommands are defined here, the
+// others in their own files.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,9 +16,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -36,6 +42,7 @@
 #include "snowid/time_text.h"
 #include "snowid_version.h"
 #include "state_commands.h"
+#include "subcommand.h"
 #include "thrift_bench.h"
 
 namespace snowid::cli {
@@ -147,32 +154,35 @@ Status print_formatted(Generator& generator, IdKind kind, std::uint64_t count, O
   return {};
 }
 
-int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
-  std::optional<IdKind> kind;  // nullopt: Snowflake IDs
-  if (args.kind != "snowflake") kind = or_usage_error(parse_id_kind(args.kind));
+// --node-id-from mac-pid: the node id derived from the machine, into `options`.
+void apply_node_id_from(const GenArgs& args, GeneratorOptions& options) {
+  if (args.node_id_from != "mac-pid") {
+    usage_error(invalid_argument(
+        fmt::format("--node-id-from '{}': the only source is mac-pid", args.node_id_from)));
+  }
+  if (args.node_id_given) {
+    usage_error(invalid_argument(
+        "--node-id-from mac-pid derives the node id: do not also give --worker-id or "
+        "--datacenter-id"));
+  }
+  auto derived = mac_pid_node_id_for_gen(options.layout);
+  if (!derived.ok()) failure(derived.error());
+  options.datacenter_id = derived->datacenter_id;
+  options.worker_id = derived->worker_id;
+}
+
+// The generator's options from `snowid gen`'s flags, checked in the order
+// they are documented; a bad one leaves with a usage error.
+GeneratorOptions generator_options(const GenArgs& args, const LayoutArgs& layout_args,
+                                   std::uint64_t& count) {
   GeneratorOptions options;
   options.layout = or_usage_error(layout_args.resolve_layout());
-  const std::uint64_t count =
-      parse_number(args.count, std::numeric_limits<std::uint64_t>::max(), "-n");
-  options.datacenter_id = parse_number(args.datacenter_id, std::numeric_limits<std::uint32_t>::max(),
-                                       "--datacenter-id");
+  count = parse_number(args.count, std::numeric_limits<std::uint64_t>::max(), "-n");
+  options.datacenter_id = parse_number(
+      args.datacenter_id, std::numeric_limits<std::uint32_t>::max(), "--datacenter-id");
   options.worker_id =
       parse_number(args.worker_id, std::numeric_limits<std::uint32_t>::max(), "--worker-id");
-  if (!args.node_id_from.empty()) {
-    if (args.node_id_from != "mac-pid") {
-      usage_error(invalid_argument(
-          fmt::format("--node-id-from '{}': the only source is mac-pid", args.node_id_from)));
-    }
-    if (args.node_id_given) {
-      usage_error(invalid_argument(
-          "--node-id-from mac-pid derives the node id: do not also give --worker-id or "
-          "--datacenter-id"));
-    }
-    auto derived = mac_pid_node_id_for_gen(options.layout);
-    if (!derived.ok()) failure(derived.error());
-    options.datacenter_id = derived->datacenter_id;
-    options.worker_id = derived->worker_id;
-  }
+  if (!args.node_id_from.empty()) apply_node_id_from(args, options);
   options.state_file = args.state_file;
   if (!args.clock_policy.empty()) {
     options.clock_policy = or_usage_error(parse_clock_policy(args.clock_policy));
@@ -186,7 +196,12 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
         static_cast<long long>(parse_number(args.max_drift_ms, 3'600'000, "--max-drift-ms"))};
   }
   options.sequence_start = or_usage_error(parse_sequence_start(args.sequence_start));
+  return options;
+}
 
+// The generator of `options`, after checking that its layout is usable now;
+// prints the layout's warning, if any, on stderr.
+std::unique_ptr<Generator> open_generator(const GeneratorOptions& options) {
   const LayoutFacts facts = layout_facts(options.layout, wall_now());
   if (Status usable = usable_at(options.layout, wall_now()); !usable.ok()) {
     usage_error(usable.error());
@@ -196,8 +211,44 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
     if (created.error().code == ErrorCode::kInvalidArgument) usage_error(created.error());
     failure(created.error());
   }
-  Generator& generator = **created;
   if (facts.warning) std::fprintf(stderr, "snowid: warning: %s\n", facts.warning->c_str());
+  return std::move(*created);
+}
+
+// Leaves `snowid gen` on `error` after flushing what was printed and saving
+// the generator's mark (best effort: the error is what matters). A usage
+// error if `error.code` is one of `usage_codes`, else a failure.
+[[noreturn]] void stop_generating(std::unique_ptr<Generator>& generator, Output& out, Error error,
+                                  std::initializer_list<ErrorCode> usage_codes) {
+  out.flush();
+  (void)generator->checkpoint();
+  generator.reset();  // exit() skips destructors: end the generator's run first (its rule)
+  if (std::find(usage_codes.begin(), usage_codes.end(), error.code) != usage_codes.end()) {
+    usage_error(error);
+  }
+  failure(error);
+}
+
+// `count` Snowflake IDs, one per line.
+void print_snowflakes(std::unique_ptr<Generator>& generator, std::uint64_t count, Output& out,
+                      ProgressBar& progress) {
+  std::uint64_t done = 0;
+  while (done < count) {
+    const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, 1u << 16));
+    auto block = generator->next_block(want);
+    if (!block.ok()) stop_generating(generator, out, block.error(), {ErrorCode::kClockBeforeEpoch});
+    for (std::uint32_t i = 0; i < block->count; ++i) out.id(block->at(i));
+    done += block->count;
+    progress.advance_to(done);
+  }
+}
+
+int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
+  std::optional<IdKind> kind;  // nullopt: Snowflake IDs
+  if (args.kind != "snowflake") kind = or_usage_error(parse_id_kind(args.kind));
+  std::uint64_t count = 0;
+  const GeneratorOptions options = generator_options(args, layout_args, count);
+  std::unique_ptr<Generator> generator = open_generator(options);
 
   Output out;
   ProgressBar::Options bar;
@@ -205,41 +256,21 @@ int run_gen(const GenArgs& args, const LayoutArgs& layout_args) {
   bar.mode = args.progress.mode();
   bar.check_every = 1 << 16;  // IDs between two looks at the clock
   ProgressBar progress(bar);
-  std::uint64_t done = kind ? count : 0;
   if (kind) {
-    Status printed = print_formatted(generator, *kind, count, out, progress);
+    Status printed = print_formatted(*generator, *kind, count, out, progress);
     if (!printed.ok()) {
-      out.flush();
-      (void)generator.checkpoint();
-      created->reset();
-      if (printed.error().code == ErrorCode::kInvalidArgument ||
-          printed.error().code == ErrorCode::kClockBeforeEpoch) {
-        usage_error(printed.error());
-      }
-      failure(printed.error());
+      stop_generating(generator, out, printed.error(),
+                      {ErrorCode::kInvalidArgument, ErrorCode::kClockBeforeEpoch});
     }
-  }
-  while (done < count) {
-    const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>(count - done, 1u << 16));
-    auto block = generator.next_block(want);
-    if (!block.ok()) {
-      out.flush();
-      (void)generator.checkpoint();  // best effort: the failure below is what matters
-      const Error error = block.error();
-      created->reset();  // exit() skips destructors: end the generator's run first (its rule)
-      if (error.code == ErrorCode::kClockBeforeEpoch) usage_error(error);
-      failure(error);
-    }
-    for (std::uint32_t i = 0; i < block->count; ++i) out.id(block->at(i));
-    done += block->count;
-    progress.advance_to(done);
+  } else {
+    print_snowflakes(generator, count, out, progress);
   }
   out.flush();
   progress.finish();
-  Status saved = generator.checkpoint();
+  Status saved = generator->checkpoint();
   // Without a state file, destroying the generator waits until the clock has
   // passed its IDs, so that the next run cannot repeat them (generator.h).
-  created->reset();
+  generator.reset();
   if (!saved.ok()) failure(saved.error());
   return 0;
 }
@@ -349,115 +380,238 @@ std::string one_line(std::string text) {
   return text;
 }
 
+// Leaves with a failure if stdout could not take what was printed.
+int flushed(int code) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    throw Exit{kExitFailure, fmt::format("cannot write output: {}", std::strerror(errno))};
+  }
+  return code;
+}
+
+// A subcommand that is one CLI11 subcommand and takes the layout options.
+class LayoutSubcommand : public Subcommand {
+ public:
+  bool parsed() const override { return command_->parsed(); }
+
+ protected:
+  LayoutSubcommand(CLI::App& app, LayoutArgs& layout_args, const std::string& name,
+                   const std::string& description)
+      : layout_args_(layout_args), command_(app.add_subcommand(name, description)) {}
+
+  const LayoutArgs& layout_args_;
+  CLI::App* const command_;
+};
+
+// `snowid gen`: new IDs, one per line.
+class GenCommand : public LayoutSubcommand {
+ public:
+  GenCommand(CLI::App& app, LayoutArgs& layout_args)
+      : LayoutSubcommand(app, layout_args, "gen", "Print new IDs, one per line") {
+    command_->add_option("-n,--count", args_.count, "How many IDs")->default_str("1");
+    command_->add_option("--worker-id", args_.worker_id, "Worker id of this node")
+        ->default_str("0");
+    command_->add_option("--datacenter-id", args_.datacenter_id, "Datacenter id of this node")
+        ->default_str("0");
+    command_->add_option("--state-file", args_.state_file,
+                         "File holding the high-water mark, so a restart never repeats IDs");
+    command_
+        ->add_option("--clock-policy", args_.clock_policy,
+                     "On a clock step back: reject, wait or monotonic")
+        ->default_str("monotonic");
+    command_->add_option("--max-wait-ms", args_.max_wait_ms, "wait policy: longest wait")
+        ->default_str("5");
+    command_
+        ->add_option("--max-drift-ms", args_.max_drift_ms,
+                     "monotonic policy: largest lead over the clock")
+        ->default_str("1000");
+    command_
+        ->add_option("--sequence-start", args_.sequence_start,
+                     "Sequence start of each time unit: zero or random")
+        ->default_str("zero");
+    command_->add_option("--node-id-from", args_.node_id_from,
+                         "mac-pid: derive the node id as MyBatis-Plus and Hutool do (can collide; "
+                         "one machine's embedded use only)");
+    command_
+        ->add_option("--kind", args_.kind,
+                     "snowflake, or uuid7, ulid, objectid: made from Snowflake IDs, with their "
+                     "clock policy and state file")
+        ->default_str("snowflake");
+    args_.progress.add_to(*command_);
+    layout_args.add_to(*command_);
+  }
+  int run() const override {
+    GenArgs args = args_;
+    args.node_id_given = command_->count("--worker-id") + command_->count("--datacenter-id") > 0;
+    return run_gen(args, layout_args_);
+  }
+
+ private:
+  GenArgs args_;
+};
+
+// `snowid decode`: the fields of IDs.
+class DecodeCommand : public LayoutSubcommand {
+ public:
+  DecodeCommand(CLI::App& app, LayoutArgs& layout_args)
+      : LayoutSubcommand(app, layout_args, "decode",
+                         "Print the fields of IDs: Snowflake (decimal), UUID, ULID or ObjectId") {
+    command_->add_option("ids", ids_, "IDs to decode, each recognised by its shape")->required();
+    command_->add_flag("--json", json_, "One JSON object per line");
+    command_->add_option("--encoding", encoding_,
+                         "Every ID is a Snowflake ID in this text: hex, base32, base58, base62 or "
+                         "decimal (default: each recognised by its shape)");
+    layout_args.add_to(*command_);
+  }
+  int run() const override { return flushed(run_decode(ids_, json_, encoding_, layout_args_)); }
+
+ private:
+  std::vector<std::string> ids_;
+  bool json_ = false;
+  std::string encoding_;
+};
+
+// `snowid compose`: the ID made of given fields.
+class ComposeCommand : public LayoutSubcommand {
+ public:
+  ComposeCommand(CLI::App& app, LayoutArgs& layout_args)
+      : LayoutSubcommand(app, layout_args, "compose", "Print the ID made of the given fields") {
+    command_
+        ->add_option("--timestamp-ms", args_.timestamp, "Unix ms (or ISO 8601) of the ID's time")
+        ->required();
+    command_->add_option("--datacenter", args_.datacenter, "Datacenter id")->default_str("0");
+    command_->add_option("--worker", args_.worker, "Worker id")->default_str("0");
+    command_->add_option("--sequence", args_.sequence, "Sequence number")->default_str("0");
+    layout_args.add_to(*command_);
+  }
+  int run() const override { return flushed(run_compose(args_, layout_args_)); }
+
+ private:
+  ComposeArgs args_;
+};
+
+// `snowid layout`: a layout's bit fields and derived facts.
+class LayoutCommand : public LayoutSubcommand {
+ public:
+  LayoutCommand(CLI::App& app, LayoutArgs& layout_args)
+      : LayoutSubcommand(app, layout_args, "layout",
+                         "Show a layout's bit fields and derived facts") {
+    command_->add_flag("--json", json_, "Print JSON");
+    layout_args.add_to(*command_);
+  }
+  int run() const override { return flushed(run_layout(json_, layout_args_)); }
+
+ private:
+  bool json_ = false;
+};
+
+// `snowid bench grpc|thrift`: load on a running snowidd.
+class BenchCommand : public Subcommand {
+ public:
+  explicit BenchCommand(CLI::App& app) {
+    bench_ = app.add_subcommand("bench", "Measure a running snowidd");
+    bench_->require_subcommand(1);
+    add_grpc();
+    add_thrift();
+  }
+  bool parsed() const override { return bench_->parsed(); }
+  int run() const override {
+    if (grpc_->parsed()) return run_bench(grpc_options_, grpc_seconds_, run_grpc_bench);
+    return run_bench(thrift_options_, thrift_seconds_, run_thrift_bench);
+  }
+
+ private:
+  void add_grpc() {
+    grpc_ = bench_->add_subcommand(
+        "grpc", "Keep calls in flight against the gRPC API; report calls/s, IDs/s, latency");
+    grpc_->add_option("--target", grpc_options_.target, "snowidd's gRPC ADDR:PORT")
+        ->default_str("127.0.0.1:9090");
+    grpc_->add_option("--duration", grpc_seconds_, "Seconds of load")->default_str("5");
+    grpc_->add_option("--concurrency", grpc_options_.concurrency, "Calls in flight")
+        ->default_str("64");
+    grpc_->add_option("--channels", grpc_options_.channels, "HTTP/2 connections")->default_str("2");
+    grpc_
+        ->add_option("--batch", grpc_options_.batch,
+                     "IDs per call: 0 for unary NextId, N for NextIds(N)")
+        ->default_str("0");
+    grpc_->add_flag("--stream", grpc_options_.stream,
+                    "StreamIds streams instead of NextIds calls (with --batch N)");
+    grpc_->add_option("--token", grpc_options_.bearer_token, "Bearer token");
+    grpc_->add_option("--tls-ca", grpc_options_.tls_ca_file,
+                      "PEM file of the CA that signed snowidd's certificate (enables TLS)");
+    grpc_->add_flag("--verify", grpc_options_.verify,
+                    "Keep every ID and report duplicates (memory: 8 bytes per ID)");
+  }
+  void add_thrift() {
+    thrift_ = bench_->add_subcommand(
+        "thrift",
+        "Call get_id of the Thrift listener on several connections; report calls/s, latency");
+    thrift_->add_option("--host", thrift_options_.host, "snowidd's Thrift address")
+        ->default_str("127.0.0.1");
+    thrift_->add_option("--port", thrift_options_.port, "snowidd's Thrift port")
+        ->default_str("7609");
+    thrift_->add_option("--duration", thrift_seconds_, "Seconds of load")->default_str("5");
+    thrift_
+        ->add_option("--connections", thrift_options_.connections,
+                     "Connections, each with one call in flight")
+        ->default_str("16");
+    thrift_->add_flag("--verify", thrift_options_.verify,
+                      "Keep every ID and report duplicates (memory: 8 bytes per ID)");
+  }
+
+  CLI::App* bench_ = nullptr;
+  CLI::App* grpc_ = nullptr;
+  CLI::App* thrift_ = nullptr;
+  GrpcBenchOptions grpc_options_;
+  double grpc_seconds_ = 5;
+  ThriftBenchOptions thrift_options_;
+  double thrift_seconds_ = 5;
+};
+
+// `snowid cluster`, whose class (cluster_commands.h) tells "not chosen" by
+// returning nullopt from run(): adapted to the one shape here.
+class ClusterCommand : public Subcommand {
+ public:
+  explicit ClusterCommand(CLI::App& app)
+      : commands_(app), cluster_(app.get_subcommand("cluster")) {}
+  bool parsed() const override { return cluster_->parsed(); }
+  int run() const override { return commands_.run().value_or(kExitUsage); }
+
+ private:
+  ClusterCommands commands_;
+  CLI::App* cluster_;
+};
+
+// Makes `Command`, adding its options to `app`.
+template <typename Command>
+std::unique_ptr<Subcommand> make(CLI::App& app, LayoutArgs& layout_args) {
+  if constexpr (std::is_constructible_v<Command, CLI::App&, LayoutArgs&>) {
+    return std::make_unique<Command>(app, layout_args);
+  } else {
+    return std::make_unique<Command>(app);
+  }
+}
+
+// Every subcommand of snowid, in the order `snowid --help` lists them. The
+// layout options are one LayoutArgs shared by the subcommands that take
+// them: only one subcommand is parsed per run.
+using MakeSubcommand = std::unique_ptr<Subcommand> (*)(CLI::App&, LayoutArgs&);
+constexpr MakeSubcommand kSubcommands[] = {
+    make<GenCommand>,   make<DecodeCommand>,  make<ComposeCommand>, make<LayoutCommand>,
+    make<BenchCommand>, make<ClusterCommand>, make<NodeIdCommand>,  make<SegmentCommands>,
+    make<CheckCommand>, make<StateCommands>,  make<OpaqueCommands>,
+};
+
 int run(int argc, char** argv) {
   CLI::App app{"snowid: unique, time-ordered 64-bit IDs (Snowflake layouts)", "snowid"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   app.set_version_flag("--version", fmt::format("snowid {}", kVersion),
                        "Print the version (snowid <version>) and exit");
-
   LayoutArgs layout_args;
-  GenArgs gen_args;
-  auto* gen = app.add_subcommand("gen", "Print new IDs, one per line");
-  gen->add_option("-n,--count", gen_args.count, "How many IDs")->default_str("1");
-  gen->add_option("--worker-id", gen_args.worker_id, "Worker id of this node")->default_str("0");
-  gen->add_option("--datacenter-id", gen_args.datacenter_id, "Datacenter id of this node")
-      ->default_str("0");
-  gen->add_option("--state-file", gen_args.state_file,
-                  "File holding the high-water mark, so a restart never repeats IDs");
-  gen->add_option("--clock-policy", gen_args.clock_policy,
-                  "On a clock step back: reject, wait or monotonic")
-      ->default_str("monotonic");
-  gen->add_option("--max-wait-ms", gen_args.max_wait_ms, "wait policy: longest wait")
-      ->default_str("5");
-  gen->add_option("--max-drift-ms", gen_args.max_drift_ms,
-                  "monotonic policy: largest lead over the clock")
-      ->default_str("1000");
-  gen->add_option("--sequence-start", gen_args.sequence_start,
-                  "Sequence start of each time unit: zero or random")
-      ->default_str("zero");
-  gen->add_option("--node-id-from", gen_args.node_id_from,
-                  "mac-pid: derive the node id as MyBatis-Plus and Hutool do (can collide; "
-                  "one machine's embedded use only)");
-  gen->add_option("--kind", gen_args.kind,
-                  "snowflake, or uuid7, ulid, objectid: made from Snowflake IDs, with their "
-                  "clock policy and state file")
-      ->default_str("snowflake");
-  gen_args.progress.add_to(*gen);
-  layout_args.add_to(*gen);
-
-  std::vector<std::string> ids;
-  bool decode_json = false;
-  std::string decode_encoding;
-  auto* dec = app.add_subcommand(
-      "decode", "Print the fields of IDs: Snowflake (decimal), UUID, ULID or ObjectId");
-  dec->add_option("ids", ids, "IDs to decode, each recognised by its shape")->required();
-  dec->add_flag("--json", decode_json, "One JSON object per line");
-  dec->add_option("--encoding", decode_encoding,
-                  "Every ID is a Snowflake ID in this text: hex, base32, base58, base62 or "
-                  "decimal (default: each recognised by its shape)");
-  layout_args.add_to(*dec);
-
-  ComposeArgs compose_args;
-  auto* comp = app.add_subcommand("compose", "Print the ID made of the given fields");
-  comp->add_option("--timestamp-ms", compose_args.timestamp,
-                   "Unix ms (or ISO 8601) of the ID's time")
-      ->required();
-  comp->add_option("--datacenter", compose_args.datacenter, "Datacenter id")->default_str("0");
-  comp->add_option("--worker", compose_args.worker, "Worker id")->default_str("0");
-  comp->add_option("--sequence", compose_args.sequence, "Sequence number")->default_str("0");
-  layout_args.add_to(*comp);
-
-  bool layout_json_flag = false;
-  auto* lay = app.add_subcommand("layout", "Show a layout's bit fields and derived facts");
-  lay->add_flag("--json", layout_json_flag, "Print JSON");
-  layout_args.add_to(*lay);
-
-  GrpcBenchOptions bench_options;
-  double bench_seconds = 5;
-  auto* bench = app.add_subcommand("bench", "Measure a running snowidd");
-  bench->require_subcommand(1);
-  auto* bench_grpc = bench->add_subcommand(
-      "grpc", "Keep calls in flight against the gRPC API; report calls/s, IDs/s, latency");
-  bench_grpc->add_option("--target", bench_options.target, "snowidd's gRPC ADDR:PORT")
-      ->default_str("127.0.0.1:9090");
-  bench_grpc->add_option("--duration", bench_seconds, "Seconds of load")->default_str("5");
-  bench_grpc->add_option("--concurrency", bench_options.concurrency, "Calls in flight")
-      ->default_str("64");
-  bench_grpc->add_option("--channels", bench_options.channels, "HTTP/2 connections")
-      ->default_str("2");
-  bench_grpc->add_option("--batch", bench_options.batch,
-                         "IDs per call: 0 for unary NextId, N for NextIds(N)")
-      ->default_str("0");
-  bench_grpc->add_flag("--stream", bench_options.stream,
-                       "StreamIds streams instead of NextIds calls (with --batch N)");
-  bench_grpc->add_option("--token", bench_options.bearer_token, "Bearer token");
-  bench_grpc->add_option("--tls-ca", bench_options.tls_ca_file,
-                         "PEM file of the CA that signed snowidd's certificate (enables TLS)");
-  bench_grpc->add_flag("--verify", bench_options.verify,
-                       "Keep every ID and report duplicates (memory: 8 bytes per ID)");
-  ThriftBenchOptions thrift_options;
-  double thrift_seconds = 5;
-  auto* bench_thrift = bench->add_subcommand(
-      "thrift",
-      "Call get_id of the Thrift listener on several connections; report calls/s, latency");
-  bench_thrift->add_option("--host", thrift_options.host, "snowidd's Thrift address")
-      ->default_str("127.0.0.1");
-  bench_thrift->add_option("--port", thrift_options.port, "snowidd's Thrift port")
-      ->default_str("7609");
-  bench_thrift->add_option("--duration", thrift_seconds, "Seconds of load")->default_str("5");
-  bench_thrift
-      ->add_option("--connections", thrift_options.connections,
-                   "Connections, each with one call in flight")
-      ->default_str("16");
-  bench_thrift->add_flag("--verify", thrift_options.verify,
-                         "Keep every ID and report duplicates (memory: 8 bytes per ID)");
-  ClusterCommands cluster(app);
-  NodeIdCommand node_id(app, layout_args);
-  SegmentCommands segment(app);
-  CheckCommand check(app, layout_args);
-  StateCommands state(app, layout_args);
-  OpaqueCommands opaque(app);
+  std::vector<std::unique_ptr<Subcommand>> commands;
+  for (MakeSubcommand make_command : kSubcommands) {
+    commands.push_back(make_command(app, layout_args));
+  }
 
   try {
     app.parse(argc, argv);
@@ -468,26 +622,9 @@ int run(int argc, char** argv) {
   }
 
   try {
-    if (gen->parsed()) {
-      gen_args.node_id_given = gen->count("--worker-id") + gen->count("--datacenter-id") > 0;
-      return run_gen(gen_args, layout_args);
+    for (const auto& command : commands) {
+      if (command->parsed()) return command->run();
     }
-    if (node_id.parsed()) return node_id.run();
-    if (bench_grpc->parsed()) return run_bench(bench_options, bench_seconds, run_grpc_bench);
-    if (bench_thrift->parsed()) return run_bench(thrift_options, thrift_seconds, run_thrift_bench);
-    if (auto code = cluster.run()) return *code;
-    if (auto code = state.run()) return *code;
-    if (segment.parsed()) return segment.run();
-    if (check.parsed()) return check.run();
-    if (opaque.parsed()) return opaque.run();
-    int code = kExitUsage;
-    if (dec->parsed()) code = run_decode(ids, decode_json, decode_encoding, layout_args);
-    if (comp->parsed()) code = run_compose(compose_args, layout_args);
-    if (lay->parsed()) code = run_layout(layout_json_flag, layout_args);
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      throw Exit{kExitFailure, fmt::format("cannot write output: {}", std::strerror(errno))};
-    }
-    return code;
   } catch (const Exit& exit) {
     std::fflush(stdout);
     std::fprintf(stderr, "snowid: %s\n", one_line(exit.message).c_str());

@@ -16,16 +16,17 @@
 #include "layout_args.h"
 #include "snowid/error.h"
 #include "snowid/mac_pid.h"
+#include "subcommand.h"
 
 namespace snowid::cli {
 
-class NodeIdCommand {
+class NodeIdCommand : public Subcommand {
  public:
   // Adds `node-id mac-pid` to `app`; its layout options are bound to `layout_args`.
   NodeIdCommand(CLI::App& app, LayoutArgs& layout_args);
 
-  bool parsed() const;
-  int run() const;
+  bool parsed() const override;
+  int run() const override;
 
  private:
   CLI::App* node_id_ = nullptr;

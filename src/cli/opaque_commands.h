@@ -18,16 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "subcommand.h"
+
 namespace snowid::cli {
 
-class OpaqueCommands {
+class OpaqueCommands : public Subcommand {
  public:
   // Adds `encode` and `opaque encode|decode` to `app`.
   explicit OpaqueCommands(CLI::App& app);
 
-  bool parsed() const;
+  bool parsed() const override;
   // Runs the parsed subcommand; returns the exit code.
-  int run() const;
+  int run() const override;
 
  private:
   CLI::App* encode_ = nullptr;

@@ -13,16 +13,18 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "subcommand.h"
+
 namespace snowid::cli {
 
-class SegmentCommands {
+class SegmentCommands : public Subcommand {
  public:
   // Adds the `segment` subcommand and its subcommands to `app`.
   explicit SegmentCommands(CLI::App& app);
 
-  bool parsed() const;
+  bool parsed() const override;
   // Runs the parsed subcommand; returns the exit code.
-  int run() const;
+  int run() const override;
 
  private:
   CLI::App* segment_ = nullptr;

@@ -99,10 +99,9 @@ StateCommands::StateCommands(CLI::App& app, LayoutArgs& layout_args) : layout_ar
   lower_->add_flag("--yes", yes_, "Lower it; without this, only say what would be done");
 }
 
-std::optional<int> StateCommands::run() const {
-  if (!state_->parsed()) return std::nullopt;
-  return show_->parsed() ? show() : lower();
-}
+bool StateCommands::parsed() const { return state_->parsed(); }
+
+int StateCommands::run() const { return show_->parsed() ? show() : lower(); }
 
 std::string StateCommands::state_file() const {
   return state_file_.empty() ? state_dir_ + "/generator.state" : state_file_;

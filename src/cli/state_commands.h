@@ -4,23 +4,24 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "layout_args.h"
+#include "subcommand.h"
 
 namespace snowid::cli {
 
-class StateCommands {
+class StateCommands : public Subcommand {
  public:
   // Adds the `state` subcommand and its own subcommands to `app`; the layout
   // options are `layout_args`, shared with the other subcommands.
   StateCommands(CLI::App& app, LayoutArgs& layout_args);
 
-  // After parsing: nullopt if `state` was not given, else its exit code
-  // (0 done, 1 failed, 2 bad input; errors are one line on stderr).
-  std::optional<int> run() const;
+  bool parsed() const override;
+  // Runs `state show` or `state lower`; returns the exit code (0 done,
+  // 1 failed, 2 bad input; errors are one line on stderr).
+  int run() const override;
 
  private:
   int show() const;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "etcd_settings.h"
+#include "node_id.h"
 #include "redis_settings.h"
 #include "zookeeper_settings.h"
 
@@ -17,9 +18,8 @@ namespace {
 Status no_checks(const CoordinatorSetup&) { return {}; }
 
 Result<std::unique_ptr<Coordinator>> make_fixed(const CoordinatorSetup& setup) {
-  const std::uint64_t worker_mask = (std::uint64_t{1} << setup.layout.worker_bits) - 1;
-  return make_static_coordinator(setup.layout, setup.node_id >> setup.layout.worker_bits,
-                                 setup.node_id & worker_mask);
+  const NodeIdParts node = split_node_id(setup.layout, setup.node_id);
+  return make_static_coordinator(setup.layout, node.datacenter_id, node.worker_id);
 }
 
 struct CoordinatorKind {

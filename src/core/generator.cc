@@ -178,6 +178,26 @@ struct Generator::Impl {
   // Requires: persist_mutex is held.
   void fence(const std::string& reason);
   Status persist(std::int64_t ceiling_tick);
+
+  // The steps of Generator::create, in their order.
+  // The floor the first ID lies above: a tick and what named it.
+  struct Floor {
+    std::int64_t tick = 0;  // nothing issued yet: "unit 0 used up", the first ID has tick >= 1
+    std::string source;     // names the floor in errors; empty: no floor is known
+  };
+  // Takes `options` after checking them against the layout's fields.
+  Status set_up(const GeneratorOptions& options);
+  // The bound and seed of SequenceStart::kRandom.
+  Status set_random_start();
+  // Opens the state file, if any, and finds the floor from its mark and
+  // start_above.
+  Result<Floor> load_floor();
+  // Checks the clock against `floor` as the clock policy says (it may wait,
+  // or switch to a logical clock); returns the clock's tick to start from.
+  Result<std::int64_t> start_clock(const Floor& floor);
+  // Writes the first high-water mark, a reservation above `floor_tick`.
+  Status reserve_first_mark(std::int64_t floor_tick);
+
   // Recomputes `ceiling` from its two parts. Requires: persist_mutex is held.
   void publish_ceiling() {
     ceiling.store(std::min(file_ceiling.load(), external_limit.load()), std::memory_order_release);
@@ -378,15 +398,12 @@ Generator::~Generator() {
   (void)g.wait_for_tick(last + 1, budget, waited);
 }
 
-Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& options) {
-  Status valid = validate(options.layout);
-  if (!valid.ok()) return valid.error();
+Status Generator::Impl::set_up(const GeneratorOptions& given) {
+  options = given;
   const auto& layout = options.layout;
-  auto impl = std::make_unique<Impl>();
-  impl->options = options;
-  impl->clock = options.clock != nullptr ? options.clock : &SystemClock::instance();
-  impl->fields = internal::bit_fields(layout);
-  const auto& f = impl->fields;
+  clock = options.clock != nullptr ? options.clock : &SystemClock::instance();
+  fields = internal::bit_fields(layout);
+  const auto& f = fields;
   if (options.datacenter_id > f.datacenter_mask) {
     return invalid_argument(fmt::format("datacenter id {} is out of range 0..{} ({} bits)",
                                         options.datacenter_id, f.datacenter_mask,
@@ -403,117 +420,137 @@ Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& opt
   if (options.reserve_ahead.count() < 0) {
     return invalid_argument("reserve_ahead must not be negative");
   }
-  impl->sequence_bits = layout.sequence_bits;
-  impl->sequence_mask = f.sequence_mask;
-  impl->epoch_ms = layout.epoch.count();
-  impl->unit_ms = layout.time_unit.count();
-  impl->node_bits = (options.datacenter_id << f.datacenter_shift) |
-                    (options.worker_id << f.worker_shift);
-  impl->max_tick = static_cast<std::int64_t>(f.timestamp_mask);
-  impl->drift_ticks = options.clock_policy == ClockPolicy::kMonotonic
-                          ? options.max_drift.count() / impl->unit_ms
-                          : 0;
-  impl->reserve_ticks = std::max<std::int64_t>(1, options.reserve_ahead.count() / impl->unit_ms);
+  sequence_bits = layout.sequence_bits;
+  sequence_mask = f.sequence_mask;
+  epoch_ms = layout.epoch.count();
+  unit_ms = layout.time_unit.count();
+  node_bits = (options.datacenter_id << f.datacenter_shift) | (options.worker_id << f.worker_shift);
+  max_tick = static_cast<std::int64_t>(f.timestamp_mask);
+  drift_ticks =
+      options.clock_policy == ClockPolicy::kMonotonic ? options.max_drift.count() / unit_ms : 0;
+  reserve_ticks = std::max<std::int64_t>(1, options.reserve_ahead.count() / unit_ms);
   if (options.sequence_start == SequenceStart::kRandom) {
-    const std::uint64_t capacity = f.sequence_mask + 1;
-    std::uint64_t bound = options.random_start_bound;
-    if (bound == 0) bound = std::max<std::uint64_t>(1, capacity / 32);
-    if (bound > capacity) {
-      return invalid_argument(fmt::format("random_start_bound {} exceeds the {} sequence numbers "
-                                          "of a time unit", bound, capacity));
-    }
-    impl->random_bound = bound;
-    std::random_device entropy;
-    impl->random_seed = (std::uint64_t{entropy()} << 32) | entropy();
+    if (Status random = set_random_start(); !random.ok()) return random;
   }
 
   if (options.start_above.count() < 0) return invalid_argument("start_above must not be negative");
   if (options.external_ceiling) {
-    impl->external_limit.store(impl->tick_of(*options.external_ceiling));
-    impl->ceiling.store(impl->external_limit.load());
+    external_limit.store(tick_of(*options.external_ceiling));
+    ceiling.store(external_limit.load());
   }
+  return {};
+}
 
-  // Nothing issued yet: the state says "unit 0 used up", so the first ID has tick >= 1.
-  std::int64_t floor_tick = 0;
-  std::string floor_source;  // names the floor in errors
+Status Generator::Impl::set_random_start() {
+  const std::uint64_t capacity = fields.sequence_mask + 1;
+  std::uint64_t bound = options.random_start_bound;
+  if (bound == 0) bound = std::max<std::uint64_t>(1, capacity / 32);
+  if (bound > capacity) {
+    return invalid_argument(
+        fmt::format("random_start_bound {} exceeds the {} sequence numbers "
+                    "of a time unit",
+                    bound, capacity));
+  }
+  random_bound = bound;
+  std::random_device entropy;
+  random_seed = (std::uint64_t{entropy()} << 32) | entropy();
+  return {};
+}
+
+Result<Generator::Impl::Floor> Generator::Impl::load_floor() {
+  Floor floor;
   if (!options.state_file.empty()) {
-    auto file = internal::StateFile::open(options.state_file, describe(layout),
+    auto file = internal::StateFile::open(options.state_file, describe(options.layout),
                                           options.lock_state_directory);
     if (!file.ok()) return file.error();
-    impl->state_file.emplace(std::move(*file));
-    impl->mark_at_start = impl->state_file->mark();
-    if (auto mark = impl->state_file->mark()) {
-      if (impl->tick_of(*mark) > impl->max_tick) {
+    state_file.emplace(std::move(*file));
+    mark_at_start = state_file->mark();
+    if (auto mark = state_file->mark()) {
+      if (tick_of(*mark) > max_tick) {
         return Error{ErrorCode::kStateFile,
                      fmt::format("state file {}: its high-water mark {} lies beyond the "
                                  "layout's "
                                  "last time unit ({}): this layout can issue no ID above it",
-                                 impl->state_file->path().string(), format_time(*mark),
-                                 format_time(milliseconds{impl->ms_of(impl->max_tick)}))};
+                                 state_file->path().string(), format_time(*mark),
+                                 format_time(milliseconds{ms_of(max_tick)}))};
       }
-      floor_tick = std::max<std::int64_t>(0, impl->tick_of(*mark));
-      floor_source = "in " + impl->state_file->path().string();
+      floor.tick = std::max<std::int64_t>(0, tick_of(*mark));
+      floor.source = "in " + state_file->path().string();
     }
   }
-  if (options.start_above.count() > 0 && impl->tick_of(options.start_above) > floor_tick) {
-    floor_tick = impl->tick_of(options.start_above);
-    floor_source = "given as start_above";
+  if (options.start_above.count() > 0 && tick_of(options.start_above) > floor.tick) {
+    floor.tick = tick_of(options.start_above);
+    floor.source = "given as start_above";
   }
-  impl->state.store((static_cast<std::uint64_t>(floor_tick) << impl->sequence_bits) |
-                    impl->sequence_mask);
+  return floor;
+}
 
-  std::int64_t now = impl->tick_of(impl->clock->now_fresh());
-  if (!floor_source.empty() && now <= floor_tick) {
-    const std::int64_t gap_ms = (floor_tick + 1 - now) * impl->unit_ms;
-    const auto behind = [&](std::string_view rest) {
-      return Error{ErrorCode::kClockBehind,
-                   fmt::format("the clock is {} ms behind the high-water mark {} {}; {}",
-                               gap_ms, format_time(milliseconds{impl->ms_of(floor_tick)}),
-                               floor_source, rest)};
-    };
-    const bool within_policy = options.clock_policy == ClockPolicy::kMonotonic
-                                   ? milliseconds{gap_ms} <= options.max_drift
-                                   : options.clock_policy == ClockPolicy::kWait &&
-                                         milliseconds{gap_ms} <= options.max_start_wait;
-    if (!within_policy && options.continue_above_mark) {
-      // Issue on a logical clock whose first reading lies in the unit above the
-      // mark.
-      impl->logical_clock_lead = milliseconds{gap_ms};
-      impl->logical_clock = std::make_unique<LeadClock>(*impl->clock, milliseconds{gap_ms});
-      impl->clock = impl->logical_clock.get();
-      now = impl->tick_of(impl->clock->now_fresh());
-    } else {
-      switch (options.clock_policy) {
-        case ClockPolicy::kReject:
-          return behind("the reject policy refuses to start until the clock passes it");
-        case ClockPolicy::kWait: {
-          microseconds waited{0};
-          if (within_policy && options.defer_start_wait) break;  // calls refuse until then
-          if (!within_policy ||
-              !impl->wait_for_tick(floor_tick + 1, options.max_start_wait, waited)) {
-            return behind(
-                fmt::format("more than max_start_wait ({} ms)", options.max_start_wait.count()));
-          }
-          break;
-        }
-        case ClockPolicy::kMonotonic:
-          if (!within_policy) {
-            return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
-                                      options.max_drift.count()));
-          }
-          break;
-      }
-    }
+Result<std::int64_t> Generator::Impl::start_clock(const Floor& floor) {
+  std::int64_t now = tick_of(clock->now_fresh());
+  if (floor.source.empty() || now > floor.tick) return now;
+  const std::int64_t gap_ms = (floor.tick + 1 - now) * unit_ms;
+  const auto behind = [&](std::string_view rest) {
+    return Error{ErrorCode::kClockBehind,
+                 fmt::format("the clock is {} ms behind the high-water mark {} {}; {}", gap_ms,
+                             format_time(milliseconds{ms_of(floor.tick)}), floor.source, rest)};
+  };
+  const bool within_policy = options.clock_policy == ClockPolicy::kMonotonic
+                                 ? milliseconds{gap_ms} <= options.max_drift
+                                 : options.clock_policy == ClockPolicy::kWait &&
+                                       milliseconds{gap_ms} <= options.max_start_wait;
+  if (!within_policy && options.continue_above_mark) {
+    // Issue on a logical clock whose first reading lies in the unit above the
+    // mark.
+    logical_clock_lead = milliseconds{gap_ms};
+    logical_clock = std::make_unique<LeadClock>(*clock, milliseconds{gap_ms});
+    clock = logical_clock.get();
+    return tick_of(clock->now_fresh());
   }
-  impl->wall_high.store(now);
+  switch (options.clock_policy) {
+    case ClockPolicy::kReject:
+      return behind("the reject policy refuses to start until the clock passes it");
+    case ClockPolicy::kWait: {
+      microseconds waited{0};
+      if (within_policy && options.defer_start_wait) break;  // calls refuse until then
+      if (!within_policy || !wait_for_tick(floor.tick + 1, options.max_start_wait, waited)) {
+        return behind(
+            fmt::format("more than max_start_wait ({} ms)", options.max_start_wait.count()));
+      }
+      break;
+    }
+    case ClockPolicy::kMonotonic:
+      if (!within_policy) {
+        return behind(fmt::format("more than the monotonic policy's max_drift ({} ms)",
+                                  options.max_drift.count()));
+      }
+      break;
+  }
+  return now;
+}
+
+Status Generator::Impl::reserve_first_mark(std::int64_t floor_tick) {
+  std::lock_guard lock(persist_mutex);
+  // The mark may be raised ahead of the clock by up to 100 ms, or one unit,
+  // on the clock's word alone; further only by issuing (WallClockWitness).
+  witness.emplace(*clock, std::max(milliseconds{100}, options.layout.time_unit));
+  const std::int64_t base = std::max(floor_tick + 1, tick_of(clock->now()));
+  return persist(std::min(base + reserve_ticks, max_tick));
+}
+
+Result<std::unique_ptr<Generator>> Generator::create(const GeneratorOptions& options) {
+  Status valid = validate(options.layout);
+  if (!valid.ok()) return valid.error();
+  auto impl = std::make_unique<Impl>();
+  if (Status set = impl->set_up(options); !set.ok()) return set.error();
+  auto floor = impl->load_floor();
+  if (!floor.ok()) return floor.error();
+  impl->state.store((static_cast<std::uint64_t>(floor->tick) << impl->sequence_bits) |
+                    impl->sequence_mask);
+  auto now = impl->start_clock(*floor);
+  if (!now.ok()) return now.error();
+  impl->wall_high.store(*now);
   if (impl->state_file) {
-    std::lock_guard lock(impl->persist_mutex);
-    // The mark may be raised ahead of the clock by up to 100 ms, or one unit,
-    // on the clock's word alone; further only by issuing (WallClockWitness).
-    impl->witness.emplace(*impl->clock, std::max(milliseconds{100}, layout.time_unit));
-    const std::int64_t base = std::max(floor_tick + 1, impl->tick_of(impl->clock->now()));
-    Status stored = impl->persist(std::min(base + impl->reserve_ticks, impl->max_tick));
-    if (!stored.ok()) return stored.error();
+    if (Status stored = impl->reserve_first_mark(floor->tick); !stored.ok()) return stored.error();
   }
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }

@@ -236,80 +236,87 @@ Result<ReadState> read_state(const std::filesystem::path& path, const std::strin
 
 }  // namespace
 
+Status StateFile::lock_directory_of_path(bool lock_directory) {
+  const auto dir = directory_of(path_);
+  directory_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directory_fd_ < 0) return errno_error(dir, "cannot open the state directory");
+  struct stat st {};
+  if (::fstat(directory_fd_, &st) != 0) return errno_error(dir, "cannot inspect");
+  directory_ = identity_of<Identity>(st);
+  // An owner locks the directory exclusively. Any other user (`snowid gen
+  // --state-file`) takes a shared lock, which an owner's excludes: no state
+  // file, whatever its name, is used in a directory a live snowidd owns.
+  return flock_directory(directory_fd_, lock_directory ? LOCK_EX : LOCK_SH, dir, lock_path_);
+}
+
+Status StateFile::lock_given_directory(const std::filesystem::path& given) {
+  // A link into another directory: the directory named is this object's
+  // too. Locked, a second owner started on it is refused even once the link
+  // names another file (which verify() then reports here).
+  const auto given_dir = directory_of(given);
+  given_directory_fd_ = ::open(given_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (given_directory_fd_ < 0) {
+    return errno_error(given_dir, "cannot open the state directory");
+  }
+  struct stat given_st {};
+  if (::fstat(given_directory_fd_, &given_st) != 0) {
+    return errno_error(given_dir, "cannot inspect");
+  }
+  if (identity_of<Identity>(given_st) == directory_) {
+    ::close(std::exchange(given_directory_fd_, -1));  // one directory, locked once
+    return {};
+  }
+  return flock_directory(given_directory_fd_, LOCK_EX, given_dir, given.string() + ".lock");
+}
+
+Status StateFile::take_lock_file() {
+  // Lock the lock file that is at the path once we hold it: a file removed
+  // between our open() and flock() would be locked in vain.
+  for (int attempt = 0;; ++attempt) {
+    const int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return errno_error(lock_path_, "cannot open lock file");
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      const std::string pid = holder_pid(fd);
+      ::close(fd);
+      if (err == EWOULDBLOCK) {
+        return Error{ErrorCode::kStateLocked,
+                     fmt::format("state file {} is in use by another process (pid {})",
+                                 path_.string(), pid)};
+      }
+      errno = err;
+      return errno_error(lock_path_, "cannot lock");
+    }
+    struct stat held {};
+    struct stat at_path {};
+    if (::fstat(fd, &held) == 0 && ::stat(lock_path_.c_str(), &at_path) == 0 &&
+        held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) {
+      lock_fd_ = fd;
+      break;
+    }
+    ::close(fd);
+    if (attempt == 10) return state_error(lock_path_, "the lock file keeps being replaced");
+  }
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  // The pid only feeds the message another process shows; the lock holds
+  // without it.
+  if (::ftruncate(lock_fd_, 0) == 0) (void)::pwrite(lock_fd_, pid.data(), pid.size(), 0);
+  return {};
+}
+
 Result<StateFile> StateFile::open(const std::filesystem::path& given,
                                   const std::string& layout_description, bool lock_directory) {
   auto resolved = resolve_state_path(given);
   if (!resolved.ok()) return resolved.error();
   const std::filesystem::path path = resolved->value_or(given);
   StateFile file(given, path, layout_description);
-
-  const auto dir = directory_of(path);
-  file.directory_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (file.directory_fd_ < 0) return errno_error(dir, "cannot open the state directory");
-  struct stat st {};
-  if (::fstat(file.directory_fd_, &st) != 0) return errno_error(dir, "cannot inspect");
-  file.directory_ = identity_of<Identity>(st);
-  // An owner locks the directory exclusively. Any other user (`snowid gen
-  // --state-file`) takes a shared lock, which an owner's excludes: no state
-  // file, whatever its name, is used in a directory a live snowidd owns.
-  if (Status locked = flock_directory(file.directory_fd_, lock_directory ? LOCK_EX : LOCK_SH, dir,
-                                      file.lock_path_);
-      !locked.ok()) {
+  if (Status locked = file.lock_directory_of_path(lock_directory); !locked.ok()) {
     return locked.error();
   }
-  // A link into another directory: the directory named is this object's
-  // too. Locked, a second owner started on it is refused even once the link
-  // names another file (which verify() then reports here).
-  const auto given_dir = directory_of(given);
   if (lock_directory && path != given) {
-    file.given_directory_fd_ = ::open(given_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (file.given_directory_fd_ < 0) {
-      return errno_error(given_dir, "cannot open the state directory");
-    }
-    struct stat given_st {};
-    if (::fstat(file.given_directory_fd_, &given_st) != 0) {
-      return errno_error(given_dir, "cannot inspect");
-    }
-    if (identity_of<Identity>(given_st) == file.directory_) {
-      ::close(std::exchange(file.given_directory_fd_, -1));  // one directory, locked once
-    } else if (Status locked = flock_directory(file.given_directory_fd_, LOCK_EX, given_dir,
-                                               given.string() + ".lock");
-               !locked.ok()) {
-      return locked.error();
-    }
+    if (Status locked = file.lock_given_directory(given); !locked.ok()) return locked.error();
   }
-
-  // Lock the lock file that is at the path once we hold it: a file removed
-  // between our open() and flock() would be locked in vain.
-  for (int attempt = 0;; ++attempt) {
-    const int fd = ::open(file.lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return errno_error(file.lock_path_, "cannot open lock file");
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      const int err = errno;
-      const std::string pid = holder_pid(fd);
-      ::close(fd);
-      if (err == EWOULDBLOCK) {
-        return Error{
-            ErrorCode::kStateLocked,
-            fmt::format("state file {} is in use by another process (pid {})", path.string(), pid)};
-      }
-      errno = err;
-      return errno_error(file.lock_path_, "cannot lock");
-    }
-    struct stat held {};
-    struct stat at_path {};
-    if (::fstat(fd, &held) == 0 && ::stat(file.lock_path_.c_str(), &at_path) == 0 &&
-        held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino) {
-      file.lock_fd_ = fd;
-      break;
-    }
-    ::close(fd);
-    if (attempt == 10) return state_error(file.lock_path_, "the lock file keeps being replaced");
-  }
-  const std::string pid = fmt::format("{}\n", ::getpid());
-  // The pid only feeds the message another process shows; the lock holds
-  // without it.
-  if (::ftruncate(file.lock_fd_, 0) == 0) (void)::pwrite(file.lock_fd_, pid.data(), pid.size(), 0);
+  if (Status locked = file.take_lock_file(); !locked.ok()) return locked.error();
 
   if (!resolved->has_value()) return file;  // fresh start: nothing at the path
   auto read = read_state(path, layout_description);

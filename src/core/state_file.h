@@ -83,6 +83,12 @@ class StateFile {
             std::string layout_description);
   // Ok, or why not; sets `lost` only on evidence that ownership is lost.
   Status check_identities(bool& lost);
+  // The steps of open(), in their order: lock the directory holding path_
+  // (exclusively for an owner, else shared), an owner's lock of the directory
+  // `given` names if it is another, then the lock file, which holds our pid.
+  Status lock_directory_of_path(bool lock_directory);
+  Status lock_given_directory(const std::filesystem::path& given);
+  Status take_lock_file();
 
   std::filesystem::path given_path_;  // as the caller named it; a link to path_, or path_
   std::filesystem::path path_;

@@ -56,8 +56,11 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
+#include "database_url.h"
 #include "mariadb_connection.h"
+#include "percent_decode.h"
 #include "segments_schema.h"
 #include "sql_segment_store.h"
 
@@ -121,26 +124,12 @@ Error bad_url(std::string_view why) {
                            why)};
 }
 
+// `text` with its %XX escapes decoded; `what` names the part of the URL in
+// the error.
 Result<std::string> percent_decoded(std::string_view text, std::string_view what) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    auto hex = [](char c) {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0) {
-      return bad_url(fmt::format("bad percent-encoding in the {}", what));
-    }
-    out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
-    i += 2;
-  }
-  return out;
+  std::optional<std::string> decoded = percent_decode(text);
+  if (!decoded) return bad_url(fmt::format("bad percent-encoding in the {}", what));
+  return std::move(*decoded);
 }
 
 bool plain_identifier(std::string_view name) {
@@ -159,37 +148,24 @@ Result<std::string> read_password_file(const std::string& path) {
   return password;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view url,
-                                                               const SegmentStoreOptions& options) {
-  MariadbOptions connection;
-  connection.timeout = options.call_timeout;
-  std::string_view rest = url.substr(url.find("://") + 3);
-
-  // user[:password]@ : the last '@' before the path ends the user info.
-  const auto path_start = rest.find('/');
-  if (path_start == std::string_view::npos) return bad_url("no /database");
-  const auto at = rest.substr(0, path_start).rfind('@');
-  bool password_in_url = false;
-  if (at != std::string_view::npos) {
-    const std::string_view info = rest.substr(0, at);
-    const auto colon = info.find(':');
-    auto user = percent_decoded(info.substr(0, colon), "user");
-    if (!user.ok()) return user.error();
-    connection.user = *user;
-    if (colon != std::string_view::npos) {
-      auto password = percent_decoded(info.substr(colon + 1), "password");
-      if (!password.ok()) return password.error();
-      connection.password = *password;
-      password_in_url = true;
-    }
-    rest.remove_prefix(at + 1);
+// user[:password] into `connection`; `password_in_url` says whether a
+// password was given.
+Status read_user_info(std::string_view info, MariadbOptions& connection, bool& password_in_url) {
+  const auto colon = info.find(':');
+  auto user = percent_decoded(info.substr(0, colon), "user");
+  if (!user.ok()) return user.error();
+  connection.user = *user;
+  if (colon != std::string_view::npos) {
+    auto password = percent_decoded(info.substr(colon + 1), "password");
+    if (!password.ok()) return password.error();
+    connection.password = *password;
+    password_in_url = true;
   }
-  if (connection.user.empty()) return bad_url("no user");
+  return {};
+}
 
-  // host[:port] or [v6-address][:port]
-  const std::string_view authority = rest.substr(0, rest.find('/'));
+// host[:port] or [v6-address][:port] into `connection`.
+Status read_host_and_port(std::string_view authority, MariadbOptions& connection) {
   std::string_view port_text;
   if (authority.starts_with('[')) {
     const auto close = authority.find(']');
@@ -214,69 +190,117 @@ Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view 
     if (port == 0 || port > 65535) return bad_url("bad port");
     connection.port = port;
   }
+  return {};
+}
 
-  rest.remove_prefix(authority.size() + 1);
+// The URL's parameters that pick the table and the password file, before
+// they are checked together.
+struct TableParameters {
+  std::string layout_name = "snowid";
+  std::string table;
+  std::string password_file;
+};
+
+// The parameters after the '?' (ssl_ca goes straight into `connection`).
+Result<TableParameters> read_parameters(std::string_view query, MariadbOptions& connection) {
+  TableParameters out;
+  while (!query.empty()) {
+    const std::string_view pair = query.substr(0, query.find('&'));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+    const auto equals = pair.find('=');
+    const std::string_view name = pair.substr(0, equals);
+    auto value = percent_decoded(
+        equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1),
+        "parameters");
+    if (!value.ok()) return value.error();
+    if (name == "layout") {
+      out.layout_name = *value;
+    } else if (name == "table") {
+      out.table = *value;
+    } else if (name == "password_file") {
+      out.password_file = *value;
+    } else if (name == "ssl_ca") {
+      if (value->empty()) return bad_url("ssl_ca needs a CA file");
+      connection.ssl_ca = *value;
+    } else {
+      return bad_url(fmt::format("unknown parameter '{}'", name.substr(0, 32)));
+    }
+  }
+  return out;
+}
+
+// The whole URL into `connection` and the table parameters, checked in the
+// order the URL is written.
+Result<TableParameters> read_url(std::string_view url, MariadbOptions& connection) {
+  const std::optional<DatabaseUrlAuthority> parts = database_url_authority(url);
+  if (!parts || !parts->has_path()) return bad_url("no /database");
+  bool password_in_url = false;
+  std::size_t host = parts->begin;
+  if (parts->has_user_info()) {
+    const std::string_view info = url.substr(parts->begin, parts->last_at - parts->begin);
+    if (Status user = read_user_info(info, connection, password_in_url); !user.ok()) {
+      return user.error();
+    }
+    host = parts->last_at + 1;
+  }
+  if (connection.user.empty()) return bad_url("no user");
+  Status address = read_host_and_port(url.substr(host, parts->end - host), connection);
+  if (!address.ok()) return address.error();
+
+  const std::string_view rest = url.substr(parts->end + 1);
   const auto query_start = rest.find('?');
   auto database = percent_decoded(rest.substr(0, query_start), "database");
   if (!database.ok()) return database.error();
   if (database->empty()) return bad_url("no database");
   connection.database = *database;
 
-  std::string layout_name = "snowid";
-  std::string table;
-  std::string password_file;
-  if (query_start != std::string_view::npos) {
-    std::string_view query = rest.substr(query_start + 1);
-    while (!query.empty()) {
-      const std::string_view pair = query.substr(0, query.find('&'));
-      query.remove_prefix(std::min(query.size(), pair.size() + 1));
-      const auto equals = pair.find('=');
-      const std::string_view name = pair.substr(0, equals);
-      auto value = percent_decoded(
-          equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1),
-          "parameters");
-      if (!value.ok()) return value.error();
-      if (name == "layout") {
-        layout_name = *value;
-      } else if (name == "table") {
-        table = *value;
-      } else if (name == "password_file") {
-        password_file = *value;
-      } else if (name == "ssl_ca") {
-        if (value->empty()) return bad_url("ssl_ca needs a CA file");
-        connection.ssl_ca = *value;
-      } else {
-        return bad_url(fmt::format("unknown parameter '{}'", name.substr(0, 32)));
-      }
-    }
-  }
-  if (!password_file.empty()) {
+  auto parameters = query_start == std::string_view::npos
+                        ? Result<TableParameters>(TableParameters{})
+                        : read_parameters(rest.substr(query_start + 1), connection);
+  if (!parameters.ok()) return parameters.error();
+  if (!parameters->password_file.empty()) {
     if (password_in_url) return bad_url("a password both in the URL and in password_file");
-    auto password = read_password_file(password_file);
+    auto password = read_password_file(parameters->password_file);
     if (!password.ok()) return password.error();
     connection.password = *password;
   }
+  return parameters;
+}
 
-  TableLayout layout;
-  if (layout_name == "snowid") {
-    if (!table.empty())
+// The table layout the parameters name; sets how `connection` treats a
+// missing table.
+Result<TableLayout> table_layout(const TableParameters& parameters, MariadbOptions& connection) {
+  if (parameters.layout_name == "snowid") {
+    if (!parameters.table.empty())
       return bad_url("table= is for layout=leaf; snowid's table is snowid_segments");
-    layout = {"snowid_segments", "tag", "description", "updated_at", false};
     connection.create_table_sql = kSegmentsMysqlSchemaSql;
-  } else if (layout_name == "leaf") {
-    if (table.empty()) table = "leaf_alloc";
+    return TableLayout{"snowid_segments", "tag", "description", "updated_at", false};
+  }
+  if (parameters.layout_name == "leaf") {
+    const std::string table = parameters.table.empty() ? "leaf_alloc" : parameters.table;
     if (!plain_identifier(table)) {
       return bad_url("table must be 1 to 64 letters, digits or '_'");
     }
-    layout = {table, "biz_tag", "COALESCE(description, '')", "update_time", true};
     connection.missing_table_hint =
         "layout=leaf serves an existing Meituan Leaf table and never creates one";
-  } else {
-    return bad_url(
-        fmt::format("layout must be snowid or leaf, got '{}'", layout_name.substr(0, 32)));
+    return TableLayout{table, "biz_tag", "COALESCE(description, '')", "update_time", true};
   }
-  connection.table = layout.table;
-  return make_sql_segment_store(open_mariadb(std::move(connection)), mysql_statements(layout));
+  return bad_url(
+      fmt::format("layout must be snowid or leaf, got '{}'", parameters.layout_name.substr(0, 32)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view url,
+                                                               const SegmentStoreOptions& options) {
+  MariadbOptions connection;
+  connection.timeout = options.call_timeout;
+  auto parameters = read_url(url, connection);
+  if (!parameters.ok()) return parameters.error();
+  auto layout = table_layout(*parameters, connection);
+  if (!layout.ok()) return layout.error();
+  connection.table = layout->table;
+  return make_sql_segment_store(open_mariadb(std::move(connection)), mysql_statements(*layout));
 }
 
 }  // namespace snowid::segment

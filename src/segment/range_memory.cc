@@ -9,8 +9,10 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "database_url.h"
 #include "durable_file.h"
 
 namespace snowid::segment {
@@ -155,17 +157,11 @@ std::string segment_store_name(std::string_view url) {
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
     return std::string(kSqlite) + (ec ? file : absolute).lexically_normal().string();
   }
-  const std::size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return "store";
-  const std::size_t authority = scheme_end + 3;
-  // user:password@ ends at the last '@' before the first '/' (libpq ends the
-  // authority there), and libpq's user info at its first '@'.
-  const std::size_t slash = url.find('/', authority);
-  std::size_t host = authority;
-  if (const std::size_t at = url.rfind('@', slash == std::string_view::npos ? url.size() : slash);
-      at != std::string_view::npos && at >= authority) {
-    host = url.find('@', authority) + 1;
-  }
+  const std::optional<DatabaseUrlAuthority> parts = database_url_authority(url);
+  if (!parts) return "store";
+  const std::size_t authority = parts->begin;
+  // Without user:password@, which libpq ends at its first '@'.
+  const std::size_t host = parts->libpq_host();
   const std::size_t host_end = std::min(url.find_first_of("/?", host), url.size());
   const std::string_view rest = url.substr(host_end);
   const std::size_t query_at = std::min(rest.find('?'), rest.size());

@@ -3,13 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <utility>
 
 #include "coordinator_factory.h"
+#include "database_url.h"
+#include "node_id.h"
+#include "percent_decode.h"
 #include "snowid/clock.h"
 #include "snowid/decode.h"
 #include "snowid/segment_store.h"
@@ -116,8 +118,9 @@ GeneratorOptions generator_options(const GeneratorConfig& g, const Layout& layou
                                    std::uint64_t node_id) {
   GeneratorOptions o;
   o.layout = layout;
-  o.datacenter_id = node_id >> layout.worker_bits;
-  o.worker_id = node_id & ((std::uint64_t{1} << layout.worker_bits) - 1);
+  const NodeIdParts node = split_node_id(layout, node_id);
+  o.datacenter_id = node.datacenter_id;
+  o.worker_id = node.worker_id;
   o.clock_policy = g.clock_policy;
   o.max_wait = g.max_wait;
   o.max_drift = g.max_drift;
@@ -127,7 +130,6 @@ GeneratorOptions generator_options(const GeneratorConfig& g, const Layout& layou
   o.lock_state_directory = true;  // state_dir is this node's alone
   o.defer_start_wait = true;      // listen (and answer probes) while the clock catches up
   o.continue_above_mark = g.continue_above_mark;
-
   return o;
 }
 
@@ -215,47 +217,17 @@ std::string segment_store_url(const ServiceConfig& config) {
 
 namespace {
 
-// `text` with its %XX escapes decoded, as libpq reads a URL's parameter names.
-std::string percent_decoded(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    unsigned char byte = 0;
-    if (text[i] == '%' && text.size() - i >= 3) {
-      const char* digits = text.data() + i + 1;
-      if (std::from_chars(digits, digits + 2, byte, 16).ptr == digits + 2) {
-        out += static_cast<char>(byte);
-        i += 2;
-        continue;
-      }
-    }
-    out += text[i];
-  }
-  return out;
-}
-
-}  // namespace
-
-namespace {
-
 std::string redact_one_store_url(std::string_view url) {
   std::string out(url);
   // user:PASSWORD@host in the authority part. libpq ends the authority at
   // the first '/' only, so a '?' or '#' before the '@' is part of the
   // password ("user:pa?ss@host"), not the start of a query or fragment.
-  std::size_t host = 0;  // where the host starts, after any user info
-  const auto scheme_end = out.find("://");
-  if (scheme_end != std::string::npos) {
-    const auto authority = scheme_end + 3;
-    host = authority;
-    const auto authority_end = out.find('/', authority);
-    const auto at = out.rfind('@', authority_end == std::string::npos ? out.size() : authority_end);
-    if (at != std::string::npos && at > authority) {
-      const auto colon = out.find(':', authority);
-      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
-      // libpq's user info ends at its first '@'.
-      host = out.find('@', authority) + 1;
-    }
+  if (const auto parts = database_url_authority(out); parts && parts->has_user_info()) {
+    const auto colon = out.find(':', parts->begin);
+    if (colon < parts->last_at) out.replace(colon + 1, parts->last_at - colon - 1, "***");
   }
+  std::size_t host = 0;  // where the host starts, after any user info
+  if (const auto parts = database_url_authority(out)) host = parts->libpq_host();
   // password=... among the query parameters (libpq accepts it there too,
   // its name percent-encoded or not). They start at the first '?' after the
   // user info, which may hold a '?'.
@@ -265,7 +237,7 @@ std::string redact_one_store_url(std::string_view url) {
     const auto end = std::min(out.find('&', start), out.size());
     const auto equals = out.find('=', start);
     if (equals < end &&
-        percent_decoded(std::string_view(out).substr(start, equals - start)) == "password") {
+        percent_decode_lenient(std::string_view(out).substr(start, equals - start)) == "password") {
       out.replace(equals + 1, end - equals - 1, "***");
     }
     pos = out.find('&', start);
@@ -288,6 +260,5 @@ std::string redact_store_url(std::string_view url) {
   }
   return out;
 }
-
 
 }  // namespace snowid::server

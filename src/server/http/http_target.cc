@@ -6,31 +6,12 @@
 #include <cctype>
 #include <charconv>
 
+#include "percent_decode.h"
 #include "snowid/decode.h"
 
 namespace snowid::server {
 
 namespace {
-
-// `text` with its %XX escapes decoded; nullopt on a malformed escape.
-std::optional<std::string> percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    unsigned char byte = 0;
-    const char* digits = text.data() + i + 1;
-    if (text.size() - i < 3 || std::from_chars(digits, digits + 2, byte, 16).ptr != digits + 2) {
-      return std::nullopt;
-    }
-    out += static_cast<char>(byte);
-    i += 2;
-  }
-  return out;
-}
 
 // The target without the scheme and authority of its absolute form.
 std::string_view origin_form(std::string_view target) {
