@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "etcd_coordinator.h"
 #include "exit_codes.h"
+#include "redis_coordinator.h"
 #include "snowid/decode.h"
-#include "snowid/etcd_coordinator.h"
-#include "snowid/redis_coordinator.h"
-#include "snowid/time_text.h"
-#include "snowid/zookeeper_coordinator.h"
+#include "time_text.h"
+#include "zookeeper_coordinator.h"
 
 namespace snowid::cli {
 namespace {

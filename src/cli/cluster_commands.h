@@ -1,7 +1,7 @@
 // `snowid cluster list|release`: look at and repair the node-id claims of a
 // cluster-mode snowid deployment in etcd, Redis or ZooKeeper.
 // `snowid cluster confirm-loss --state-dir DIR`: confirm a store loss the
-// node using DIR reported (snowid/leased_coordinator.h, kConfirmStoreLossFile).
+// node using DIR reported (src/coord/lease_options.h, kConfirmStoreLossFile).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "etcd_coordinator.h"
+#include "lease_options.h"
 #include "snowid/error.h"
-#include "snowid/etcd_coordinator.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid::cli {
 

@@ -70,7 +70,7 @@
 #include <set>
 
 #include "etcd_server_time.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::coord {
 

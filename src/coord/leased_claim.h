@@ -2,7 +2,7 @@
 // coordinator (leased_coordinator.h) drives it: claim, renew, raise the
 // reservation, release. Each store implements LeasedClaim in its own file
 // (etcd_claim.cc, redis_claim.cc) and keeps the reservation invariant that
-// include/snowid/leased_coordinator.h states. This header also holds what
+// lease_options.h states. This header also holds what
 // the stores share: the claim record, the peer clock check, the choice of
 // candidate ids, and the store's request counters.
 //
@@ -19,10 +19,10 @@
 #include <string_view>
 #include <vector>
 
+#include "lease_options.h"
 #include "snowid/clock.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid::coord {
 

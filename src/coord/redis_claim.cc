@@ -55,7 +55,7 @@
 #include <charconv>
 #include <set>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::coord {
 

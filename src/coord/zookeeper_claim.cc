@@ -57,7 +57,7 @@
 #include <set>
 #include <tuple>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::coord {
 

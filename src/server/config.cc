@@ -19,8 +19,8 @@
 #include "listener.h"
 #include "option_help.h"
 #include "snowid/decode.h"
-#include "snowid/segment_store.h"
-#include "snowid/time_text.h"
+#include "snowid/ext/segment_store.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {

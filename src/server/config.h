@@ -20,10 +20,10 @@
 #include "resp_options.h"
 #include "segment_config.h"
 #include "snowid/error.h"
+#include "snowid/ext/segment.h"
 #include "snowid/generator.h"
 #include "snowid/layout.h"
 #include "snowid/opaque_id.h"
-#include "snowid/segment.h"
 #include "thrift_options.h"
 
 namespace snowid::server {
