@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace {
 

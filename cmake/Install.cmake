@@ -3,7 +3,8 @@
 #   bin/snowid, bin/snowidd                         component runtime
 #   include/snowid/*.h, lib/libsnowid_*.a,          component development
 #   lib/cmake/snowid/ (snowidConfig.cmake, its version file, the exported
-#   targets snowid::*), lib/pkgconfig/snowid.pc
+#   targets snowid::*), lib/pkgconfig/snowid.pc, and the extension headers
+#   include/snowid/ext/*.h (src/segment/CMakeLists.txt; outside the stable API)
 #
 # and, for the packaged service (cmake/Package.cmake), the systemd unit, the
 # configuration, man pages and bash completion (component runtime).

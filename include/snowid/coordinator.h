@@ -5,8 +5,10 @@
 // it) and a ceiling (never issue past it, raised over time). Implementations:
 //   make_static_coordinator()  a fixed node id from the configuration; no
 //                              lease, no ceiling (snowid's single-node mode)
-//   make_etcd_coordinator()    a node id leased from etcd with a fenced
-//                              reservation (snowid/etcd_coordinator.h)
+//   the leased coordinators    a node id leased from etcd, Redis or ZooKeeper
+//                              with a fenced reservation: snowidd's own, picked
+//                              by its coordinator factory (src/coord), not part
+//                              of the installed library
 //
 // How a server uses it (startup order):
 //   1. claim() (blocks, bounded). Create the Generator with

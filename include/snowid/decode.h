@@ -1,6 +1,5 @@
 // Decoding an ID into its fields, composing one from fields, and the parsing
-// of IDs and numbers that every snowid front end shares (times as text are in
-// snowid/time_text.h).
+// of IDs and numbers that every snowid front end shares.
 // All functions are pure and thread-safe.
 #pragma once
 

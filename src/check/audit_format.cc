@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::audit {
 namespace {

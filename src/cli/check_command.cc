@@ -16,12 +16,12 @@
 #include <optional>
 
 #include "audit_tail.h"
+#include "high_water_mark.h"
 #include "id_checker.h"
 #include "progress_bar.h"
 #include "snowid/clock.h"
 #include "snowid/decode.h"
-#include "snowid/high_water_mark.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::cli {
 namespace {

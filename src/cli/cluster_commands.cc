@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "etcd_coordinator.h"
 #include "exit_codes.h"
+#include "redis_coordinator.h"
 #include "snowid/decode.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::cli {
 namespace {

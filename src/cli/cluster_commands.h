@@ -3,7 +3,7 @@
 // Redis, ZooKeeper): the stores, their flags (--<name>) and how to reach
 // them come from the coordinator table (coordinator_factory.h).
 // `snowid cluster confirm-loss --state-dir DIR`: confirm a store loss the
-// node using DIR reported (snowid/leased_coordinator.h, kConfirmStoreLossFile).
+// node using DIR reported (src/coord/lease_options.h, kConfirmStoreLossFile).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "coordinator_factory.h"
+#include "lease_options.h"
 #include "snowid/error.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid::cli {
 

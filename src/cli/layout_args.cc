@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "snowid/decode.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::cli {
 

@@ -39,11 +39,11 @@
 #include "snowid/id_encoding.h"
 #include "snowid/id_formats.h"
 #include "snowid/layout.h"
-#include "snowid/time_text.h"
 #include "snowid_version.h"
 #include "state_commands.h"
 #include "subcommand.h"
 #include "thrift_bench.h"
+#include "time_text.h"
 
 namespace snowid::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `snowid node-id mac-pid`: which datacenter and worker id MyBatis-Plus's
 // Sequence and Hutool's IdUtil take on this machine for a process, and how
-// likely such ids collide (include/snowid/mac_pid.h).
+// likely such ids collide (src/core/mac_pid.h).
 //
 //   snowid node-id mac-pid [--pid N] [--interface NAME] [--processes N] [--json]
 //                          [layout options]
@@ -14,8 +14,9 @@
 #include <string>
 
 #include "layout_args.h"
+#include "mac_pid.h"
 #include "snowid/error.h"
-#include "snowid/mac_pid.h"
+#include "mac_pid.h"
 #include "subcommand.h"
 
 namespace snowid::cli {

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "snowid/decode.h"
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 namespace snowid::cli {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "audit_format.h"
 #include "exit_codes.h"
+#include "high_water_mark.h"
 #include "snowid/decode.h"
-#include "snowid/high_water_mark.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "snowid/error.h"
-#include "snowid/leased_coordinator.h"
+#include "lease_options.h"
 
 namespace snowid::coord {
 

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "etcd_settings.h"
+#include "lease_options.h"
 #include "option_rows.h"
 #include "redis_settings.h"
 #include "snowid/error.h"
 #include "snowid/layout.h"
-#include "snowid/leased_coordinator.h"
 #include "zookeeper_settings.h"
 
 namespace snowid {

@@ -68,7 +68,7 @@
 #include <algorithm>
 
 #include "etcd_server_time.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::coord {
 

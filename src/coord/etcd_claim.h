@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "etcd_client.h"
+#include "etcd_coordinator.h"
 #include "leased_claim.h"
 #include "snowid/clock.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
-#include "snowid/etcd_coordinator.h"
 
 namespace etcdserverpb {
 class TxnRequest;

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "etcd/rpc.grpc.pb.h"
+#include "etcd_coordinator.h"
 #include "leased_claim.h"
 #include "snowid/error.h"
-#include "snowid/etcd_coordinator.h"
 
 namespace snowid::coord {
 

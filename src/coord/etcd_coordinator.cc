@@ -1,6 +1,6 @@
 // The etcd coordinator: an EtcdClaim (etcd_claim.cc) driven by the leased
 // coordinator (leased_coordinator.cc), and `snowid cluster`'s view of etcd.
-#include "snowid/etcd_coordinator.h"
+#include "etcd_coordinator.h"
 
 #include <cstdlib>
 #include <map>

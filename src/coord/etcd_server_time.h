@@ -12,8 +12,8 @@
 #include <optional>
 #include <string_view>
 
+#include "etcd_coordinator.h"
 #include "snowid/error.h"
-#include "snowid/etcd_coordinator.h"
 
 namespace snowid::coord {
 

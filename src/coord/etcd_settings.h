@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "etcd_coordinator.h"
 #include "option_rows.h"
 #include "snowid/coordinator.h"
-#include "snowid/etcd_coordinator.h"
 
 namespace snowid {
 

@@ -5,10 +5,10 @@
 // share (the claim record, the wall-clock witness, the floor, the
 // reservation, the deadline and the republish flag) and the common steps of
 // extend_reservation(); a store implements only its store operations and
-// keeps the reservation invariant that include/snowid/leased_coordinator.h
-// states. This header also holds what the stores share besides: the claim
-// record, the peer clock check, the choice of candidate ids, and the store's
-// request counters.
+// keeps the reservation invariant that lease_options.h states. This header
+// also holds what the stores share besides: the claim record, the peer
+// clock check, the choice of candidate ids, and the store's request
+// counters.
 //
 // Thread-safety: none; one owner calls a LeasedClaim.
 #pragma once
@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "lease_options.h"
 #include "snowid/clock.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid::coord {
 

@@ -53,7 +53,7 @@
 
 #include <algorithm>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::coord {
 

@@ -15,8 +15,8 @@
 
 #include "leased_claim.h"
 #include "redis_client.h"
+#include "redis_coordinator.h"
 #include "snowid/clock.h"
-#include "snowid/redis_coordinator.h"
 
 namespace snowid::coord {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "leased_claim.h"
+#include "redis_coordinator.h"
 #include "snowid/error.h"
-#include "snowid/redis_coordinator.h"
 
 struct redisContext;
 

@@ -1,6 +1,6 @@
 // The Redis coordinator: a RedisClaim (redis_claim.cc) driven by the leased
 // coordinator (leased_coordinator.cc), and `snowid cluster`'s view of Redis.
-#include "snowid/redis_coordinator.h"
+#include "redis_coordinator.h"
 
 #include <cstdlib>
 #include <map>

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "option_rows.h"
+#include "redis_coordinator.h"
 #include "snowid/coordinator.h"
-#include "snowid/redis_coordinator.h"
 
 namespace snowid {
 

@@ -55,7 +55,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::coord {
 

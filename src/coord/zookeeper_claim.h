@@ -17,12 +17,12 @@
 
 #include "leased_claim.h"
 #include "snowid/clock.h"
-#include "snowid/zookeeper_coordinator.h"
+#include "zookeeper_coordinator.h"
 #include "zookeeper_session.h"
 
 namespace snowid::coord {
 
-// Znodes of a cluster (see include/snowid/zookeeper_coordinator.h).
+// Znodes of a cluster (see zookeeper_coordinator.h).
 std::string zookeeper_cluster_path(std::string_view cluster);
 std::string zookeeper_claims_path(std::string_view cluster);
 std::string zookeeper_claim_path(std::string_view cluster, std::uint64_t node_id);

@@ -1,7 +1,7 @@
 // The ZooKeeper coordinator: a ZooKeeperClaim (zookeeper_claim.cc) driven by
 // the leased coordinator (leased_coordinator.cc), and `snowid cluster`'s
 // view of ZooKeeper.
-#include "snowid/zookeeper_coordinator.h"
+#include "zookeeper_coordinator.h"
 
 #include <fmt/format.h>
 #include <zookeeper/zookeeper.h>

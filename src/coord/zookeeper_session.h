@@ -15,7 +15,7 @@
 
 #include "leased_claim.h"
 #include "snowid/error.h"
-#include "snowid/zookeeper_coordinator.h"
+#include "zookeeper_coordinator.h"
 
 typedef struct _zhandle zhandle_t;  // NOLINT: the C library's name
 

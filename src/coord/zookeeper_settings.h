@@ -9,7 +9,7 @@
 
 #include "option_rows.h"
 #include "snowid/coordinator.h"
-#include "snowid/zookeeper_coordinator.h"
+#include "zookeeper_coordinator.h"
 
 namespace snowid {
 

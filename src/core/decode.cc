@@ -8,7 +8,7 @@
 
 #include "bit_fields.h"
 #include "input_text.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid {
 

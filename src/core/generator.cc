@@ -36,8 +36,8 @@
 #include <random>
 
 #include "bit_fields.h"
-#include "snowid/time_text.h"
 #include "state_file.h"
+#include "time_text.h"
 
 namespace snowid {
 

@@ -6,7 +6,7 @@
 #include <array>
 
 #include "bit_fields.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid {
 namespace {

@@ -1,4 +1,4 @@
-#include "snowid/mac_pid.h"
+#include "mac_pid.h"
 
 #include <fmt/format.h>
 #include <ifaddrs.h>

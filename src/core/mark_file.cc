@@ -1,6 +1,6 @@
 // MarkFile is a StateFile (state_file.h) behind a public header: one writer
 // of durable marks in the code base.
-#include "snowid/mark_file.h"
+#include "mark_file.h"
 
 #include "state_file.h"
 

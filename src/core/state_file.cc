@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "durable_file.h"
-#include "snowid/high_water_mark.h"
-#include "snowid/time_text.h"
+#include "high_water_mark.h"
+#include "time_text.h"
 
 namespace snowid::internal {
 namespace {

@@ -1,5 +1,5 @@
 // The printing and parsing of times as ISO 8601 text.
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 #include <fmt/format.h>
 

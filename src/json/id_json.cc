@@ -5,7 +5,7 @@
 #include <string>
 #include <variant>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid {
 

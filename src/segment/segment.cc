@@ -25,7 +25,7 @@
 // Lock order: tags_mutex_ before a tag's mutex before queue_mutex_ or
 // known_tags_mutex_; store_status_mutex_ before queue_mutex_. store_mutex_
 // is taken with no other lock held.
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 #include <fmt/format.h>
 

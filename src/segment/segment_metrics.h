@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace snowid {
 

@@ -9,7 +9,7 @@
 // interleaving of nodes, because the database serialises updates of one row.
 // (MariaDB/MySQL, without UPDATE ... RETURNING, takes it in one transaction
 // holding the row's lock: mysql_segment_store.cc.)
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 #include <fmt/format.h>
 

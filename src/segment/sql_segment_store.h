@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 #include "sql_connection.h"
 
 namespace snowid::segment {

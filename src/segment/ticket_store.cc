@@ -23,7 +23,7 @@
 #include <chrono>
 #include <optional>
 
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 namespace snowid {
 namespace {

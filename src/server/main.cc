@@ -39,7 +39,7 @@
 #include "peer_check.h"
 #include "process_metrics.h"
 #include "service.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 extern char** environ;
 

@@ -32,17 +32,17 @@
 #include <thread>
 
 #include "chaos.h"
+#include "etcd_coordinator.h"
 #include "etcd_process.h"
 #include "fault_proxy.h"
 #include "postgres_suite.h"
+#include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
 #include "snowid/decode.h"
-#include "snowid/etcd_coordinator.h"
 #include "snowid/layout.h"
-#include "snowid/redis_coordinator.h"
-#include "snowid/zookeeper_coordinator.h"
 #include "zookeeper_claim.h"
+#include "zookeeper_coordinator.h"
 #include "zookeeper_process.h"
 
 namespace snowid {

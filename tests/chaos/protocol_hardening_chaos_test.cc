@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "chaos.h"
+#include "etcd_coordinator.h"
 #include "etcd_process.h"
 #include "faketime.h"
 #include "server_process.h"
-#include "snowid/etcd_coordinator.h"
 #include "snowid/layout.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "subprocess.h"

@@ -34,9 +34,9 @@
 #include "faketime.h"
 #include "redis_process.h"
 #include "server_process.h"
-#include "snowid/zookeeper_coordinator.h"
 #include "subprocess.h"
 #include "zookeeper_claim.h"
+#include "zookeeper_coordinator.h"
 #include "zookeeper_process.h"
 #include "zookeeper_session.h"
 

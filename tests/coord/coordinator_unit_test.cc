@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "etcd_claim.h"
+#include "etcd_coordinator.h"
 #include "etcd_server_time.h"
 #include "snowid/coordinator.h"
-#include "snowid/etcd_coordinator.h"
 
 namespace snowid {
 namespace {

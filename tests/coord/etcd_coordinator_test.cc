@@ -2,7 +2,7 @@
 // races, take-over above the old reservation, loss of the claim, the
 // self-fence, graceful release, failover between members, the peer clock
 // check and `snowid cluster`. Leases are 2-3 s so that every test is short.
-#include "snowid/etcd_coordinator.h"
+#include "etcd_coordinator.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

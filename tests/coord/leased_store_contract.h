@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "lease_options.h"
 #include "leased_claim.h"
 #include "snowid/clock.h"
 #include "snowid/coordinator.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid::test {
 

@@ -4,7 +4,7 @@
 // cannot raise the reservation, the self-fence, release, a store that lost
 // its data, the peer clock check, AUTH and failover between endpoints.
 // Leases are 2 s so that every test is short.
-#include "snowid/redis_coordinator.h"
+#include "redis_coordinator.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // reservation, a lost claim that cannot raise the reservation, the
 // self-fence, release, an ensemble that lost its data, the peer clock check,
 // digest auth, failover between servers of an ensemble. Leases are 3 s.
-#include "snowid/zookeeper_coordinator.h"
+#include "zookeeper_coordinator.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -28,7 +28,7 @@
 #include "fuzz_support.h"
 #include "id_checker.h"
 #include "snowid/decode.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "snowid/decode.h"
 #include "snowid/id_encoding.h"
 #include "snowid/layout.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace {
 

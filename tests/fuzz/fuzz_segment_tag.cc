@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "snowid/segment.h"
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment.h"
+#include "snowid/ext/segment_store.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include "config.h"
 #include "listeners.h"
 #include "node.h"
-#include "snowid/segment.h"
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment.h"
+#include "snowid/ext/segment_store.h"
 
 namespace snowid::fuzz {
 namespace {

@@ -2,7 +2,8 @@
 # `cmake --install` into a temporary prefix, then a program outside the tree
 # built against it twice: with find_package(snowid) (tests/install/consumer)
 # and with pkg-config. Each must print three increasing IDs of node 3/7.
-# Also checks that only the public headers are installed and that
+# Also checks that only the public headers (and include/snowid/ext/) are
+# installed, each compiling alone against the installed tree, that
 # snowid::core's link interface names no server-only library, and that the
 # installed snowid::client links and answers without a node.
 #   install_test.sh BUILD_DIR CXX_COMPILER
@@ -34,13 +35,27 @@ expect_ids() {
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 
-# The public headers of snowid::core, and nothing of the libraries that are
-# not installed (coordinators, segment stores).
-for header in clock decode error generator id_encoding id_formats layout opaque_id time_text; do
-  [ -f "$prefix/include/snowid/$header.h" ] || fail "include/snowid/$header.h not installed"
-done
-for header in coordinator etcd_coordinator segment segment_store; do
-  [ ! -e "$prefix/include/snowid/$header.h" ] || fail "include/snowid/$header.h installed"
+# Exactly the public headers (snowid::core's and snowid::client's) and the
+# extension headers of include/snowid/ext/; nothing internal (the leased
+# coordinators, time_text.h, mac_pid.h, ...).
+public_headers="client clock coordinator decode error generator id_encoding id_formats layout opaque_id"
+ext_headers="segment segment_store"
+expected=$( (for h in $public_headers; do echo "snowid/$h.h"; done
+  for h in $ext_headers; do echo "snowid/ext/$h.h"; done) | sort)
+installed_headers=$(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort)
+[ "$installed_headers" = "$expected" ] ||
+  fail "installed headers differ from the public API (< installed, > expected):
+$(diff <(echo "$installed_headers") <(echo "$expected") | grep '^[<>]')"
+# Each installed header includes only installed headers and compiles alone
+# against the installed tree: a public header that includes an internal one
+# breaks every consumer.
+for header in $installed_headers; do
+  while read -r included; do
+    [ -f "$prefix/include/$included" ] || fail "$header includes $included, which is not installed"
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$prefix/include/$header")
+  echo "#include \"$header\"" | "$cxx" -std=c++20 -fsyntax-only -Wall -Werror -I"$prefix/include" \
+    -x c++ - 2>"$work/header.log" ||
+    { cat "$work/header.log" >&2; fail "$header does not compile alone against the installed tree"; }
 done
 [ -x "$prefix/bin/snowid" ] && [ -x "$prefix/bin/snowidd" ] || fail "binaries not installed"
 targets=$(find "$prefix" -name 'snowidTargets*.cmake')

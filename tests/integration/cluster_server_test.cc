@@ -16,12 +16,12 @@
 
 #include "certificates.h"
 #include "chaos.h"  // wait_until
+#include "etcd_coordinator.h"
 #include "etcd_process.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "id_checks.h"
 #include "server_process.h"
 #include "snowid/decode.h"
-#include "snowid/etcd_coordinator.h"
 #include "snowid/layout.h"
 #include "subprocess.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace {
 

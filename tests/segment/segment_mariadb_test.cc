@@ -13,7 +13,7 @@
 #include "mariadb_process.h"
 #include "segment_test_support.h"
 #include "server_process.h"
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace snowid {
 namespace {

@@ -11,7 +11,7 @@
 #include "id_checks.h"
 #include "postgres_suite.h"
 #include "segment_test_support.h"
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace snowid {
 namespace {

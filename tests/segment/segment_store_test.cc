@@ -1,5 +1,5 @@
 // The SQLite segment store: tags, ranges, the URL, the schema file.
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 #include <gtest/gtest.h>
 

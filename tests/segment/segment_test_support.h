@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "id_checks.h"
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 #include "subprocess.h"
 
 namespace snowid::test {

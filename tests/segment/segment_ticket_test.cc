@@ -10,7 +10,7 @@
 
 #include "id_checks.h"
 #include "segment_test_support.h"
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace snowid {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "audit_format.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::check {
 namespace {

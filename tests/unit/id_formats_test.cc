@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "snowid/time_text.h"
 #include "subprocess.h"
+#include "time_text.h"
 
 namespace snowid {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid {
 namespace {

@@ -1,7 +1,7 @@
 // The MAC + PID node id against vectors computed by the Java code that
 // MyBatis-Plus's Sequence and Hutool's IdUtil run (java.lang.String.hashCode
 // and the byte arithmetic on a real JVM), and its collision odds.
-#include "snowid/mac_pid.h"
+#include "mac_pid.h"
 
 #include <gtest/gtest.h>
 

@@ -14,8 +14,8 @@
 
 #include "snowid/decode.h"
 #include "snowid/generator.h"
-#include "snowid/time_text.h"
 #include "subprocess.h"
+#include "time_text.h"
 
 namespace snowid {
 namespace {

@@ -1,6 +1,6 @@
 #include "generator_config.h"
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {

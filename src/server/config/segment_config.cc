@@ -1,6 +1,6 @@
 #include "segment_config.h"
 
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 namespace snowid::server {
 

@@ -1,4 +1,4 @@
-// snowidd's segment mode options (snowid/segment.h, see snowid.example.toml)
+// snowidd's segment mode options (snowid/ext/segment.h, see snowid.example.toml)
 // and their rows in the option table. The segment_store row itself is the
 // server's (config.cc): its default lives in state_dir.
 #pragma once

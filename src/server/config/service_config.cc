@@ -14,7 +14,7 @@
 #include "percent_decode.h"
 #include "snowid/clock.h"
 #include "snowid/decode.h"
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 namespace snowid::server {
 

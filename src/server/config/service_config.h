@@ -24,7 +24,7 @@
 #include "snowid/generator.h"
 #include "snowid/layout.h"
 #include "snowid/opaque_id.h"
-#include "snowid/segment.h"
+#include "snowid/ext/segment.h"
 
 namespace snowid::server {
 

@@ -9,7 +9,7 @@
 #include "id_json.h"
 #include "info_json.h"
 #include "snowid/decode.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {

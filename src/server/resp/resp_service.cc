@@ -15,8 +15,8 @@
 #include "resp_request_parser.h"
 #include "resp_transaction.h"
 #include "snowid/decode.h"
-#include "snowid/time_text.h"
 #include "stream_server.h"
+#include "time_text.h"
 
 namespace snowid::server {
 

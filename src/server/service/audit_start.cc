@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "audit_tail.h"
-#include "snowid/high_water_mark.h"
-#include "snowid/time_text.h"
+#include "high_water_mark.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "audit_start.h"
 #include "audit_tail.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 

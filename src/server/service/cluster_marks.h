@@ -52,11 +52,11 @@
 #include <optional>
 #include <string>
 
+#include "lease_options.h"
+#include "mark_file.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
 #include "snowid/layout.h"
-#include "snowid/leased_coordinator.h"
-#include "snowid/mark_file.h"
 
 namespace snowid::server {
 

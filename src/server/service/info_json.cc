@@ -2,7 +2,7 @@
 
 #include "audit_format.h"
 #include "id_json.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {

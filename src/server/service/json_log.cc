@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 

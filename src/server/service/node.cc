@@ -8,7 +8,7 @@
 
 #include "coordinator_factory.h"
 #include "metrics.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {

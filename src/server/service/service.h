@@ -18,11 +18,11 @@
 #include "metrics.h"
 #include "node.h"
 #include "outcome.h"
+#include "snowid/ext/segment.h"
 #include "snowid/generator.h"
 #include "snowid/id_encoding.h"
 #include "snowid/id_formats.h"
 #include "snowid/opaque_id.h"
-#include "snowid/segment.h"
 #include "snowid_version.h"
 
 namespace snowid::server {

@@ -1,11 +1,13 @@
 // Issues three IDs as node 3/7 of the twitter layout and prints each with
-// its decoded node fields: "<id> <datacenter>/<worker>", one per line. Each
+// its decoded node fields: "<id> <datacenter>/<worker>", one per line. The
+// node id comes from a static coordinator's claim, as snowidd's does. Each
 // ID also goes through an opaque ID and base58 text and back, so that the
 // link needs what snowid::core links privately (libcrypto).
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "snowid/coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "snowid/id_encoding.h"
@@ -13,8 +15,18 @@
 
 int main() {
   snowid::GeneratorOptions options;
-  options.datacenter_id = 3;
-  options.worker_id = 7;
+  auto coordinator = snowid::make_static_coordinator(options.layout, 3, 7);
+  if (!coordinator.ok()) {
+    std::fprintf(stderr, "%s\n", coordinator.error().message.c_str());
+    return 1;
+  }
+  auto claim = (*coordinator)->claim();
+  if (!claim.ok()) {
+    std::fprintf(stderr, "%s\n", claim.error().message.c_str());
+    return 1;
+  }
+  options.datacenter_id = claim->datacenter_id;
+  options.worker_id = claim->worker_id;
   auto generator = snowid::Generator::create(options);
   if (!generator.ok()) {
     std::fprintf(stderr, "%s\n", generator.error().message.c_str());

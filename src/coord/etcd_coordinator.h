@@ -20,11 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "lease_options.h"
 #include "snowid/clock.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
 #include "snowid/layout.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid {
 

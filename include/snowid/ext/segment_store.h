@@ -1,3 +1,6 @@
+// Extension header (include/snowid/ext/README.md): for embedding snowid's
+// server parts, outside the stable public API; it may change between versions.
+//
 // Where segment mode keeps its ranges: one row per business tag in the table
 // `snowid_segments` (tag, max_id, step, description, updated_at).
 //

@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include "lease_options.h"
 #include "snowid/coordinator.h"
 #include "snowid/error.h"
-#include "snowid/leased_coordinator.h"
 
 namespace snowid {
 

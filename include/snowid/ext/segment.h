@@ -1,3 +1,6 @@
+// Extension header (include/snowid/ext/README.md): for embedding snowid's
+// server parts, outside the stable public API; it may change between versions.
+//
 // Segment mode (Meituan Leaf's "segment" allocator): dense, strictly
 // increasing 64-bit numbers per business tag, backed by a SegmentStore.
 //
@@ -29,7 +32,7 @@
 
 #include "snowid/clock.h"
 #include "snowid/error.h"
-#include "snowid/segment_store.h"
+#include "snowid/ext/segment_store.h"
 
 namespace snowid {
 
