@@ -220,8 +220,7 @@ void issue_many(IdService& service, const IdRequest& request, IdFormat format, I
 // GET /v1/opaque/encode/{id} and /v1/opaque/decode/{opaque}[?encoding=E]:
 // {"id":"…","opaque":"…"}, the Snowflake ID in decimal, the opaque one in E.
 void answer_opaque(const IdService& service, Route route, std::string_view tail,
-                   std::optional<std::string_view> authorization, IdEncoding encoding,
-                   HttpResponse& response) {
+                   const Caller& authorization, IdEncoding encoding, HttpResponse& response) {
   Id id = 0;
   Id opaque = 0;
   Answer answer = route == Route::kOpaqueEncode
@@ -462,7 +461,7 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   // The token first, then the request's parameters: every route from here
   // on takes a query, and accepts its own parameters only. (The probes and
   // /metrics above ignore theirs, whatever it holds: cache busters, repeats.)
-  const std::optional<std::string_view> authorization = request.authorization;
+  const Caller authorization = Caller::presenting(request.authorization);
   if (Answer allowed = service.authorize(authorization); !allowed.ok()) {
     return set_refusal(response, allowed);
   }

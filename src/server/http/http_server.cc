@@ -191,7 +191,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     const auto latency = std::chrono::steady_clock::now() - begin;
     service_.metrics().count_request(response_.route, response_.status, latency);
     if (auto call = call_of(response_.route)) {
-      service_.count(Protocol::kHttp, *call, response_.outcome, latency);
+      service_.count_since(Protocol::kHttp, *call, response_.outcome, begin);
     }
     if (!keep_alive) close_after_write_ = true;
   }

@@ -197,7 +197,8 @@ void answer_decode(IdService& service, const HttpRequest& request, const Target&
   auto id = parse_id(parameter->second);
   if (!id.ok()) return set_error(response, 400, "snowflakeId: " + id.error().message);
   IdFields fields;
-  Answer answer = service.decode(request.authorization, static_cast<std::uint64_t>(*id), fields);
+  Answer answer = service.decode(Caller::presenting(request.authorization),
+                                 static_cast<std::uint64_t>(*id), fields);
   if (!answer.ok()) return set_refusal(response, answer);
   set_json(response, nlohmann::json{
                          {"timestamp", fmt::format("{}({})", fields.timestamp.count(),
@@ -261,12 +262,12 @@ void answer_leaf_monitor(IdService& service, Route route, const HttpRequest& req
   Table table;
   if (route == Route::kLeafCache) {
     SegmentBuffersSnapshot snapshot;
-    Answer answer = service.segment_buffers(request.authorization, snapshot);
+    Answer answer = service.segment_buffers(Caller::presenting(request.authorization), snapshot);
     if (!answer.ok()) return set_refusal(response, answer);
     table = cache_table(snapshot);
   } else {
     SegmentStoreRows rows;
-    Answer answer = service.segment_store_rows(request.authorization, rows);
+    Answer answer = service.segment_store_rows(Caller::presenting(request.authorization), rows);
     if (!answer.ok()) return set_refusal(response, answer);
     table = db_table(rows);
   }
