@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "snowid/decode.h"
-#include "snowid/time_text.h"
+#include "time_text.h"
 
 namespace snowid::server {
 namespace {
