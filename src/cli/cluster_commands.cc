@@ -68,8 +68,9 @@ ClusterCommands::ClusterCommands(CLI::App& app) {
   confirm_loss_->add_option("--state-dir", state_dir_, "The node's state_dir")->required();
 }
 
-std::optional<int> ClusterCommands::run() const {
-  if (!cluster_->parsed()) return std::nullopt;
+bool ClusterCommands::parsed() const { return cluster_->parsed(); }
+
+int ClusterCommands::run() const {
   if (confirm_loss_->parsed()) return confirm_loss();
   return list_->parsed() ? list() : release();
 }

@@ -7,24 +7,24 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "coordinator_factory.h"
 #include "lease_options.h"
 #include "snowid/error.h"
+#include "subcommand.h"
 
 namespace snowid::cli {
 
-class ClusterCommands {
+class ClusterCommands final : public Subcommand {
  public:
   // Adds the `cluster` subcommand and its own subcommands to `app`.
   explicit ClusterCommands(CLI::App& app);
 
-  // After parsing: nullopt if `cluster` was not given, else its exit code
-  // (0 done, 1 failed, 2 bad input; errors are one line on stderr).
-  std::optional<int> run() const;
+  bool parsed() const override;
+  // Its exit code (0 done, 1 failed, 2 bad input; errors are one line on stderr).
+  int run() const override;
 
  private:
   int list() const;

@@ -567,20 +567,6 @@ class BenchCommand : public Subcommand {
   double thrift_seconds_ = 5;
 };
 
-// `snowid cluster`, whose class (cluster_commands.h) tells "not chosen" by
-// returning nullopt from run(): adapted to the one shape here.
-class ClusterCommand : public Subcommand {
- public:
-  explicit ClusterCommand(CLI::App& app)
-      : commands_(app), cluster_(app.get_subcommand("cluster")) {}
-  bool parsed() const override { return cluster_->parsed(); }
-  int run() const override { return commands_.run().value_or(kExitUsage); }
-
- private:
-  ClusterCommands commands_;
-  CLI::App* cluster_;
-};
-
 // Makes `Command`, adding its options to `app`.
 template <typename Command>
 std::unique_ptr<Subcommand> make(CLI::App& app, LayoutArgs& layout_args) {
@@ -597,7 +583,7 @@ std::unique_ptr<Subcommand> make(CLI::App& app, LayoutArgs& layout_args) {
 using MakeSubcommand = std::unique_ptr<Subcommand> (*)(CLI::App&, LayoutArgs&);
 constexpr MakeSubcommand kSubcommands[] = {
     make<GenCommand>,   make<DecodeCommand>,  make<ComposeCommand>, make<LayoutCommand>,
-    make<BenchCommand>, make<ClusterCommand>, make<NodeIdCommand>,  make<SegmentCommands>,
+    make<BenchCommand>, make<ClusterCommands>, make<NodeIdCommand>,  make<SegmentCommands>,
     make<CheckCommand>, make<StateCommands>,  make<OpaqueCommands>,
 };
 

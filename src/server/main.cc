@@ -201,8 +201,8 @@ struct Subsystems {
   std::unique_ptr<ClaimResponder> claim_responder;
   // The same for the gRPC address: its health service.
   std::unique_ptr<ClaimGrpcHealth> claim_grpc_health;
-  // Segment mode: opened after the generator, destroyed after the listeners
-  // stopped (service holds a pointer to it until then).
+  // Segment mode: opened after the generator, handed to the service, which
+  // closes it after the listeners stopped.
   std::unique_ptr<SegmentAllocator> segments;
   // Read with the configuration (step 1); handed to the service.
   std::unique_ptr<OpaqueIds> opaque_ids;
@@ -308,11 +308,9 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
         audit_log->write_header(options.layout, options.datacenter_id, options.worker_id);
     if (!header.ok()) return fail(kExitFailure, header.error().message);
   }
-  out.service =
-      std::make_unique<IdService>(config, std::move(*node), configured_endpoints(config));
-  out.service->set_segments(out.segments.get());
-  out.service->set_audit_log(std::move(audit_log));
-  out.service->set_opaque_ids(std::move(out.opaque_ids));
+  out.service = std::make_unique<IdService>(
+      config, IdService::Parts{std::move(*node), std::move(out.segments), std::move(audit_log),
+                               std::move(out.opaque_ids), configured_endpoints(config)});
   out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
 }
@@ -453,8 +451,7 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
 // node id back (cluster mode) or writes the exact high-water mark (static).
 int shut_down(Subsystems& subsystems) {
   IdService& service = *subsystems.service;
-  service.set_segments(nullptr);
-  subsystems.segments.reset();
+  service.close_segments();
   Status saved = service.node().stop();
   if (!saved.ok()) {
     spdlog::error("{}", saved.error().message);

@@ -3,7 +3,7 @@
 // Boost.Beast's parser with the 8 KiB header and 4 KiB body limits, the
 // whole header capped, RFC 9112's framing rules on top) and the input
 // buffer's bound, in the loop of Session::parse_and_answer
-// (src/server/http_server.cc), with every complete request answered by
+// (src/server/http/http_server.cc), with every complete request answered by
 // handle_http on the open service of fuzz_support.h. Covers request lines,
 // headers, pipelining, keep-alive and Connection: close, chunked and sized
 // bodies, smuggling attempts, and the refusals (400, 413, 431, 501).

@@ -1,5 +1,5 @@
 // Fuzz target: snowidd's HTTP routing and query parsing (handle_http in
-// src/server/http_routes.h), on real services (tests/fuzz/fuzz_support.h).
+// src/server/http/http_routes.h), on real services (tests/fuzz/fuzz_support.h).
 //
 // Input: text lines, as a request's parts after Beast has parsed it:
 //   service        "guarded" picks the service with a bearer token and the

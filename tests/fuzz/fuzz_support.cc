@@ -44,8 +44,8 @@ server::IdService* start_service(ServiceKind kind) {
   // (joining the segment allocator's thread) runs while libFuzzer exits.
   auto node = server::Node::start(*resolved);
   if (!node.ok()) fail("node", node.error());
-  auto* service =
-      new server::IdService(config, std::move(*node), server::configured_endpoints(config));
+  server::IdService::Parts parts{std::move(*node), nullptr, nullptr, nullptr,
+                                 server::configured_endpoints(config)};
   const std::string& url = resolved->segment_url;
   if (!url.empty()) {
     auto store = open_segment_store(url);
@@ -55,9 +55,9 @@ server::IdService* start_service(ServiceKind kind) {
     }
     auto segments = SegmentAllocator::open(url, server::segment_allocator_options(config));
     if (!segments.ok()) fail("segment allocator", segments.error());
-    service->set_segments(segments->release());
+    parts.segments = std::move(*segments);
   }
-  return service;
+  return new server::IdService(config, std::move(parts));
 }
 
 }  // namespace

@@ -136,6 +136,22 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
 
 // Debian 12's python3-redis (4.3) speaks RESP2 only; RESP3 is tested with
 // redis-cli -3 (Resp2DecodeIsAFlatArrayAndResp3AMap) and node-redis.
+// INCRBY's increment is held to max_batch by the service, as every
+// protocol's count is: refused in Redis's manner, and counted as too large
+// in the request metrics like any other refusal.
+TEST_F(RespTest, AnIncrementAboveMaxBatchIsRefusedAndCounted) {
+  auto server = start(dir, {"--max-batch", "100"});
+  const int port = server->listener_port("resp");
+  ASSERT_GT(port, 0) << server->log();
+  EXPECT_EQ(cli(port, {"INCRBY", "orders", "101"}), "ERR increment 101 exceeds max_batch 100");
+  EXPECT_EQ(cli(port, {"INCR", "orders"}), "1");
+  const std::string metrics = test::http_get(server->port(), "/metrics").body;
+  EXPECT_NE(metrics.find("snowid_requests_total{protocol=\"resp\",call=\"segment\","
+                         "outcome=\"too_large\"} 1\n"),
+            std::string::npos)
+      << metrics;
+}
+
 TEST_F(RespTest, PythonRedisClientWithPipelining) {
   auto server = start(dir);
   const int port = server->listener_port("resp");

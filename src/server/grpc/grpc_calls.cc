@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "id_json.h"
@@ -37,12 +38,14 @@ grpc::StatusCode grpc_code(Outcome outcome) {
   return grpc::StatusCode::INTERNAL;
 }
 
+// How gRPC's callers are authenticated: each call presents its
+// "authorization" metadata.
+Caller caller(GrpcAuthorization authorization) { return Caller::presenting(authorization); }
+
 // Runs `answer` (returning an Answer), counts the call and converts its outcome.
 template <typename Answerer>
 grpc::Status counted(IdService& service, Call call, Answerer&& answer) {
-  const auto begin = std::chrono::steady_clock::now();
-  const Answer outcome = answer();
-  service.count(Protocol::kGrpc, call, outcome.outcome, std::chrono::steady_clock::now() - begin);
+  const Answer outcome = service.timed(Protocol::kGrpc, call, std::forward<Answerer>(answer));
   if (outcome.ok()) return grpc::Status::OK;
   return grpc::Status(grpc_code(outcome.outcome), outcome.message);
 }
@@ -53,7 +56,7 @@ grpc::Status answer_next_id(IdService& service, GrpcAuthorization authorization,
                             const v1::NextIdRequest& request, v1::NextIdResponse& response) {
   return counted(service, Call::kNextId, [&] {
     Id id = 0;
-    Answer answer = service.next_id({authorization, request.agent(), 1}, id);
+    Answer answer = service.next_id({caller(authorization), request.agent(), 1}, id);
     if (answer.ok()) response.set_id(static_cast<std::uint64_t>(id));
     return answer;
   });
@@ -64,7 +67,8 @@ grpc::Status answer_next_ids(IdService& service, GrpcAuthorization authorization
   return counted(service, Call::kNextIds, [&] {
     thread_local std::vector<Id> ids;
     ids.clear();
-    Answer answer = service.next_ids({authorization, request.agent(), request.count()}, ids);
+    Answer answer =
+        service.next_ids({caller(authorization), request.agent(), request.count()}, ids);
     if (!answer.ok()) return answer;
     response.mutable_ids()->Reserve(static_cast<int>(ids.size()));
     for (Id id : ids) response.add_ids(static_cast<std::uint64_t>(id));
@@ -76,7 +80,7 @@ grpc::Status answer_decode(IdService& service, GrpcAuthorization authorization,
                            const v1::DecodeRequest& request, v1::DecodeResponse& response) {
   return counted(service, Call::kDecode, [&] {
     IdFields fields;
-    Answer answer = service.decode(authorization, request.id(), fields);
+    Answer answer = service.decode(caller(authorization), request.id(), fields);
     if (!answer.ok()) return answer;
     response.set_id(request.id());
     response.set_timestamp_ms(fields.timestamp.count());
@@ -92,7 +96,7 @@ grpc::Status answer_info(IdService& service, GrpcAuthorization authorization,
                          const v1::InfoRequest&, v1::InfoResponse& response) {
   return counted(service, Call::kInfo, [&] {
     NodeInfo info;
-    Answer answer = service.info(authorization, info);
+    Answer answer = service.info(caller(authorization), info);
     if (!answer.ok()) return answer;
     response.set_version(kVersion);
     response.set_layout(describe(info.generator.layout));
@@ -114,7 +118,7 @@ grpc::Status answer_next_segment_ids(IdService& service, GrpcAuthorization autho
     thread_local std::vector<std::int64_t> numbers;
     numbers.clear();
     Answer answer = service.next_segment_ids(
-        {authorization, request.agent(), request.tag(), request.count()}, numbers);
+        {caller(authorization), request.agent(), request.tag(), request.count()}, numbers);
     if (answer.ok()) response.mutable_ids()->Add(numbers.begin(), numbers.end());
     return answer;
   });
@@ -140,7 +144,8 @@ grpc::Status answer_next_formatted_ids(IdService& service, GrpcAuthorization aut
       // The token first, as on every call: a caller without it is told
       // nothing about its arguments.
       return counted(service, Call::kNextUuids, [&] {
-        if (Answer allowed = service.authorize(authorization); !allowed.ok()) return allowed;
+        if (Answer allowed = service.authorize(caller(authorization)); !allowed.ok())
+          return allowed;
         return Answer{Outcome::kInvalidArgument,
                       fmt::format("kind {} is not ID_KIND_UUID7, ID_KIND_ULID or ID_KIND_OBJECTID",
                                   static_cast<int>(request.kind()))};
@@ -149,8 +154,8 @@ grpc::Status answer_next_formatted_ids(IdService& service, GrpcAuthorization aut
   return counted(service, call, [&] {
     thread_local std::vector<FormattedId> ids;
     ids.clear();
-    Answer answer =
-        service.next_formatted_ids({authorization, request.agent(), request.count()}, kind, ids);
+    Answer answer = service.next_formatted_ids(
+        {caller(authorization), request.agent(), request.count()}, kind, ids);
     if (!answer.ok()) return answer;
     response.mutable_ids()->Reserve(static_cast<int>(ids.size()));
     response.mutable_texts()->Reserve(static_cast<int>(ids.size()));
@@ -168,7 +173,7 @@ grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorizat
                                 v1::DecodeTextResponse& response) {
   return counted(service, Call::kDecode, [&] {
     DecodedId decoded;
-    Answer answer = service.decode(authorization, request.text(), decoded);
+    Answer answer = service.decode(caller(authorization), request.text(), decoded);
     if (!answer.ok()) return answer;
     const nlohmann::json fields = decoded_json(decoded);
     response.set_kind(fields.contains("kind") ? fields["kind"].get<std::string>() : "snowflake");
@@ -179,7 +184,7 @@ grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorizat
 
 grpc::Status unparsable_request(IdService& service, GrpcAuthorization authorization,
                                 std::string_view message) {
-  if (Answer allowed = service.authorize(authorization); !allowed.ok()) {
+  if (Answer allowed = service.authorize(caller(authorization)); !allowed.ok()) {
     return grpc::Status(grpc_code(allowed.outcome), allowed.message);
   }
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,

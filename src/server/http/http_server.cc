@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "connection_workers.h"
+#include "http_metrics.h"
 #include "http_request_parser.h"
 #include "http_routes.h"
 #include "tls_context.h"
@@ -46,8 +47,9 @@ constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
 template <typename Stream>
 class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Stream stream, Worker& worker, IdService& service, const HttpOptions& options)
-      : stream_(std::move(stream)), worker_(worker), service_(service),
+  Session(Stream stream, Worker& worker, IdService& service, HttpMetrics& metrics,
+          const HttpOptions& options)
+      : stream_(std::move(stream)), worker_(worker), service_(service), metrics_(metrics),
         in_(max_buffered_request_bytes(options)), reader_(options) {
     position_ = worker_.connections.insert(worker_.connections.end(), this);
   }
@@ -178,7 +180,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
               "the server is shutting down: the request waited for the clock and was not "
               "answered; retry it, on another node if there is one");
     append_response(refusal, 11, false);
-    service_.metrics().count_request(Route::kOther, 503, std::chrono::nanoseconds{0});
+    metrics_.count(Route::kOther, 503, std::chrono::nanoseconds{0});
     close_after_write_ = true;
     write();
   }
@@ -189,9 +191,9 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
         request.keep_alive() && !worker_.draining.load(std::memory_order_relaxed);
     append_response(response_, request.version(), keep_alive);
     const auto latency = std::chrono::steady_clock::now() - begin;
-    service_.metrics().count_request(response_.route, response_.status, latency);
+    metrics_.count(response_.route, response_.status, latency);
     if (auto call = call_of(response_.route)) {
-      service_.count(Protocol::kHttp, *call, response_.outcome, latency);
+      service_.count_since(Protocol::kHttp, *call, response_.outcome, begin);
     }
     if (!keep_alive) close_after_write_ = true;
   }
@@ -202,7 +204,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     response_.reset();
     set_error(response_, status, message);
     append_response(response_, 11, false);
-    service_.metrics().count_request(Route::kOther, status, std::chrono::nanoseconds{0});
+    metrics_.count(Route::kOther, status, std::chrono::nanoseconds{0});
     close_after_write_ = true;
   }
 
@@ -245,6 +247,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   Stream stream_;
   Worker& worker_;
   IdService& service_;
+  HttpMetrics& metrics_;
   std::list<Connection*>::iterator position_;
   beast::flat_buffer in_;
   RequestReader reader_;
@@ -282,11 +285,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       if (self->tls) {
         using TlsStream = ssl::stream<tcp::socket>;
         std::make_shared<Session<TlsStream>>(TlsStream(std::move(*socket), *self->tls), worker,
-                                             self->service, self->options)
+                                             self->service, *self->http_metrics, self->options)
             ->start();
       } else {
         std::make_shared<Session<tcp::socket>>(std::move(*socket), worker, self->service,
-                                               self->options)
+                                               *self->http_metrics, self->options)
             ->start();
       }
     });
@@ -315,6 +318,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   IdService& service;
   const HttpOptions options;
+  // Requests by route and status, added to the service's /metrics by start().
+  std::shared_ptr<HttpMetrics> http_metrics = std::make_shared<HttpMetrics>();
   std::shared_ptr<TcpAcceptor> acceptor;
   std::unique_ptr<ssl::context> tls;
   // max_connections as the open-file limit allows (descriptor_budget.h)
@@ -347,6 +352,7 @@ Result<Endpoint> HttpServer::start(const DescriptorBudget& descriptors) {
   auto port = impl_->acceptor->listen(http.endpoint);
   if (!port.ok()) return port.error();
   impl_->max_connections = descriptors.connections_for("http");
+  impl_->service.add_metrics_source(impl_->http_metrics);
   const bool may_wait = config.generator.clock_policy == ClockPolicy::kWait;
   impl_->workers.start(config.net.io_threads, may_wait ? &impl_->waiters : nullptr);
   impl_->acceptor->start();

@@ -22,8 +22,6 @@
 namespace snowid::server {
 namespace {
 
-constexpr std::array<std::string_view, 1> kDecodeParameters{"snowflakeId"};
-
 std::string_view trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
@@ -188,24 +186,10 @@ std::string leaf_time(std::chrono::milliseconds unix_time) {
   return text;
 }
 
-void answer_decode(IdService& service, const HttpRequest& request, const Target& target,
-                   HttpResponse& response) {
-  const auto parameter = target.query.find("snowflakeId");
-  if (parameter == target.query.end()) {
-    return set_error(response, 400, "snowflakeId is required: a decimal ID from 0 to 2^63-1");
-  }
-  auto id = parse_id(parameter->second);
-  if (!id.ok()) return set_error(response, 400, "snowflakeId: " + id.error().message);
-  IdFields fields;
-  Answer answer = service.decode(request.authorization, static_cast<std::uint64_t>(*id), fields);
-  if (!answer.ok()) return set_refusal(response, answer);
-  set_json(response, nlohmann::json{
-                         {"timestamp", fmt::format("{}({})", fields.timestamp.count(),
-                                                   leaf_time(fields.timestamp))},
-                         {"workerId", std::to_string(fields.worker)},
-                         {"sequenceId", std::to_string(fields.sequence)},
-                         {"datacenterId", std::to_string(fields.datacenter)},
-                     });
+// A table as the request's Accept header prefers it.
+void set_table(const Table& table, const HttpRequest& request, HttpResponse& response) {
+  if (prefers_html(request.accept)) return set_table_html(table, response);
+  set_table_json(table, response);
 }
 
 // Leaf's SegmentBufferView, then snowid's extras. Leaf's `pos` is the index
@@ -246,32 +230,44 @@ Table db_table(const SegmentStoreRows& store) {
 
 }  // namespace
 
-std::span<const std::string_view> leaf_monitor_parameters(Route route) {
-  if (route == Route::kLeafDecode) return kDecodeParameters;
-  return {};
+void answer_leaf_decode(const RouteRequest& request, HttpResponse& response) {
+  const auto parameter = request.target.query.find("snowflakeId");
+  if (parameter == request.target.query.end()) {
+    return set_error(response, 400, "snowflakeId is required: a decimal ID from 0 to 2^63-1");
+  }
+  auto id = parse_id(parameter->second);
+  if (!id.ok()) return set_error(response, 400, "snowflakeId: " + id.error().message);
+  IdFields fields;
+  Answer answer =
+      request.service.decode(Caller::presenting(request.http.authorization), static_cast<std::uint64_t>(*id), fields);
+  if (!answer.ok()) return set_refusal(response, answer);
+  set_json(response, nlohmann::json{
+                         {"timestamp", fmt::format("{}({})", fields.timestamp.count(),
+                                                   leaf_time(fields.timestamp))},
+                         {"workerId", std::to_string(fields.worker)},
+                         {"sequenceId", std::to_string(fields.sequence)},
+                         {"datacenterId", std::to_string(fields.datacenter)},
+                     });
 }
 
 bool prefers_html(std::string_view accept) {
   return accept_weight(accept, "text/html") > accept_weight(accept, "application/json");
 }
 
-void answer_leaf_monitor(IdService& service, Route route, const HttpRequest& request,
-                         const Target& target, HttpResponse& response) {
-  if (route == Route::kLeafDecode) return answer_decode(service, request, target, response);
-  Table table;
-  if (route == Route::kLeafCache) {
-    SegmentBuffersSnapshot snapshot;
-    Answer answer = service.segment_buffers(request.authorization, snapshot);
-    if (!answer.ok()) return set_refusal(response, answer);
-    table = cache_table(snapshot);
-  } else {
-    SegmentStoreRows rows;
-    Answer answer = service.segment_store_rows(request.authorization, rows);
-    if (!answer.ok()) return set_refusal(response, answer);
-    table = db_table(rows);
-  }
-  if (prefers_html(request.accept)) return set_table_html(table, response);
-  set_table_json(table, response);
+void answer_leaf_cache(const RouteRequest& request, HttpResponse& response) {
+  SegmentBuffersSnapshot snapshot;
+  Answer answer = request.service.segment_buffers(Caller::presenting(request.http.authorization),
+                                                        snapshot);
+  if (!answer.ok()) return set_refusal(response, answer);
+  set_table(cache_table(snapshot), request.http, response);
+}
+
+void answer_leaf_db(const RouteRequest& request, HttpResponse& response) {
+  SegmentStoreRows rows;
+  Answer answer = request.service.segment_store_rows(Caller::presenting(request.http.authorization),
+                                                           rows);
+  if (!answer.ok()) return set_refusal(response, answer);
+  set_table(db_table(rows), request.http, response);
 }
 
 }  // namespace snowid::server

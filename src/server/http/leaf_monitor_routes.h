@@ -18,23 +18,18 @@
 // store is down. Errors are {"error":"…"} as on every other route.
 #pragma once
 
-#include <span>
 #include <string_view>
 
-#include "http_request.h"
 #include "http_routes.h"
-#include "http_target.h"
-#include "service.h"
 
 namespace snowid::server {
 
-// The query parameters `route` accepts (one of kLeafDecode, kLeafCache, kLeafDb).
-std::span<const std::string_view> leaf_monitor_parameters(Route route);
-
-// Answers a GET or HEAD of one of those routes into `response`, the token
-// and parameter names already checked by handle_http().
-void answer_leaf_monitor(IdService& service, Route route, const HttpRequest& request,
-                         const Target& target, HttpResponse& response);
+// Answer a GET or HEAD of one of those routes into `response`: rows of the
+// route table (http_routes.cc), the token and parameter names already
+// checked by handle_http().
+void answer_leaf_decode(const RouteRequest& request, HttpResponse& response);
+void answer_leaf_cache(const RouteRequest& request, HttpResponse& response);
+void answer_leaf_db(const RouteRequest& request, HttpResponse& response);
 
 // True if `accept` (an Accept header, RFC 9110 12.5.1) gives text/html a
 // higher weight than application/json; without the header, or on a tie, JSON.

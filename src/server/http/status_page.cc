@@ -4,7 +4,7 @@
 
 namespace snowid::server {
 
-void answer_status_page(HttpResponse& response) {
+void answer_status_page(const RouteRequest& /*request*/, HttpResponse& response) {
   response.content_type = "text/html; charset=utf-8";
   response.body.assign(kStatusPageHtml);
   response.headers.emplace_back("Content-Security-Policy", kStatusPagePolicy);

@@ -20,7 +20,8 @@
 
 namespace snowid::server {
 
-// Makes `response` the status page (a HEAD's header fields are the same).
-void answer_status_page(HttpResponse& response);
+// Makes `response` the status page (a HEAD's header fields are the same):
+// the route table's row for GET /, public, its query ignored.
+void answer_status_page(const RouteRequest& request, HttpResponse& response);
 
 }  // namespace snowid::server

@@ -32,16 +32,29 @@ struct StreamListenerOptions {
   std::string trusted_networks;
 };
 
-// The names of one listener's rows, e.g. {"thrift", "thrift_max_connections",
-// "thrift_idle_timeout_ms", "thrift_max_frame_bytes", …}: string literals.
+// The names of one listener's rows, all under the listener's name:
+// {"thrift", "thrift_max_connections", "thrift_idle_timeout_ms",
+// "thrift_max_frame_bytes", …} for StreamListenerOptionNames("thrift",
+// "max_frame_bytes"). Rows keep pointers to these names: an instance must
+// outlive the option table (a static one).
 struct StreamListenerOptionNames {
-  const char* endpoint;
-  const char* max_connections;
-  const char* idle_timeout;
-  const char* max_pending_bytes;
-  const char* auth_timeout;
-  const char* unauthenticated_share;
-  const char* trusted_networks;
+  // `pending_bytes`: what the listener calls max_pending_bytes.
+  StreamListenerOptionNames(const std::string& listener, const std::string& pending_bytes)
+      : endpoint(listener),
+        max_connections(listener + "_max_connections"),
+        idle_timeout(listener + "_idle_timeout_ms"),
+        max_pending_bytes(listener + "_" + pending_bytes),
+        auth_timeout(listener + "_auth_timeout_ms"),
+        unauthenticated_share(listener + "_unauthenticated_share"),
+        trusted_networks(listener + "_trusted_networks") {}
+
+  std::string endpoint;
+  std::string max_connections;
+  std::string idle_timeout;
+  std::string max_pending_bytes;
+  std::string auth_timeout;
+  std::string unauthenticated_share;
+  std::string trusted_networks;
 };
 
 // Every row of a listener's StreamListenerOptions, under `names`; all but

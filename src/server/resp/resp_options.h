@@ -25,14 +25,6 @@ struct RespOptions {
   std::uint32_t max_arguments = 1024;
 };
 
-inline constexpr StreamListenerOptionNames kRespOptionNames{"resp",
-                                                            "resp_max_connections",
-                                                            "resp_idle_timeout_ms",
-                                                            "resp_max_pending_bytes",
-                                                            "resp_auth_timeout_ms",
-                                                            "resp_unauthenticated_share",
-                                                            "resp_trusted_networks"};
-
 OptionRows<RespOptions> resp_rows();
 
 // Ok unless the listener's limits are unusable.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <utility>
 
 #include "info_json.h"
 #include "resp_commands.h"
@@ -62,10 +63,7 @@ class RespConnection final : public StreamHandler {
         options_(shared_->options),
         token_required_(!service_.config().bearer_token.empty()),
         client_id_(shared_->next_client_id.fetch_add(1)) {
-    if (trusted && token_required_) {
-      authenticated_ = true;
-      authorization_ = "Bearer " + service_.config().bearer_token;
-    }
+    if (trusted && token_required_) authenticated_ = true;
   }
 
   bool authenticated() const override { return !token_required_ || authenticated_; }
@@ -188,11 +186,12 @@ class RespConnection final : public StreamHandler {
       std::int64_t count = 1;
       if (row.id == kIncrBy && !increment(args[2], count, refusal)) return refusal;
       answer = service_.admit(segment_request(args[1], count));
+      if (!answer.ok()) return increment_refusal(answer, count);
     } else if (row.id == kSnowidId || row.id == kSnowidIds) {
       std::int64_t count = 1;
       if (row.id == kSnowidIds && !ids_count(args[1], count, refusal)) return refusal;
       ids = static_cast<std::uint64_t>(count);
-      answer = service_.admit(IdRequest{authorization(), agent_, ids});
+      answer = service_.admit(IdRequest{caller(), agent_, ids});
     }
     return answer.ok() ? std::string{} : refusal_text(answer);
   }
@@ -265,7 +264,7 @@ class RespConnection final : public StreamHandler {
     std::int64_t served = 0;
     for (std::size_t i = 1; i < args.size(); ++i) {
       bool this_one = false;
-      const Answer answer = service_.segment_tag_served(authorization(), args[i], this_one);
+      const Answer answer = service_.segment_tag_served(caller(), args[i], this_one);
       if (!answer.ok()) return refuse(answer, reply);
       served += this_one ? 1 : 0;
     }
@@ -314,10 +313,10 @@ class RespConnection final : public StreamHandler {
     }
   }
 
-  std::optional<std::string_view> authorization() const {
-    if (!token_required_) return std::nullopt;
-    return authorization_;
-  }
+  // How RESP's callers are authenticated: a connection is trusted once it
+  // passed AUTH (or HELLO's) with the bearer token, or from the start if it
+  // comes from resp_trusted_networks.
+  Caller caller() const { return authenticated_ ? Caller::trusted() : Caller::presenting({}); }
 
   // The Answer's refusal as a RESP error: the outcome's word, then the reason.
   static std::string refusal_text(const Answer& answer) {
@@ -327,19 +326,22 @@ class RespConnection final : public StreamHandler {
     return fmt::format("{} {}", code, answer.message);
   }
   static void refuse(const Answer& answer, RespReply& reply) { reply.error(refusal_text(answer)); }
+  // INCR and INCRBY's refusal: a count above max_batch (the service's
+  // kTooLarge) in Redis's manner, naming the increment; any other as above.
+  std::string increment_refusal(const Answer& answer, std::int64_t count) const {
+    if (answer.outcome != Outcome::kTooLarge) return refusal_text(answer);
+    return fmt::format("ERR increment {} exceeds max_batch {}", count, service_.config().max_batch);
+  }
 
   // Runs `issue` (returning an Answer) and counts it as a call of the service.
   template <typename Issue>
   Answer counted(Call call, Issue&& issue) {
-    const auto begin = std::chrono::steady_clock::now();
-    Answer answer = issue();
-    service_.count(Protocol::kResp, call, answer.outcome, std::chrono::steady_clock::now() - begin);
-    return answer;
+    return service_.timed(Protocol::kResp, call, std::forward<Issue>(issue));
   }
 
   // INCRBY's request: `count` consecutive numbers of the tag.
   SegmentRequest segment_request(std::string_view tag, std::int64_t count) const {
-    SegmentRequest request{authorization(), agent_, tag, std::nullopt};
+    SegmentRequest request{caller(), agent_, tag, std::nullopt};
     if (count > 1) request.count = static_cast<std::uint64_t>(count);
     request.consecutive = true;
     return request;
@@ -365,7 +367,7 @@ class RespConnection final : public StreamHandler {
                                 "than the tag's step",
                                 count, printable(tag))};
     });
-    if (!answer.ok()) return refuse(answer, reply);
+    if (!answer.ok()) return reply.error(increment_refusal(answer, count));
     reply.integer(numbers_.back());
   }
 
@@ -376,16 +378,14 @@ class RespConnection final : public StreamHandler {
     incr(args[1], count, reply);
   }
 
-  // INCRBY's increment: 1..max_batch; false with `refusal` set otherwise.
-  bool increment(std::string_view text, std::int64_t& count, std::string& refusal) const {
+  // INCRBY's increment: a positive integer (max_batch is the service's
+  // rule); false with `refusal` set otherwise.
+  static bool increment(std::string_view text, std::int64_t& count, std::string& refusal) {
     const auto value = integer_argument(text);
     if (!value) {
       refusal = "ERR value is not an integer or out of range";
     } else if (*value < 1) {
       refusal = "ERR increment must be at least 1: numbers are only handed out";
-    } else if (static_cast<std::uint64_t>(*value) > service_.config().max_batch) {
-      refusal =
-          fmt::format("ERR increment {} exceeds max_batch {}", *value, service_.config().max_batch);
     } else {
       count = *value;
     }
@@ -414,7 +414,7 @@ class RespConnection final : public StreamHandler {
   // client that reads integers into doubles (ioredis, node-redis) would
   // round a 64-bit ID, and two IDs could arrive as one.
   void next_ids(std::uint64_t count, bool as_array, RespReply& reply) {
-    IdRequest request{authorization(), agent_, count};
+    IdRequest request{caller(), agent_, count};
     if (!as_array) {
       Id id = 0;
       const Answer answer = counted(Call::kNextId, [&] { return service_.next_id(request, id); });
@@ -433,7 +433,7 @@ class RespConnection final : public StreamHandler {
     const Answer answer = counted(Call::kDecode, [&] {
       auto id = parse_id(text);
       if (!id.ok()) return Answer{Outcome::kInvalidArgument, id.error().message};
-      return service_.decode(authorization(), static_cast<std::uint64_t>(*id), fields);
+      return service_.decode(caller(), static_cast<std::uint64_t>(*id), fields);
     });
     if (!answer.ok()) return refuse(answer, reply);
     reply.map(5);
@@ -451,8 +451,7 @@ class RespConnection final : public StreamHandler {
 
   void info(RespReply& reply) {
     NodeInfo node;
-    const Answer answer =
-        counted(Call::kInfo, [&] { return service_.info(authorization(), node); });
+    const Answer answer = counted(Call::kInfo, [&] { return service_.info(caller(), node); });
     if (!answer.ok()) return refuse(answer, reply);
     reply.bulk(info_json_text(node));
   }
@@ -474,11 +473,8 @@ class RespConnection final : public StreamHandler {
   // if so, the connection is authenticated from now on.
   bool check_password(std::string_view user, std::string_view password) {
     const std::string candidate = fmt::format("Bearer {}", password);
-    const bool ok = user == "default" && service_.authorize(candidate).ok();
-    if (ok) {
-      authenticated_ = true;
-      authorization_ = candidate;
-    }
+    const bool ok = user == "default" && service_.authorize(Caller::presenting(candidate)).ok();
+    if (ok) authenticated_ = true;
     return ok;
   }
 
@@ -573,7 +569,7 @@ class RespConnection final : public StreamHandler {
   // INFO [section]: the server section, whatever was asked.
   void server_info(RespReply& reply) {
     NodeInfo node;
-    const bool known = service_.info(authorization(), node).ok();
+    const bool known = service_.info(caller(), node).ok();
     reply.bulk(fmt::format(
         "# Server\r\nredis_version:{}\r\nsnowid_version:{}\r\nredis_mode:standalone\r\n"
         "process_id:{}\r\nuptime_in_seconds:{}\r\nids_issued:{}\r\n",
@@ -590,8 +586,7 @@ class RespConnection final : public StreamHandler {
   RespRequestParser parser_;
   bool resp3_ = false;
   bool authenticated_ = false;
-  std::string authorization_;  // "Bearer <token>" once authenticated
-  std::string agent_;          // CLIENT SETNAME's name; empty: none
+  std::string agent_;  // CLIENT SETNAME's name; empty: none
   std::vector<Id> ids_;
   std::vector<std::int64_t> numbers_;
   std::optional<RespTransaction> transaction_;  // after MULTI, until EXEC or DISCARD

@@ -6,49 +6,6 @@
 
 namespace snowid::server {
 
-std::string_view route_name(Route route) {
-  switch (route) {
-    case Route::kId: return "/v1/id";
-    case Route::kIds: return "/v1/ids";
-    case Route::kDecode: return "/v1/decode";
-    case Route::kInfo: return "/v1/info";
-    case Route::kLeafSnowflake: return "/api/snowflake/get";
-    case Route::kHealthz: return "/healthz";
-    case Route::kReadyz: return "/readyz";
-    case Route::kMetrics: return "/metrics";
-    case Route::kSegment: return "/v1/segment";
-    case Route::kLeafSegment: return "/api/segment/get";
-    case Route::kReadyzSegment: return "/readyz/segment";
-    case Route::kLeafDecode:
-      return "/decodeSnowflakeId";
-    case Route::kLeafCache:
-      return "/cache";
-    case Route::kLeafDb:
-      return "/db";
-    case Route::kUuid:
-      return "/v1/uuid";
-    case Route::kUlid:
-      return "/v1/ulid";
-    case Route::kObjectId:
-      return "/v1/objectid";
-    case Route::kStatusPage:
-      return "/";
-    case Route::kOpaqueEncode:
-      return "/v1/opaque/encode";
-    case Route::kOpaqueDecode:
-      return "/v1/opaque/decode";
-    case Route::kOther: return "other";
-  }
-  return "other";
-}
-
-std::size_t Metrics::status_index(unsigned status) {
-  for (std::size_t i = 0; i + 1 < kStatuses.size(); ++i) {
-    if (kStatuses[i] == status) return i;
-  }
-  return kStatuses.size() - 1;
-}
-
 void Metrics::count_ids(std::string_view agent, std::uint64_t ids) {
   ids_issued_.fetch_add(ids, std::memory_order_relaxed);
   if (agent.empty() || agent == "none") {
@@ -73,7 +30,7 @@ void Metrics::count_ids(std::string_view agent, std::uint64_t ids) {
   }
 }
 
-void Metrics::Histogram::add(std::chrono::nanoseconds latency) {
+void LatencyHistogram::add(std::chrono::nanoseconds latency) {
   std::size_t bucket = 0;
   while (bucket < kBucketsNs.size() && latency.count() > kBucketsNs[bucket]) ++bucket;
   buckets[bucket].fetch_add(1, std::memory_order_relaxed);
@@ -81,8 +38,8 @@ void Metrics::Histogram::add(std::chrono::nanoseconds latency) {
   count.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Metrics::Histogram::render(std::string& out, std::string_view name,
-                                std::string_view labels) const {
+void LatencyHistogram::render(std::string& out, std::string_view name,
+                              std::string_view labels) const {
   auto sink = std::back_inserter(out);
   std::uint64_t cumulative = 0;
   for (std::size_t b = 0; b < kBucketsNs.size(); ++b) {
@@ -97,12 +54,6 @@ void Metrics::Histogram::render(std::string& out, std::string_view name,
       labels.empty() ? "" : fmt::format("{{{}}}", labels.substr(0, labels.size() - 1));
   fmt::format_to(sink, "{}_sum{} {:.9f}\n", name, braces, static_cast<double>(sum_ns.load()) / 1e9);
   fmt::format_to(sink, "{}_count{} {}\n", name, braces, count.load());
-}
-
-void Metrics::count_request(Route route, unsigned status, std::chrono::nanoseconds latency) {
-  requests_[static_cast<std::size_t>(route)][status_index(status)].fetch_add(
-      1, std::memory_order_relaxed);
-  http_latency_.add(latency);
 }
 
 void Metrics::count_call(Protocol protocol, Call call, Outcome outcome,
@@ -147,22 +98,6 @@ std::string Metrics::render(const std::string& extra) const {
         out, "snowid_request_duration_seconds",
         fmt::format("protocol=\"{}\",", protocol_name(static_cast<Protocol>(p))));
   }
-
-  // HTTP's own view: routes (probes and /metrics included) and status codes.
-  out += "# HELP snowid_http_requests_total HTTP requests, by route and status.\n";
-  out += "# TYPE snowid_http_requests_total counter\n";
-  for (std::size_t r = 0; r < kRouteCount; ++r) {
-    for (std::size_t s = 0; s < kStatuses.size(); ++s) {
-      const auto n = requests_[r][s].load(std::memory_order_relaxed);
-      if (n == 0) continue;
-      const std::string status = kStatuses[s] == 0 ? "other" : std::to_string(kStatuses[s]);
-      out += fmt::format("snowid_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n",
-                         route_name(static_cast<Route>(r)), status, n);
-    }
-  }
-  out += "# HELP snowid_http_request_duration_seconds HTTP request latency.\n";
-  out += "# TYPE snowid_http_request_duration_seconds histogram\n";
-  http_latency_.render(out, "snowid_http_request_duration_seconds", "");
 
   out += "# HELP snowid_open_connections Open HTTP connections.\n";
   out += "# TYPE snowid_open_connections gauge\n";

@@ -2,7 +2,8 @@
 // path without locks, except the per-agent table, which takes a shared lock
 // to find a named agent and an exclusive one only to add one (at most
 // kMaxAgents; the rest count as "other", so no client can grow the output).
-// Requests without an agent, the common case, take no lock.
+// Requests without an agent, the common case, take no lock. No protocol's
+// routes are known here: HTTP counts its own (http/http_metrics.h).
 #pragma once
 
 #include <array>
@@ -20,33 +21,22 @@
 
 namespace snowid::server {
 
-// kOther stays last: the routes are counted in an array of kRouteCount.
-enum class Route {
-  kId,
-  kIds,
-  kDecode,
-  kInfo,
-  kLeafSnowflake,
-  kHealthz,
-  kReadyz,
-  kMetrics,
-  kSegment,
-  kLeafSegment,
-  kReadyzSegment,
-  kLeafDecode,
-  kLeafCache,
-  kLeafDb,
-  kUuid,
-  kUlid,
-  kObjectId,
-  kStatusPage,
-  kOpaqueEncode,
-  kOpaqueDecode,
-  kOther,
+// A latency histogram over fixed buckets (the last: above them all),
+// updated with relaxed atomics from any thread.
+struct LatencyHistogram {
+  // Upper bounds of the buckets, in nanoseconds.
+  static constexpr std::array<std::int64_t, 12> kBucketsNs{
+      50'000,    100'000,    250'000,    500'000,     1'000'000,   2'500'000,
+      5'000'000, 10'000'000, 50'000'000, 100'000'000, 500'000'000, 1'000'000'000};
+
+  std::array<std::atomic<std::uint64_t>, kBucketsNs.size() + 1> buckets{};
+  std::atomic<std::uint64_t> sum_ns{0};
+  std::atomic<std::uint64_t> count{0};
+
+  void add(std::chrono::nanoseconds latency);
+  // `name`_bucket/_sum/_count samples, each with `labels` ("" or `k="v",`).
+  void render(std::string& out, std::string_view name, std::string_view labels) const;
 };
-inline constexpr std::size_t kRouteCount = 21;
-static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
-std::string_view route_name(Route route);
 
 // Metrics a subsystem keeps and renders itself (a listener's own),
 // appended to /metrics; render() may be called from any thread.
@@ -61,8 +51,6 @@ class Metrics {
   static constexpr std::size_t kMaxAgents = 100;
 
   void count_ids(std::string_view agent, std::uint64_t ids);
-  // An HTTP request, by route and status (snowid_http_requests_total).
-  void count_request(Route route, unsigned status, std::chrono::nanoseconds latency);
   // A call of the ID service on any protocol (snowid_requests_total and
   // snowid_request_duration_seconds, labelled by protocol).
   void count_call(Protocol protocol, Call call, Outcome outcome, std::chrono::nanoseconds latency);
@@ -82,13 +70,6 @@ class Metrics {
   std::string render(const std::string& extra) const;
 
  private:
-  static constexpr std::array<unsigned, 10> kStatuses{200, 400, 401, 404, 405, 413, 431, 500, 503, 0};
-  // Upper bounds of the latency histogram's buckets, in nanoseconds.
-  static constexpr std::array<std::int64_t, 12> kBucketsNs{
-      50'000,     100'000,    250'000,    500'000,     1'000'000,   2'500'000,
-      5'000'000,  10'000'000, 50'000'000, 100'000'000, 500'000'000, 1'000'000'000};
-  static std::size_t status_index(unsigned status);
-
   std::atomic<std::uint64_t> ids_issued_{0};
   mutable std::shared_mutex agents_mutex_;
   std::map<std::string, std::unique_ptr<std::atomic<std::uint64_t>>, std::less<>> agents_;
@@ -96,23 +77,10 @@ class Metrics {
   // IDs for requests that named no agent: the common case, kept off the lock.
   std::atomic<std::uint64_t> no_agent_{0};
 
-  // A latency histogram over kBucketsNs (the last bucket: above them all).
-  struct Histogram {
-    std::array<std::atomic<std::uint64_t>, kBucketsNs.size() + 1> buckets{};
-    std::atomic<std::uint64_t> sum_ns{0};
-    std::atomic<std::uint64_t> count{0};
-
-    void add(std::chrono::nanoseconds latency);
-    // `name`_bucket/_sum/_count samples, each with `labels` ("" or `k="v",`).
-    void render(std::string& out, std::string_view name, std::string_view labels) const;
-  };
-
-  std::array<std::array<std::atomic<std::uint64_t>, kStatuses.size()>, kRouteCount> requests_{};
-  Histogram http_latency_;
   std::array<std::array<std::array<std::atomic<std::uint64_t>, kOutcomeCount>, kCallCount>,
              kProtocolCount>
       calls_{};
-  std::array<Histogram, kProtocolCount> call_latency_;
+  std::array<LatencyHistogram, kProtocolCount> call_latency_;
   std::atomic<std::int64_t> open_connections_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
   std::atomic<std::uint64_t> grpc_open_connections_{0};

@@ -41,7 +41,7 @@ Answer IdService::check_count(std::uint64_t count) const {
 }
 
 Answer IdService::admit(const IdRequest& request) const {
-  if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(request.caller); !allowed.ok()) return allowed;
   if (Answer count = check_count(request.count); !count.ok()) return count;
   return check_agent(request.agent);
 }
@@ -79,7 +79,7 @@ Answer IdService::next_ids(const IdRequest& request, std::vector<Id>& out) {
 }
 
 Answer IdService::next_id(const IdRequest& request, Id& out) {
-  if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(request.caller); !allowed.ok()) return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
   if (Status claim = node_->may_issue(); !claim.ok()) return generator_refusal(claim.error());
   Generator& generator = node_->generator();
@@ -170,9 +170,8 @@ Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out
   return {};
 }
 
-Answer IdService::to_opaque(std::optional<std::string_view> authorization, std::string_view id_text,
-                            Id& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::to_opaque(const Caller& caller, std::string_view id_text, Id& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   if (Answer on = check_opaque_ids(); !on.ok()) return on;
   auto id = parse_id(id_text);
   if (!id.ok()) return {Outcome::kInvalidArgument, id.error().message};
@@ -182,9 +181,9 @@ Answer IdService::to_opaque(std::optional<std::string_view> authorization, std::
   return {};
 }
 
-Answer IdService::from_opaque(std::optional<std::string_view> authorization,
-                              std::string_view opaque_text, IdEncoding encoding, Id& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::from_opaque(const Caller& caller, std::string_view opaque_text,
+                              IdEncoding encoding, Id& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   if (Answer on = check_opaque_ids(); !on.ok()) return on;
   auto opaque = decode_id(opaque_text, encoding);
   if (!opaque.ok()) return {Outcome::kInvalidArgument, opaque.error().message};
@@ -195,7 +194,7 @@ Answer IdService::from_opaque(std::optional<std::string_view> authorization,
 }
 
 Answer IdService::admit(const SegmentRequest& request) const {
-  if (Answer allowed = authorize(request.authorization); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(request.caller); !allowed.ok()) return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   if (Answer tag = check_tag(request.tag); !tag.ok()) return tag;
@@ -211,9 +210,8 @@ Answer IdService::admit(const SegmentRequest& request) const {
   return {};
 }
 
-Answer IdService::segment_tag_served(std::optional<std::string_view> authorization,
-                                     std::string_view tag, bool& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::segment_tag_served(const Caller& caller, std::string_view tag, bool& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   if (Answer valid = check_tag(tag); !valid.ok()) return valid;
   out = segments_->serves(tag);
@@ -234,17 +232,15 @@ Answer IdService::check_segment_mode() const {
   return {};
 }
 
-Answer IdService::segment_buffers(std::optional<std::string_view> authorization,
-                                  SegmentBuffersSnapshot& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::segment_buffers(const Caller& caller, SegmentBuffersSnapshot& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   out = segments_->buffers(kMaxSegmentTagsExported);
   return {};
 }
 
-Answer IdService::segment_store_rows(std::optional<std::string_view> authorization,
-                                     SegmentStoreRows& out) {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::segment_store_rows(const Caller& caller, SegmentStoreRows& out) {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   // One row more than shown tells whether the store holds more.
   auto rows = segments_->store_rows(kMaxSegmentTagsExported + 1);
@@ -268,9 +264,8 @@ Answer IdService::next_segment_ids(const SegmentRequest& request, std::vector<st
   return {};
 }
 
-Answer IdService::decode(std::optional<std::string_view> authorization, std::uint64_t id,
-                         IdFields& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::decode(const Caller& caller, std::uint64_t id, IdFields& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   if (id > static_cast<std::uint64_t>(std::numeric_limits<Id>::max())) {
     return {Outcome::kInvalidArgument, fmt::format("ID {} exceeds 2^63-1", id)};
   }
@@ -280,18 +275,21 @@ Answer IdService::decode(std::optional<std::string_view> authorization, std::uin
   return {};
 }
 
-Answer IdService::decode(std::optional<std::string_view> authorization, std::string_view text,
-                         DecodedId& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::decode(const Caller& caller, std::string_view text, DecodedId& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   auto decoded = decode_text(text, layout());
   if (!decoded.ok()) return {Outcome::kInvalidArgument, decoded.error().message};
   out = std::move(*decoded);
   return {};
 }
 
-IdService::IdService(ServiceConfig config, std::unique_ptr<Node> node,
-                     std::vector<std::pair<std::string, std::string>> listeners)
-    : config_(std::move(config)), node_(std::move(node)), bound_endpoints_(std::move(listeners)) {}
+IdService::IdService(ServiceConfig config, Parts parts)
+    : config_(std::move(config)),
+      node_(std::move(parts.node)),
+      segments_(std::move(parts.segments)),
+      audit_log_(std::move(parts.audit_log)),
+      opaque_ids_(std::move(parts.opaque_ids)),
+      bound_endpoints_(std::move(parts.listeners)) {}
 
 void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint) {
   std::lock_guard lock(listeners_mutex_);
@@ -331,9 +329,10 @@ bool bearer_token_matches(std::optional<std::string_view> authorization, std::st
 
 }  // namespace
 
-Answer IdService::authorize(std::optional<std::string_view> authorization) const {
+Answer IdService::authorize(const Caller& caller) const {
   const std::string& token = config_.bearer_token;
-  if (token.empty() || bearer_token_matches(authorization, token)) return {};
+  if (token.empty() || caller.is_trusted()) return {};
+  if (bearer_token_matches(caller.authorization(), token)) return {};
   return {Outcome::kUnauthenticated, "a valid bearer token is required"};
 }
 
@@ -391,8 +390,8 @@ std::optional<SegmentReadiness> IdService::segment_readiness() const {
   return readiness;
 }
 
-Answer IdService::info(std::optional<std::string_view> authorization, NodeInfo& out) const {
-  if (Answer allowed = authorize(authorization); !allowed.ok()) return allowed;
+Answer IdService::info(const Caller& caller, NodeInfo& out) const {
+  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
   const Generator& generator = node_->generator();
   out.generator = generator.options();
   out.stats = generator.stats();

@@ -11,13 +11,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "audit_log.h"
-#include "service_config.h"
+#include "caller.h"
 #include "metrics.h"
 #include "node.h"
 #include "outcome.h"
+#include "service_config.h"
 #include "snowid/ext/segment.h"
 #include "snowid/generator.h"
 #include "snowid/id_encoding.h"
@@ -39,15 +41,14 @@ bool valid_agent(std::string_view agent);
 
 // A request for Snowflake IDs, whatever protocol carried it.
 struct IdRequest {
-  // The "Authorization" header or gRPC metadata; nullopt if absent.
-  std::optional<std::string_view> authorization;
+  Caller caller = Caller::presenting(std::nullopt);
   std::string_view agent;  // empty: none
   std::uint64_t count = 1;
 };
 
 // A request for a segment tag's numbers: one (count nullopt) or `count`.
 struct SegmentRequest {
-  std::optional<std::string_view> authorization;
+  Caller caller = Caller::presenting(std::nullopt);
   std::string_view agent;
   std::string_view tag;
   std::optional<std::uint64_t> count;
@@ -111,10 +112,22 @@ struct NodeInfo {
 // Thread-safe: front ends call it from all their threads.
 class IdService {
  public:
-  // `listeners`: (protocol, configured address) of each listener, until
-  // set_bound_endpoint() gives the address it bound.
-  IdService(ServiceConfig config, std::unique_ptr<Node> node,
-            std::vector<std::pair<std::string, std::string>> listeners);
+  // What a service is made of, each opened before it (main.cc, in the order
+  // of its start-up steps).
+  struct Parts {
+    std::unique_ptr<Node> node;  // never null
+    // Segment mode's allocator; null while segment mode is off.
+    std::unique_ptr<SegmentAllocator> segments;
+    // The audit log (option audit_log), its header written; null: none.
+    std::unique_ptr<AuditLog> audit_log;
+    // The opaque ID permutation (option opaque_key_file); null: none.
+    std::unique_ptr<OpaqueIds> opaque_ids;
+    // (protocol, configured address) of each listener, until
+    // set_bound_endpoint() gives the address it bound.
+    std::vector<std::pair<std::string, std::string>> listeners;
+  };
+
+  IdService(ServiceConfig config, Parts parts);
 
   Node& node() { return *node_; }
   Generator& generator() { return node_->generator(); }
@@ -122,17 +135,18 @@ class IdService {
   const Layout& layout() const { return node_->generator().options().layout; }
   Metrics& metrics() { return metrics_; }
 
-  // Segment mode's allocator, owned by main(); null while segment mode is off.
-  // Set before the servers start, cleared after they stopped.
-  void set_segments(SegmentAllocator* segments) { segments_ = segments; }
-  SegmentAllocator* segments() const { return segments_; }
+  // Segment mode's allocator; null while segment mode is off.
+  SegmentAllocator* segments() const { return segments_.get(); }
+  // Closes segment mode's allocator (its store, its prefetch thread), after
+  // the servers stopped: no request may be under way.
+  void close_segments() { segments_.reset(); }
 
-  // kOk if no bearer_token is set, or `authorization` is "Bearer <token>":
-  // the scheme name in any case (RFC 9110 11.1), the token compared in
-  // constant time; else kUnauthenticated. Every request method below asks
+  // kOk if no bearer_token is set, the caller is trusted, or it presents
+  // "Bearer <token>": the scheme name in any case (RFC 9110 11.1), the token
+  // compared in constant time; else kUnauthenticated. Every request method below asks
   // it first; a protocol that must refuse before it even parses a request
   // (HTTP's query) may ask it on its own too.
-  Answer authorize(std::optional<std::string_view> authorization) const;
+  Answer authorize(const Caller& caller) const;
 
   // Everything next_ids() checks before it issues: token, count
   // (1..max_batch), agent. For a request that must be answered without issuing
@@ -156,8 +170,7 @@ class IdService {
   // then whether this node has served the tag since it started
   // (SegmentAllocator::serves): true means the tag exists in the store; false
   // that this node has not fetched a range of it yet. No store call.
-  Answer segment_tag_served(std::optional<std::string_view> authorization, std::string_view tag,
-                            bool& out) const;
+  Answer segment_tag_served(const Caller& caller, std::string_view tag, bool& out) const;
   // The tag's next number (count nullopt) or `count` numbers, appended to
   // `out`. kInvalidArgument for a bad tag, kNotFound for an unknown one,
   // kUnavailable (a short reason naming the tag only; the store's own text
@@ -186,34 +199,43 @@ class IdService {
   // The opaque ID of the decimal Snowflake ID `id_text`, and the Snowflake
   // ID of `opaque_text` (in `encoding`). Token, then kDisabled unless
   // opaque_key_file is set, then kInvalidArgument for text that is no ID.
-  Answer to_opaque(std::optional<std::string_view> authorization, std::string_view id_text,
-                   Id& out) const;
-  Answer from_opaque(std::optional<std::string_view> authorization, std::string_view opaque_text,
-                     IdEncoding encoding, Id& out) const;
+  Answer to_opaque(const Caller& caller, std::string_view id_text, Id& out) const;
+  Answer from_opaque(const Caller& caller, std::string_view opaque_text, IdEncoding encoding,
+                     Id& out) const;
 
   // The fields of `id` under the node's layout; kInvalidArgument above
   // 2^63-1 or with bits beyond the layout.
-  Answer decode(std::optional<std::string_view> authorization, std::uint64_t id,
-                IdFields& out) const;
+  Answer decode(const Caller& caller, std::uint64_t id, IdFields& out) const;
   // Any ID by its shape (decode_text in id_formats.h): a UUID, ULID,
   // ObjectId, or a decimal Snowflake ID under the node's layout.
-  Answer decode(std::optional<std::string_view> authorization, std::string_view text,
-                DecodedId& out) const;
-  Answer info(std::optional<std::string_view> authorization, NodeInfo& out) const;
+  Answer decode(const Caller& caller, std::string_view text, DecodedId& out) const;
+  Answer info(const Caller& caller, NodeInfo& out) const;
 
   // Token, then segment mode on (kDisabled); then the double buffers of the
   // first kMaxSegmentTagsExported tags by name. No store call.
-  Answer segment_buffers(std::optional<std::string_view> authorization,
-                         SegmentBuffersSnapshot& out) const;
+  Answer segment_buffers(const Caller& caller, SegmentBuffersSnapshot& out) const;
   // Token, then segment mode on (kDisabled); then one read of the store
   // (SegmentAllocator::store_rows), kUnavailable with the store's reason
   // while it is down or busy. Blocks for at most twice the store's call
   // timeout.
-  Answer segment_store_rows(std::optional<std::string_view> authorization, SegmentStoreRows& out);
+  Answer segment_store_rows(const Caller& caller, SegmentStoreRows& out);
 
-  // Counts one finished call in the request metrics shared by every protocol.
-  void count(Protocol protocol, Call call, Outcome outcome, std::chrono::nanoseconds latency) {
-    metrics_.count_call(protocol, call, outcome, latency);
+  // The one way a protocol times and counts a call: runs `answer` (a
+  // callable returning an Answer) and counts the call under `protocol`,
+  // `call` and its outcome, with the time it took, in the request metrics
+  // shared by every protocol. Returns the Answer.
+  template <typename Answerer>
+  Answer timed(Protocol protocol, Call call, Answerer&& answer) {
+    const auto begin = std::chrono::steady_clock::now();
+    Answer answered = std::forward<Answerer>(answer)();
+    count_since(protocol, call, answered.outcome, begin);
+    return answered;
+  }
+  // The same for a call answered later than it ran (HTTP's may wait for the
+  // clock): counts a call begun at `begin` and ended now with `outcome`.
+  void count_since(Protocol protocol, Call call, Outcome outcome,
+                   std::chrono::steady_clock::time_point begin) {
+    metrics_.count_call(protocol, call, outcome, std::chrono::steady_clock::now() - begin);
   }
 
   // Segment mode's readiness for /readyz; nullopt while it is off. Its
@@ -226,15 +248,9 @@ class IdService {
   // check for room again.
   void maintain();
 
-  // The audit log (option audit_log), or null; set before the servers start.
-  void set_audit_log(std::unique_ptr<AuditLog> audit_log) { audit_log_ = std::move(audit_log); }
+  // The audit log (option audit_log), or null.
   const AuditLog* audit_log() const { return audit_log_.get(); }
-
-  // The opaque ID permutation (option opaque_key_file), or null; set before
-  // the servers start.
-  void set_opaque_ids(std::unique_ptr<OpaqueIds> opaque_ids) {
-    opaque_ids_ = std::move(opaque_ids);
-  }
+  // Whether opaque IDs are on (option opaque_key_file).
   bool opaque_ids_enabled() const { return opaque_ids_ != nullptr; }
 
   // A listener's address actually bound (port 0 in the config picks a free
@@ -261,7 +277,7 @@ class IdService {
 
   ServiceConfig config_;
   std::unique_ptr<Node> node_;
-  SegmentAllocator* segments_ = nullptr;
+  std::unique_ptr<SegmentAllocator> segments_;
   std::unique_ptr<AuditLog> audit_log_;
   std::unique_ptr<OpaqueIds> opaque_ids_;
   Metrics metrics_;

@@ -23,14 +23,6 @@ struct ThriftOptions {
                                  kThriftDefaultTrustedNetworks};
 };
 
-inline constexpr StreamListenerOptionNames kThriftOptionNames{"thrift",
-                                                              "thrift_max_connections",
-                                                              "thrift_idle_timeout_ms",
-                                                              "thrift_max_frame_bytes",
-                                                              "thrift_auth_timeout_ms",
-                                                              "thrift_unauthenticated_share",
-                                                              "thrift_trusted_networks"};
-
 OptionRows<ThriftOptions> thrift_rows();
 
 // Ok unless the listener's limits are unusable.

@@ -7,6 +7,7 @@
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include "Snowflake.h"
@@ -32,18 +33,18 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
   // `trusted`: the peer is in thrift_trusted_networks (thrift_service.h).
   SnowflakeCalls(IdService& service, bool trusted)
       : service_(service), token_required_(!service.config().bearer_token.empty()) {
-    if (trusted && token_required_) authorization_ = "Bearer " + service.config().bearer_token;
+    if (trusted) caller_ = Caller::trusted();
   }
 
-  bool authenticated() const { return !token_required_ || !authorization_.empty(); }
+  bool authenticated() const { return !token_required_ || caller_.has_value(); }
 
   void authenticate(const std::string& token) override {
     if (!token_required_) return;
-    std::string candidate = "Bearer " + token;
-    if (!service_.authorize(candidate).ok()) {
+    const std::string presented = "Bearer " + token;
+    if (!service_.authorize(Caller::presenting(presented)).ok()) {
       throw std::runtime_error("Unauthenticated: the token is not the server's bearer token");
     }
-    authorization_ = std::move(candidate);
+    caller_ = Caller::trusted();
   }
 
   std::int64_t get_worker_id() override {
@@ -60,21 +61,16 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
   }
 
   std::int64_t get_id(const std::string& useragent) override {
-    const auto begin = std::chrono::steady_clock::now();
     require_authentication();
     IdRequest request;
-    if (!authorization_.empty()) request.authorization = authorization_;
+    if (caller_) request.caller = *caller_;
     request.agent = useragent;
-    Answer answer;
     Id id = 0;
-    if (useragent.empty()) {
+    const Answer answer = service_.timed(Protocol::kThrift, Call::kNextId, [&] {
       // Twitter's service required an agent; HTTP's "no agent" is not offered here.
-      answer = {Outcome::kInvalidArgument, "useragent is empty"};
-    } else {
-      answer = service_.next_id(request, id);
-    }
-    service_.count(Protocol::kThrift, Call::kNextId, answer.outcome,
-                   std::chrono::steady_clock::now() - begin);
+      if (useragent.empty()) return Answer{Outcome::kInvalidArgument, "useragent is empty"};
+      return service_.next_id(request, id);
+    });
     if (answer.ok()) return static_cast<std::int64_t>(id);
     // The generated processor answers a thrown exception with a Thrift
     // application exception carrying what() as its message.
@@ -96,7 +92,10 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
 
   IdService& service_;
   const bool token_required_;
-  std::string authorization_;  // "Bearer <token>" once authenticated; "" before
+  // How Thrift's callers are authenticated: a connection is trusted once it
+  // called authenticate with the bearer token, or from the start if it comes
+  // from thrift_trusted_networks; nullopt before.
+  std::optional<Caller> caller_;
 };
 
 // One connection's framing: each complete frame at the front of the input is
