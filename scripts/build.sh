@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DSNOWID_WERROR=ON "$@" >/dev/null
-cmake --build build --parallel "$(nproc)"
+# SNOWID_BUILD_TARGET: build that target only (scripts/run.sh: snowidd);
+# everything when unset.
+cmake --build build --parallel "$(nproc)" ${SNOWID_BUILD_TARGET:+--target "$SNOWID_BUILD_TARGET"}

@@ -9,5 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Only what building and running need: no test servers, no test libraries.
 scripts/install-deps.sh run
-scripts/build.sh -DSNOWID_BUILD_TESTS=OFF -DSNOWID_BUILD_BENCH=OFF
+# Builds snowidd alone (not the CLI, the client library or the tests), with
+# the configure options of scripts/build.sh: SNOWID_BUILD_TARGET names it.
+SNOWID_BUILD_TARGET=snowidd scripts/build.sh -DSNOWID_BUILD_TESTS=OFF -DSNOWID_BUILD_BENCH=OFF
 exec build/src/server/snowidd "$@"

@@ -1,6 +1,9 @@
 #include "stream_listener_options.h"
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
+#include <utility>
 #include <boost/asio/ip/address.hpp>
 
 #include "endpoint_rows.h"
@@ -14,8 +17,14 @@ using Options = StreamListenerOptions;
 
 }  // namespace
 
-OptionRows<Options> stream_listener_rows(const StreamListenerOptionNames& names,
+OptionRows<Options> stream_listener_rows(StreamListenerOptionNames listener_names,
                                          std::uint32_t max_pending_bytes_bound) {
+  // Rows hold their names as pointers: the names stay here for good (a few
+  // per listener kind; the option table is built once).
+  static std::mutex kept_lock;
+  static std::deque<StreamListenerOptionNames> kept;
+  std::lock_guard lock(kept_lock);
+  const StreamListenerOptionNames& names = kept.emplace_back(std::move(listener_names));
   // "" while the listener is on, else where its options would apply.
   const std::string endpoint_name = names.endpoint;
   OptionScope<Options> while_on = [endpoint_name](const Options& o) {

@@ -35,8 +35,7 @@ struct StreamListenerOptions {
 // The names of one listener's rows, all under the listener's name:
 // {"thrift", "thrift_max_connections", "thrift_idle_timeout_ms",
 // "thrift_max_frame_bytes", …} for StreamListenerOptionNames("thrift",
-// "max_frame_bytes"). Rows keep pointers to these names: an instance must
-// outlive the option table (a static one).
+// "max_frame_bytes").
 struct StreamListenerOptionNames {
   // `pending_bytes`: what the listener calls max_pending_bytes.
   StreamListenerOptionNames(const std::string& listener, const std::string& pending_bytes)
@@ -59,7 +58,8 @@ struct StreamListenerOptionNames {
 
 // Every row of a listener's StreamListenerOptions, under `names`; all but
 // the endpoint apply only while the listener is on.
-OptionRows<StreamListenerOptions> stream_listener_rows(const StreamListenerOptionNames& names,
+// The rows keep their names for the life of the process.
+OptionRows<StreamListenerOptions> stream_listener_rows(StreamListenerOptionNames names,
                                                        std::uint32_t max_pending_bytes_bound);
 
 // True for a loopback address (127.0.0.0/8, ::1): only this machine connects.

@@ -2,18 +2,10 @@
 
 namespace snowid::server {
 
-namespace {
-
-const StreamListenerOptionNames& option_names() {
-  static const StreamListenerOptionNames names("resp", "max_pending_bytes");
-  return names;
-}
-
-}  // namespace
-
 OptionRows<RespOptions> resp_rows() {
   OptionRows<RespOptions> rows =
-      lift(&RespOptions::listener, stream_listener_rows(option_names(), 1 << 30));
+      lift(&RespOptions::listener,
+           stream_listener_rows(StreamListenerOptionNames("resp", "max_pending_bytes"), 1 << 30));
   const OptionScope<RespOptions> while_on = [](const RespOptions& o) {
     return o.listener.endpoint ? std::string() : "resp = \"ADDR:PORT\"";
   };
@@ -27,7 +19,10 @@ OptionRows<RespOptions> resp_rows() {
 }
 
 Status check_resp_options(const RespOptions& options) {
-  if (Status s = check_stream_listener(options.listener, option_names()); !s.ok()) return s;
+  if (Status s = check_stream_listener(options.listener,
+                                       StreamListenerOptionNames("resp", "max_pending_bytes"));
+      !s.ok())
+    return s;
   if (!options.listener.endpoint) return {};
   if (options.max_arguments < 8) {
     // HELLO 3 AUTH user password SETNAME name: what clients send at connect.

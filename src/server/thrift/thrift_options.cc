@@ -2,21 +2,15 @@
 
 namespace snowid::server {
 
-namespace {
-
-const StreamListenerOptionNames& option_names() {
-  static const StreamListenerOptionNames names("thrift", "max_frame_bytes");
-  return names;
-}
-
-}  // namespace
-
 OptionRows<ThriftOptions> thrift_rows() {
-  return lift(&ThriftOptions::listener, stream_listener_rows(option_names(), 16 << 20));
+  return lift(
+      &ThriftOptions::listener,
+      stream_listener_rows(StreamListenerOptionNames("thrift", "max_frame_bytes"), 16 << 20));
 }
 
 Status check_thrift_options(const ThriftOptions& options) {
-  return check_stream_listener(options.listener, option_names());
+  return check_stream_listener(options.listener,
+                               StreamListenerOptionNames("thrift", "max_frame_bytes"));
 }
 
 }  // namespace snowid::server
