@@ -693,7 +693,9 @@ GeneratorStats Generator::stats() const {
   const std::int64_t last = g.last_tick();
   if (last > 0) s.last_issued = milliseconds{g.ms_of(last)};
   if (g.state_file) s.high_water = milliseconds{g.ms_of(g.file_ceiling.load())};
-  if (g.options.external_ceiling) s.external_ceiling = milliseconds{g.ms_of(g.external_limit.load())};
+  if (g.options.external_ceiling) {
+    s.external_ceiling = milliseconds{g.ms_of(g.external_limit.load())};
+  }
   const std::int64_t lead = last - g.tick_of(g.clock->now());
   s.drift = milliseconds{std::max<std::int64_t>(0, lead) * g.unit_ms};
   s.mark_at_start = g.mark_at_start;

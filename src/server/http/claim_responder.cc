@@ -141,9 +141,13 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
 class ClaimResponderImpl final : public ClaimResponder {
  public:
   // `tls`: the HTTP address's TLS context, or null for plain HTTP.
-  ClaimResponderImpl(const NetOptions& net, const HttpOptions& http, std::unique_ptr<ssl::context> tls,
-                     int max_connections)
-      : net_(net), http_(http), tls_(std::move(tls)), max_connections_(max_connections), acceptor_(io_) {}
+  ClaimResponderImpl(const NetOptions& net, const HttpOptions& http,
+                     std::unique_ptr<ssl::context> tls, int max_connections)
+      : net_(net),
+        http_(http),
+        tls_(std::move(tls)),
+        max_connections_(max_connections),
+        acceptor_(io_) {}
 
   // The address is closed when this returns. Answers still under way are
   // dropped with their connections when io_ ends.

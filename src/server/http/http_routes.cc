@@ -238,7 +238,8 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
     static const Target kNoTarget{};
     return row->handler({service, request, kNoTarget, row->route, tail}, response);
   }
-  if (Answer allowed = service.authorize(Caller::presenting(request.authorization)); !allowed.ok()) {
+  const Caller caller = Caller::presenting(request.authorization);
+  if (Answer allowed = service.authorize(caller); !allowed.ok()) {
     return set_refusal(response, allowed);
   }
   auto target = parse_target(request.target);

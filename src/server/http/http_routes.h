@@ -111,6 +111,9 @@ struct RouteRequest {
   const Target& target;
   Route route;
   std::string_view tail;  // what follows a prefix route's prefix ("/v1/decode/{id}")
+
+  // The caller, as its Authorization header presents it.
+  Caller caller() const { return Caller::presenting(http.authorization); }
 };
 
 using RouteHandler = void (*)(const RouteRequest& request, HttpResponse& response);

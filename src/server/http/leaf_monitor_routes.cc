@@ -239,7 +239,7 @@ void answer_leaf_decode(const RouteRequest& request, HttpResponse& response) {
   if (!id.ok()) return set_error(response, 400, "snowflakeId: " + id.error().message);
   IdFields fields;
   Answer answer =
-      request.service.decode(Caller::presenting(request.http.authorization), static_cast<std::uint64_t>(*id), fields);
+      request.service.decode(request.caller(), static_cast<std::uint64_t>(*id), fields);
   if (!answer.ok()) return set_refusal(response, answer);
   set_json(response, nlohmann::json{
                          {"timestamp", fmt::format("{}({})", fields.timestamp.count(),
@@ -256,16 +256,14 @@ bool prefers_html(std::string_view accept) {
 
 void answer_leaf_cache(const RouteRequest& request, HttpResponse& response) {
   SegmentBuffersSnapshot snapshot;
-  Answer answer = request.service.segment_buffers(Caller::presenting(request.http.authorization),
-                                                        snapshot);
+  Answer answer = request.service.segment_buffers(request.caller(), snapshot);
   if (!answer.ok()) return set_refusal(response, answer);
   set_table(cache_table(snapshot), request.http, response);
 }
 
 void answer_leaf_db(const RouteRequest& request, HttpResponse& response) {
   SegmentStoreRows rows;
-  Answer answer = request.service.segment_store_rows(Caller::presenting(request.http.authorization),
-                                                           rows);
+  Answer answer = request.service.segment_store_rows(request.caller(), rows);
   if (!answer.ok()) return set_refusal(response, answer);
   set_table(db_table(rows), request.http, response);
 }

@@ -218,13 +218,9 @@ IdFormat format_of(const RouteRequest& request) {
   return wants_text(request.http, request.target) ? IdFormat::kTextLines : IdFormat::kJson;
 }
 
-Caller authorization_of(const RouteRequest& request) {
-  return Caller::presenting(request.http.authorization);
-}
-
 // /v1/id and /api/snowflake/get/{key}: one ID, as JSON or text, or bare.
 void answer_one_id(const RouteRequest& request, IdFormat format, HttpResponse& response) {
-  const IdRequest id_request{authorization_of(request), agent_of(request), 1};
+  const IdRequest id_request{request.caller(), agent_of(request), 1};
   const IdForm form = id_form(request.target);
   if (response.head) {
     return answer_head(admit_ids(request.service, id_request, form), format, response);
@@ -253,7 +249,7 @@ void answer_ids(const RouteRequest& request, HttpResponse& response) {
     return set_error(response, 400,
                      fmt::format("count is required (1..{})", service.config().max_batch));
   }
-  const IdRequest ids_request{authorization_of(request), agent_of(request), **count};
+  const IdRequest ids_request{request.caller(), agent_of(request), **count};
   const IdForm form = id_form(request.target);
   const IdFormat format = format_of(request);
   if (response.head) {
@@ -265,7 +261,7 @@ void answer_ids(const RouteRequest& request, HttpResponse& response) {
 void answer_formatted(const RouteRequest& request, HttpResponse& response) {
   auto count = parse_count(request.target);
   if (!count.ok()) return set_invalid(response, count.error());
-  const IdRequest formatted_request{authorization_of(request), agent_of(request),
+  const IdRequest formatted_request{request.caller(), agent_of(request),
                                     count->value_or(1)};
   const IdFormat format = format_of(request);
   if (response.head) return answer_head(request.service.admit(formatted_request), format, response);
@@ -275,7 +271,7 @@ void answer_formatted(const RouteRequest& request, HttpResponse& response) {
 
 void answer_segment(const RouteRequest& request, HttpResponse& response) {
   const bool leaf = request.route == Route::kLeafSegment;
-  SegmentRequest segment_request{authorization_of(request), agent_of(request), request.tail,
+  SegmentRequest segment_request{request.caller(), agent_of(request), request.tail,
                                  std::nullopt};
   if (!leaf) {
     auto count = parse_count(request.target);
@@ -290,19 +286,19 @@ void answer_segment(const RouteRequest& request, HttpResponse& response) {
 void answer_decode(const RouteRequest& request, HttpResponse& response) {
   // A Snowflake ID, UUID, ULID or ObjectId, told apart by its shape.
   thread_local DecodedId decoded;
-  Answer answer = request.service.decode(authorization_of(request), request.tail, decoded);
+  Answer answer = request.service.decode(request.caller(), request.tail, decoded);
   if (!answer.ok()) return set_refusal(response, answer);
   set_json(response, decoded_json(decoded));
 }
 
 void answer_opaque(const RouteRequest& request, HttpResponse& response) {
-  encode_or_decode_opaque(request.service, request.route, request.tail, authorization_of(request),
+  encode_or_decode_opaque(request.service, request.route, request.tail, request.caller(),
                           id_form(request.target).encoding, response);
 }
 
 void answer_info(const RouteRequest& request, HttpResponse& response) {
   thread_local NodeInfo info;
-  Answer answer = request.service.info(authorization_of(request), info);
+  Answer answer = request.service.info(request.caller(), info);
   if (!answer.ok()) return set_refusal(response, answer);
   set_json(response, info_json(info));
 }
