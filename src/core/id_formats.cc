@@ -33,7 +33,7 @@ constexpr int kUuidRandomBits = 74;     // rand_a (12) + rand_b (62)
 constexpr int kMinUuidRandomBits = 26;  // what a counter must leave free
 constexpr int kObjectIdCounterBits = 24;
 constexpr std::string_view kCrockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-constexpr std::string_view kHex = "0123456789abcdef";
+constexpr std::string_view kLowerHexDigits = "0123456789abcdef";
 
 // Fills `out` from getrandom(2), through a per-thread buffer so that most
 // calls make no system call. Aborts the process if the kernel's CSPRNG
@@ -99,8 +99,8 @@ std::string hex(std::span<const std::uint8_t> bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
   for (std::uint8_t b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 0xF];
+    out += kLowerHexDigits[b >> 4];
+    out += kLowerHexDigits[b & 0xF];
   }
   return out;
 }

@@ -21,7 +21,6 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-constexpr const char* kIdServiceName = "snowid.v1.IdService";
 constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {

@@ -16,6 +16,9 @@
 
 namespace snowid::server {
 
+// The service name both gRPC listeners report to gRPC's health service.
+inline constexpr const char* kIdServiceName = "snowid.v1.IdService";
+
 // The connections handed to one grpc::Server, at most `max` open at once. A
 // connection handed over is gRPC's to close: each is kept as its descriptor
 // and socket inode, and dropped once that descriptor no longer holds that

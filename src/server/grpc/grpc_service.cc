@@ -33,7 +33,6 @@ constexpr int kMaxGrpcRequestBytes = 64 * 1024;
 // SETTINGS (docs/design.md, "Descriptors").
 constexpr int kMaxGrpcStreamsPerConnection = 100;
 // The name under which the health service reports the node's readiness.
-constexpr const char* kIdServiceName = "snowid.v1.IdService";
 constexpr std::chrono::milliseconds kHealthPeriod{200};
 
 // The call's "authorization" metadata, nullopt if absent.
@@ -221,7 +220,7 @@ bool accept_may_be_retried_now(int error) {
 
 struct GrpcServer::Impl {
   Impl(IdService& id_service, GrpcOptions grpc_options)
-      : service(id_service), options(std::move(grpc_options)), handlers(id_service) {}
+      : service(id_service), options(std::move(grpc_options)), handlers(std::make_unique<Handlers>(id_service)) {}
 
   // Plain text: snowidd accepts gRPC's connections itself, counts them
   // against max_connections and hands each to gRPC; one beyond it is closed
@@ -289,7 +288,8 @@ struct GrpcServer::Impl {
 
   IdService& service;
   const GrpcOptions options;
-  Handlers handlers;
+  // The service's handlers (a type of this file alone: held by its base).
+  std::unique_ptr<grpc::Service> handlers;
   std::unique_ptr<grpc::Server> server;
   boost::asio::io_context io{1};
   std::optional<boost::asio::ip::tcp::acceptor> acceptor;
@@ -355,7 +355,7 @@ Result<Endpoint> GrpcServer::start(const DescriptorBudget& descriptors) {
                              static_cast<int>(config.net.idle_timeout.count()));
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
                              static_cast<int>(config.net.read_timeout.count()));
-  builder.RegisterService(&impl_->handlers);
+  builder.RegisterService(impl_->handlers.get());
   int port = 0;
   if (tls) {
     // gRPC's own listener: the TLS handshake is gRPC's (its fd hand-over

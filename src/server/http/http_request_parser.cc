@@ -18,8 +18,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
-
 // True if a header line in `buffered`, which begins at a line of a request's
 // header (its request line, a field line, or the empty line that ends it),
 // is continued on the next: CRLF followed by a space or a tab, RFC 9112's

@@ -11,11 +11,15 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "http_options.h"
 #include "http_request.h"
 
 namespace snowid::server {
+
+// Beast's string view as the standard one (same bytes, no copy).
+inline std::string_view std_view(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
 // Bytes a connection reads from its socket at a time, at most.
 inline constexpr std::size_t kReadChunkBytes = 4096;

@@ -34,8 +34,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
-
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
 
