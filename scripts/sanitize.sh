@@ -6,7 +6,10 @@
 # the normal build by scripts/test.sh, and are not built here; nor is the
 # status page's test in headless Chromium (label browser). -O1 with line
 # tables: reports keep file and line, and the builds take about half the
-# time of -O2 with full debug information.
+# time of -O2 with full debug information. The ThreadSanitizer build batches
+# the files of src/ (SNOWID_UNITY_BUILD) as the normal build does; the
+# AddressSanitizer build compiles every file alone, which proves each file
+# builds by itself.
 #
 #   scripts/sanitize.sh          builds both, then runs the tests in each
 #   scripts/sanitize.sh build    only builds both (scripts/test.sh runs this
@@ -26,7 +29,8 @@ esac
 build_tsan() {
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DSNOWID_WERROR=ON \
-    -DSNOWID_BUILD_BENCH=OFF -DSNOWID_BUILD_CHAOS_TESTS=OFF -DSNOWID_SANITIZE=thread >/dev/null
+    -DSNOWID_BUILD_BENCH=OFF -DSNOWID_BUILD_CHAOS_TESTS=OFF -DSNOWID_SANITIZE=thread \
+    -DSNOWID_UNITY_BUILD=ON >/dev/null
   cmake --build build-tsan --parallel "$(nproc)"
 }
 

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "audit_tail.h"
+#include "exit_codes.h"
 #include "high_water_mark.h"
 #include "id_checker.h"
 #include "progress_bar.h"
@@ -28,8 +29,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr int kExitFindings = 1;
-constexpr int kExitUsage = 2;
+// `snowid check`'s own meaning of exit code 1 (exit_codes.h: kExitFailure).
+constexpr int kExitFindings = kExitFailure;
 constexpr std::size_t kReadBytes = 4 << 20;
 constexpr std::size_t kSourcesShown = 20;
 constexpr std::size_t kSourcesInJson = 1000;

@@ -26,6 +26,7 @@
 
 #include "check_command.h"
 #include "cluster_commands.h"
+#include "exit_codes.h"
 #include "grpc_bench.h"
 #include "id_json.h"
 #include "layout_args.h"
@@ -49,9 +50,6 @@ namespace snowid::cli {
 namespace {
 
 using std::chrono::milliseconds;
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 
 // Thrown inside a subcommand to leave with one line on stderr.
 struct Exit {

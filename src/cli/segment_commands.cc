@@ -7,14 +7,12 @@
 #include <filesystem>
 #include <limits>
 
+#include "exit_codes.h"
 #include "snowid/decode.h"
 #include "snowid/ext/segment_store.h"
 
 namespace snowid::cli {
 namespace {
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 
 int report(int code, const Error& error) {
   std::string line = error.message;
