@@ -29,7 +29,7 @@ from .errors import InvalidArgument, SnowidError, Unavailable
 from .node import Node, NodeFailure, Refused
 from .options import Options, make_options
 from .refill import Refiller
-from .state import Buffer, Signals
+from .state import Buffer, Signals, Waiter
 
 _monotonic = time.monotonic
 
@@ -82,7 +82,7 @@ class Client:
             self._wake(buffer)
         if expires > _monotonic():
             return id_
-        return self._wait_and_take(buffer)
+        return self._take(buffer)
 
     def next_many(self, count: int) -> list[int]:
         """`count` Snowflake IDs, each as next() would return it. On error
@@ -147,22 +147,17 @@ class Client:
     # The slow paths ---------------------------------------------------------
 
     def _take(self, buffer: Buffer) -> int:
-        id_ = self._take_fresh(buffer)
-        return id_ if id_ is not None else self._wait_and_take(buffer)
-
-    def _take_fresh(self, buffer: Buffer) -> int | None:
-        """Pops until an ID has not expired; None once the buffer is empty.
-        Expired IDs are dropped, never handed out."""
+        """next() for any buffer: pops until an ID has not expired (expired
+        IDs are dropped, never handed out), waits once the buffer is empty."""
         popleft = buffer.ids.popleft
-        now = _monotonic()
         while True:
             try:
                 id_, expires = popleft()
             except IndexError:
-                return None
+                return self._wait_and_take(buffer)
             if not buffer.wake_sent and len(buffer.ids) < buffer.low_mark:
                 self._wake(buffer)
-            if expires > now:
+            if expires > _monotonic():
                 return id_
 
     def _wake(self, buffer: Buffer) -> None:
@@ -170,28 +165,46 @@ class Client:
         self._signals.wake_refill()
 
     def _wait_and_take(self, buffer: Buffer) -> int:
-        """Wakes the refill thread and waits for news (a batch put or an
-        error recorded) until empty_wait has passed."""
+        """Waits, at most empty_wait, for an ID: registers as a waiter (the
+        next batch hands it one, state.py) and wakes the refill thread."""
         signals = self._signals
         deadline = _monotonic() + self.options.empty_wait
-        while True:
-            with signals.lock:
-                seen = signals.news_count
-            id_ = self._take_fresh(buffer)
-            if id_ is not None:
+        waiter = Waiter()
+        with signals.lock:
+            buffer.waiters.append(waiter)
+            try:
+                while waiter.id is None:
+                    id_ = self._pop_fresh(buffer)
+                    if id_ is not None:
+                        return id_
+                    if signals.stopping:
+                        raise Unavailable("the client is closed")
+                    if buffer.refused and buffer.error is not None:
+                        raise buffer.error.fresh()
+                    signals.wake = True
+                    signals.work.notify()
+                    left = deadline - _monotonic()
+                    if left <= 0:
+                        raise self._empty_error(buffer)
+                    signals.news.wait(left)
+                return waiter.id
+            finally:
+                if waiter.id is None:
+                    buffer.waiters.remove(waiter)
+
+    @staticmethod
+    def _pop_fresh(buffer: Buffer) -> int | None:
+        """The first unexpired ID popped, or None; the caller holds the lock
+        and wakes the refill thread itself."""
+        now = _monotonic()
+        while buffer.ids:
+            try:
+                id_, expires = buffer.ids.popleft()
+            except IndexError:
+                return None
+            if expires > now:
                 return id_
-            with signals.lock:
-                if signals.stopping:
-                    raise Unavailable("the client is closed")
-                if buffer.refused and buffer.error is not None:
-                    raise buffer.error.fresh()
-                signals.wake = True
-                signals.work.notify()
-                left = deadline - _monotonic()
-                if left <= 0 or not signals.news.wait_for(
-                    lambda: signals.news_count != seen, left
-                ):
-                    raise self._empty_error(buffer)
+        return None
 
     def _empty_error(self, buffer: Buffer) -> SnowidError:
         if buffer.error is not None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from itertools import repeat
 from typing import Callable
 
 from .decode import Layout
@@ -187,8 +186,6 @@ class Refiller:
 
     def _put(self, buffer: Buffer, ids: list[int], started: float) -> None:
         """Buffers a batch, adapts the batch size and tells waiting callers."""
-        expires = math.inf if buffer.tag else started + self._options.max_age
-        buffer.ids.extend(zip(ids, repeat(expires)))
         options = self._options
         if buffer.last_refill is not None:
             since = started - buffer.last_refill
@@ -200,4 +197,5 @@ class Refiller:
         buffer.refused_until = 0.0
         buffer.low_mark = max(1, int(options.low_water * buffer.batch))
         buffer.wake_sent = False
-        self._signals.tell(buffer, None, False)
+        expires = math.inf if buffer.tag else started + options.max_age
+        self._signals.deliver(buffer, ids, expires)
