@@ -58,7 +58,6 @@ class Client:
         self._headers = headers
         self._signals = Signals()
         self._snowflake = Buffer("", self.options.initial_batch, self.options.low_water)
-        self._popleft = self._snowflake.ids.popleft
         self._tags: dict[str, Buffer] = {}
         self._layout: Layout | None = None
         self._layout_lock = threading.Lock()
@@ -73,16 +72,7 @@ class Client:
     def next(self) -> int:
         """One Snowflake ID. Unavailable when the buffer stayed empty for
         empty_wait; InvalidArgument when the nodes refuse this client."""
-        buffer = self._snowflake
-        try:
-            id_, expires = self._popleft()
-        except IndexError:
-            return self._wait_and_take(buffer)
-        if not buffer.wake_sent and len(buffer.ids) < buffer.low_mark:
-            self._wake(buffer)
-        if expires > _monotonic():
-            return id_
-        return self._take(buffer)
+        return self._take(self._snowflake)
 
     def next_many(self, count: int) -> list[int]:
         """`count` Snowflake IDs, each as next() would return it. On error
@@ -144,11 +134,12 @@ class Client:
         """HTTP calls that brought IDs so far (for measurements)."""
         return self._refiller.round_trips
 
-    # The slow paths ---------------------------------------------------------
+    # Taking and waiting ----------------------------------------------------
 
     def _take(self, buffer: Buffer) -> int:
-        """next() for any buffer: pops until an ID has not expired (expired
-        IDs are dropped, never handed out), waits once the buffer is empty."""
+        """The hot path: pops until an ID has not expired (expired IDs are
+        dropped, never handed out); waits only once the buffer is empty. No
+        lock and no I/O while IDs are buffered."""
         popleft = buffer.ids.popleft
         while True:
             try:
