@@ -96,7 +96,9 @@ def main() -> None:
     args = parser.parse_args()
     node = SnowidNode(1, 1)
     try:
-        client = Client([node.url], agent="py-bench")
+        # empty_wait: the machine is shared and loaded; a starved refill
+        # thread must slow the measurement down, not end it.
+        client = Client([node.url], agent="py-bench", empty_wait=5.0)
         floor = FloorGenerator(1, 1)
         client.next_many(200_000)  # warm-up: the batch grows to max_batch
         print(f"python {sys.version.split()[0]}, snowidd {node.url}, max_batch "
