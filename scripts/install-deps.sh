@@ -40,6 +40,8 @@ if [ "$what" = test ]; then
     # The Python clients the tests generate from Twitter's IDL (Thrift) and
     # Python's Redis client.
     python3-thrift python3-redis
+    # clients/python: built offline into a venv with Debian's setuptools.
+    python3 python3-venv python3-pip python3-setuptools python3-wheel
     # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
     # packages only recommend it) and llvm-symbolizer for readable crash reports.
     clang libclang-rt-14-dev llvm
