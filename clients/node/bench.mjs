@@ -9,6 +9,7 @@
 // and the HTTP round trips the client made for the IDs it served.
 //
 //   node bench.mjs --endpoint http://127.0.0.1:8080 [--ids 5000000] [--threads 1]
+//                  [--round-trips 20000] [--max-batch 10000]
 // --threads N runs the same in N worker threads at once, a client each.
 import http from "node:http";
 import { performance } from "node:perf_hooks";
@@ -17,7 +18,7 @@ import { Worker, isMainThread, parentPort, workerData } from "node:worker_thread
 import { Client } from "./index.js";
 
 function args() {
-  const out = { endpoint: "http://127.0.0.1:8080", ids: 5_000_000, threads: 1, roundTrips: 20_000 };
+  const out = { endpoint: "http://127.0.0.1:8080", ids: 5_000_000, threads: 1, roundTrips: 20_000, maxBatch: 10000 };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, "").replace(/-(\w)/g, (_, c) => c.toUpperCase());
@@ -27,12 +28,15 @@ function args() {
   return out;
 }
 
-// (b) Twitter's layout, datacenter 1, worker 1: the state is the current
-// ms's BigInt prefix and a sequence; a BigInt per sequence value is made once.
+// (b) A packed (ms, sequence) state with 16 sequence bits (65.5 M IDs/ms, so
+// the layout's cap is not what is measured; as bench/client_bench.cc), one
+// BigInt made per ID: the ms's prefix is made once per ms, and a BigInt per
+// sequence value once at start.
 function floorGenerator() {
   const epoch = 1288834974657;
-  const node = (1n << 17n) | (1n << 12n);
-  const sequences = Array.from({ length: 4096 }, (_, i) => BigInt(i));
+  const sequenceBits = 16n;
+  const node = (1n << (sequenceBits + 3n)) | (1n << sequenceBits);
+  const sequences = Array.from({ length: 65536 }, (_, i) => BigInt(i));
   let ms = 0;
   let seq = 0;
   let prefix = 0n;
@@ -41,36 +45,48 @@ function floorGenerator() {
     if (now > ms) {
       ms = now;
       seq = 0;
-      prefix = (BigInt(now - epoch) << 22n) | node;
-    } else if (++seq === 4096) {
+      prefix = (BigInt(now - epoch) << (sequenceBits + 6n)) | node;
+    } else if (++seq === 65536) {
       while ((now = Date.now()) <= ms);
       ms = now;
       seq = 0;
-      prefix = (BigInt(now - epoch) << 22n) | node;
+      prefix = (BigInt(now - epoch) << (sequenceBits + 6n)) | node;
     }
     return prefix | sequences[seq];
   };
 }
 
-function timeFloor(count) {
-  const next = floorGenerator();
-  let sink = 0n;
-  const started = performance.now();
-  for (let i = 0; i < count; i++) sink ^= next();
-  return { ns: ((performance.now() - started) * 1e6) / count, sink };
-}
+// CPU time of the whole process (this thread, the HTTP parsing, GC) since
+// `since`, in ns.
+const cpuNs = (since) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) * 1000;
+};
 
-// (a) tryNext() on a full buffer: the take alone, no refill on the clock.
-async function timeTake(endpoint) {
-  const client = new Client({ endpoints: [endpoint], initialBatch: 10000, maxBatch: 10000 });
+const median = (values) => values.slice().sort((x, y) => x - y)[Math.floor(values.length / 2)];
+
+// (a) tryNext() on a full buffer, the take alone, against (b) the floor, in
+// alternating rounds of the same count (a noisy machine slows both alike):
+// the median ns/ID of each. Between rounds the client refills untimed.
+async function timeTakeAndFloor(endpoint, maxBatch, rounds) {
+  const client = new Client({ endpoints: [endpoint], initialBatch: maxBatch, maxBatch });
+  const generate = floorGenerator();
+  const take = [];
+  const floor = [];
+  let sink = 0n;
   try {
     await client.next();
-    while (client.stats().buffered < 9000) await new Promise((r) => setTimeout(r, 5));
-    const count = client.stats().buffered - 1000;
-    let sink = 0n;
-    const started = performance.now();
-    for (let i = 0; i < count; i++) sink ^= client.tryNext();
-    return { ns: ((performance.now() - started) * 1e6) / count, sink };
+    for (let round = 0; round < rounds; round++) {
+      while (client.stats().buffered < maxBatch * 0.9) await new Promise((r) => setTimeout(r, 1));
+      const count = client.stats().buffered - Math.floor(maxBatch / 10);
+      let started = performance.now();
+      for (let i = 0; i < count; i++) sink ^= client.tryNext();
+      take.push(((performance.now() - started) * 1e6) / count);
+      started = performance.now();
+      for (let i = 0; i < count; i++) sink ^= generate();
+      floor.push(((performance.now() - started) * 1e6) / count);
+    }
+    return { takeNs: median(take.slice(rounds / 5)), floorNs: median(floor.slice(rounds / 5)), sink };
   } finally {
     await client.close();
   }
@@ -78,12 +94,13 @@ async function timeTake(endpoint) {
 
 // (a) a steady loop of next() with its refills; the loop yields to the
 // event loop every 1000 IDs, as an application serving requests does.
-async function timeSteady(endpoint, count) {
-  const client = new Client({ endpoints: [endpoint] });
+async function timeSteady(endpoint, maxBatch, count) {
+  const client = new Client({ endpoints: [endpoint], maxBatch });
   try {
     await client.next();
     const before = client.stats().calls;
     let sink = 0n;
+    const cpu = process.cpuUsage();
     const started = performance.now();
     for (let i = 0; i < count; i++) {
       if (i % 1000 === 0) await new Promise((r) => setImmediate(r));
@@ -91,7 +108,7 @@ async function timeSteady(endpoint, count) {
       sink ^= id !== undefined ? id : await client.next();
     }
     const ns = ((performance.now() - started) * 1e6) / count;
-    return { ns, calls: client.stats().calls - before, sink };
+    return { ns, cpuNs: cpuNs(cpu) / count, calls: client.stats().calls - before, sink };
   } finally {
     await client.close();
   }
@@ -118,30 +135,44 @@ async function timeRoundTrips(endpoint, count) {
   return { ns: ((performance.now() - started) * 1e6) / count, sink };
 }
 
-async function measure({ endpoint, ids, roundTrips }) {
-  timeFloor(ids); // warm-up, for the JIT
-  const floor = timeFloor(ids);
-  const take = await timeTake(endpoint);
-  const steady = await timeSteady(endpoint, ids);
+async function measure({ endpoint, ids, roundTrips, maxBatch }) {
+  const { takeNs, floorNs } = await timeTakeAndFloor(endpoint, maxBatch, 100);
+  const steady = await timeSteady(endpoint, maxBatch, ids);
+  // The floor's own loop of `ids` IDs, beside the steady loop's.
+  const generate = floorGenerator();
+  let sink = 0n;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  for (let i = 0; i < ids; i++) sink ^= generate();
+  const floorLoopNs = ((performance.now() - started) * 1e6) / ids;
+  const floorLoopCpuNs = cpuNs(cpu) / ids;
   const trip = await timeRoundTrips(endpoint, roundTrips);
   return {
-    floorNs: floor.ns,
-    takeNs: take.ns,
+    floorNs,
+    takeNs,
+    floorLoopNs,
     steadyNs: steady.ns,
+    steadyCpuNs: steady.cpuNs,
+    floorLoopCpuNs,
     roundTripNs: trip.ns,
     refills: steady.calls,
     idsPerRoundTrip: ids / Math.max(1, steady.calls),
+    sink: String(sink),
   };
 }
 
 function report(thread, r) {
   const f = (x) => x.toFixed(1);
   console.log(
-    `thread ${thread}: (a) tryNext from the buffer ${f(r.takeNs)} ns/ID, steady next() loop ` +
-      `${f(r.steadyNs)} ns/ID; (b) floor ${f(r.floorNs)} ns/ID; (c) HTTP round trip ` +
-      `${f(r.roundTripNs)} ns/ID\n  (a)/(b): take ${(r.takeNs / r.floorNs).toFixed(2)}x, steady ` +
-      `${(r.steadyNs / r.floorNs).toFixed(2)}x; (c)/(a steady) ${(r.roundTripNs / r.steadyNs).toFixed(0)}x; ` +
-      `${r.refills} refills for the steady loop's IDs: ${f(r.idsPerRoundTrip)} IDs per round trip`,
+    `thread ${thread}: (a) tryNext() from the buffer ${f(r.takeNs)} ns/ID against (b) the floor ` +
+      `${f(r.floorNs)} ns/ID (medians of alternating rounds): ${(r.takeNs / r.floorNs).toFixed(2)}x\n` +
+      `  a steady next() loop, refills and their parsing included: ${f(r.steadyNs)} ns/ID against ` +
+      `the floor's loop ${f(r.floorLoopNs)} ns/ID: ${(r.steadyNs / r.floorLoopNs).toFixed(2)}x; CPU ` +
+      `${f(r.steadyCpuNs)} against ${f(r.floorLoopCpuNs)} ns/ID: ` +
+      `${(r.steadyCpuNs / r.floorLoopCpuNs).toFixed(2)}x\n` +
+      `  (c) one HTTP round trip per ID: ${f(r.roundTripNs)} ns/ID, ` +
+      `${(r.roundTripNs / r.steadyNs).toFixed(0)}x the steady loop\n` +
+      `  ${r.refills} round trips for the steady loop's IDs: ${f(r.idsPerRoundTrip)} IDs per round trip`,
   );
 }
 
