@@ -152,7 +152,8 @@ describe("against live nodes", () => {
         const error = await rejection(client.next());
         const took = performance.now() - started;
         assert.equal(error.code, "unavailable", error.message);
-        assert.ok(took < 150 + 100, `waited ${took} ms`);
+        // emptyWaitMs and a busy machine's timer lateness, never the deadline of a call.
+        assert.ok(took < 150 + 300, `waited ${took} ms`);
       }
     } finally {
       await client.close();
@@ -176,14 +177,15 @@ describe("against live nodes", () => {
   });
 
   test("a refused token surfaces as invalid_argument; the right one works", async () => {
-    const wrong = new Client({ endpoints: [guarded.url], bearerToken: "wrong" });
+    const wrong = new Client({ endpoints: [guarded.url], bearerToken: "wrong", emptyWaitMs: 5000 });
     const right = new Client({ endpoints: [guarded.url], bearerToken: TOKEN, agent: "billing" });
     try {
       const started = performance.now();
       const error = await rejection(wrong.next());
       assert.equal(error.code, "invalid_argument");
       assert.equal(error.httpStatus, 401);
-      assert.ok(performance.now() - started < 250);
+      // At once, not after emptyWaitMs: a refusal is not worth waiting for.
+      assert.ok(performance.now() - started < 2000);
       assert.equal(typeof (await right.next()), "bigint");
       const metrics = await httpGet(`${guarded.url}/metrics`);
       assert.match(metrics.body, /agent="billing"/);
@@ -223,7 +225,7 @@ describe("against live nodes", () => {
     await client.next();
     const started = performance.now();
     await client.close();
-    assert.ok(performance.now() - started < 100);
+    assert.ok(performance.now() - started < 500);
     assert.equal(client.tryNext(), undefined);
     assert.equal((await rejection(client.next())).code, "unavailable");
   });
