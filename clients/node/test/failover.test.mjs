@@ -17,7 +17,20 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
     Node.start({ worker: 7, datacenter: 2 }),
     Node.start({ worker: 9, datacenter: 3 }),
   ]);
-  const client = new Client({ endpoints: [a.url, b.url], agent: "node-acceptance" });
+  // 8 tasks that only draw want IDs faster than one refill at a time brings
+  // them (maxBatch per round trip), so they often wait for a round trip. On a
+  // 2-core machine under other tests' load (load average 17 seen) a round
+  // trip of 10000 IDs took longer than the default 500 ms deadline, and a
+  // wait longer than the default 200 ms; with both nodes up, callers then saw
+  // "unavailable". Wider bounds keep this test about failover, uniqueness
+  // and decoding, not about the machine's load; a dead node is still found
+  // at once (its connection is refused), not by a deadline.
+  const client = new Client({
+    endpoints: [a.url, b.url],
+    agent: "node-acceptance",
+    callDeadlineMs: 3000,
+    emptyWaitMs: 5000,
+  });
   try {
     const layout = await client.layout();
     const ids = new BigInt64Array(TOTAL);
@@ -33,7 +46,7 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
           if (taken === TOTAL) break;
           ids[taken++] = id;
         } catch (error) {
-          failures.push(error);
+          failures.push(`${error.message} (at ID ${taken}, ${killedAt === undefined ? "before" : "after"} the kill)`);
           if (failures.length > 10) return;
         }
         slowest = Math.max(slowest, performance.now() - started);
@@ -44,13 +57,13 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
       }
     };
     await Promise.all(Array.from({ length: TASKS }, task));
-    assert.deepEqual(failures.map((error) => error.message), []);
+    assert.deepEqual(failures, []);
     assert.equal(taken, TOTAL);
-    // A call waits at most emptyWaitMs (200) by construction; past that it
-    // would have failed. What a call takes beyond it is the event loop's lag
-    // (up to 400 ms seen on a 2-core machine at load 12), not the client's:
-    // this bound only catches a call that hangs.
-    assert.ok(slowest <= 2000, `a call took ${slowest} ms (emptyWaitMs 200)`);
+    // A call waits at most emptyWaitMs by construction; past that it would
+    // have failed. What a call takes beyond it is the event loop's lag (up to
+    // 400 ms seen on a 2-core machine at load 12), not the client's: this
+    // bound only catches a call that hangs.
+    assert.ok(slowest <= 8000, `a call took ${slowest} ms (emptyWaitMs 5000)`);
 
     const sorted = ids.slice().sort();
     for (let i = 1; i < TOTAL; i++) {

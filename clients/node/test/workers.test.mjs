@@ -11,9 +11,15 @@ const THREADS = 4;
 const PER_THREAD = 200_000;
 
 if (!isMainThread) {
-  // Six busy threads on two cores (four here, two snowidd): a refill may take
-  // longer than the default 200 ms, which is not what this test is about.
-  const client = new Client({ endpoints: workerData.endpoints, agent: "node-worker", emptyWaitMs: 2000 });
+  // Six busy threads on two cores (four here, two snowidd), and other tests'
+  // load: a refill may take longer than the default deadline (500 ms) and
+  // empty wait (200 ms), which is not what this test is about.
+  const client = new Client({
+    endpoints: workerData.endpoints,
+    agent: "node-worker",
+    callDeadlineMs: 3000,
+    emptyWaitMs: 5000,
+  });
   const ids = new BigInt64Array(PER_THREAD);
   for (let i = 0; i < PER_THREAD; i++) ids[i] = await client.next();
   await client.close();
