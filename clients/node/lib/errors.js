@@ -1,0 +1,26 @@
+// SnowidError: the one error type the client throws or rejects with.
+//
+// `code` is the C++ client's error_code_name (include/snowid/error.h), so
+// programs in either language test the same names:
+//   "invalid_argument"  a bad option, or the nodes refuse this client's
+//                       request (token: HTTP 401/403, agent or count: 400)
+//   "not_found"         the nodes do not know a segment tag (HTTP 404)
+//   "unavailable"       no ID within emptyWaitMs: every node down or slow,
+//                       or the client is closed
+// `httpStatus` is the status of the answer behind the error, when there was one.
+export class SnowidError extends Error {
+  constructor(code, message, httpStatus = undefined) {
+    super(message);
+    this.name = "SnowidError";
+    this.code = code;
+    if (httpStatus !== undefined) this.httpStatus = httpStatus;
+  }
+}
+
+export const INVALID_ARGUMENT = "invalid_argument";
+export const NOT_FOUND = "not_found";
+export const UNAVAILABLE = "unavailable";
+
+export function invalidArgument(message) {
+  return new SnowidError(INVALID_ARGUMENT, message);
+}
