@@ -4,7 +4,9 @@
 # and under ThreadSanitizer (./build-tsan: GCC), except the fault scenarios
 # (label chaos): they are load and timing tests of whole processes, run in
 # the normal build by scripts/test.sh, and are not built here; nor is the
-# status page's test in headless Chromium (label browser). -O1 with line
+# status page's test in headless Chromium (label browser), nor the language
+# clients' tests (label clients: they test the clients' own code, once, in
+# the normal pass). -O1 with line
 # tables: reports keep file and line, and the builds take about half the
 # time of -O2 with full debug information. The ThreadSanitizer build batches
 # the files of src/ (SNOWID_UNITY_BUILD) as the normal build does; the
@@ -37,7 +39,7 @@ build_tsan() {
 tests() {  # runs ctest in build directory $1
   (cd "$1" &&
     TSAN_OPTIONS="suppressions=$PWD/../tests/sanitizers/tsan.supp halt_on_error=1" \
-    ctest --output-on-failure --parallel "$(nproc)" --timeout 900 --label-exclude 'chaos|browser' \
+    ctest --output-on-failure --parallel "$(nproc)" --timeout 900 --label-exclude 'chaos|browser|clients' \
       --no-tests=error)
 }
 
