@@ -47,7 +47,7 @@ func (g *floorGenerator) next() int64 {
 }
 
 // floor: g goroutines share one generator; ns per ID per goroutine.
-func floor(g, ids int) float64 {
+func floor(g, ids int) cost {
 	generator := newFloorGenerator()
 	var sink atomic.Int64
 	return perGoroutine(g, ids*9/10, func(n int) {
