@@ -45,6 +45,7 @@ func main() {
 	node, err := testnode.Start(binary, 0, 1, "--max-batch", "1000000", "--datacenter-bits", "0",
 		"--worker-bits", "6", "--sequence-bits", "16")
 	check(err)
+	stopNode = node.Stop
 	defer node.Stop()
 	fmt.Printf("Go %s, GOMAXPROCS %d, %s, snowidd %s\n", runtime.Version(),
 		runtime.GOMAXPROCS(0), cpuModel(), node.URL)
@@ -76,9 +77,8 @@ func fromBuffer(url string, g, ids int) cost {
 	}
 	return perGoroutine(g, ids*9/10, func(n int) {
 		for i := 0; i < n; i++ {
-			if _, err := client.Next(); err != nil {
-				panic(err)
-			}
+			_, err := client.Next()
+			check(err)
 		}
 	})
 }
@@ -99,9 +99,8 @@ func roundTrips(url string, g, each int) cost {
 				ID string `json:"id"`
 			}
 			check(json.Unmarshal(body, &answer))
-			if _, err := strconv.ParseInt(answer.ID, 10, 64); err != nil {
-				panic(fmt.Sprintf("GET /v1/id: %s", body))
-			}
+			_, err = strconv.ParseInt(answer.ID, 10, 64)
+			check(err)
 		}
 	})
 }
@@ -216,9 +215,13 @@ func cpuModel() string {
 	return "unknown CPU"
 }
 
+// stopNode stops the benchmark's node; check calls it before exiting.
+var stopNode = func() {}
+
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+		stopNode()
 		os.Exit(1)
 	}
 }
