@@ -281,3 +281,20 @@ func TestCloseStopsARefillInFlightPromptly(t *testing.T) {
 	}
 	client.Close() // idempotent
 }
+
+func TestANodesLowerMaxBatchCapsTheBatch(t *testing.T) {
+	// The node answers 400 to count=1000; its /v1/info says max_batch 300.
+	node := startNode(t, 0, 6, "--max-batch", "300")
+	client := openClient(t, snowid.Options{Endpoints: []string{node.URL}})
+	ids := make([]int64, 2000)
+	if err := client.NextN(ids); err != nil {
+		t.Fatal(err)
+	}
+	requireDistinct(t, ids)
+	stats := client.Stats()
+	// Each refill brought 300: at least 2000/300 of them, plus the refused
+	// first one and the /v1/info that explained it.
+	if stats.Fetched%300 != 0 || stats.Requests < stats.Fetched/300+2 {
+		t.Fatalf("%+v: want batches of the node's max_batch, 300", stats)
+	}
+}
