@@ -49,6 +49,8 @@ if [ "$what" = test ]; then
     # --help, dpkg-shlibdeps for Depends, systemd-analyze verify on the unit
     # (which runs man to find the unit's Documentation=).
     help2man dpkg-dev systemd man-db
+    # The Go client's toolchain (clients/go/test.sh).
+    golang-go
   )
 fi
 

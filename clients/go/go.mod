@@ -1,0 +1,3 @@
+module snowid.io/snowid
+
+go 1.19
