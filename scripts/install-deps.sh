@@ -47,6 +47,8 @@ if [ "$what" = test ]; then
     # --help, dpkg-shlibdeps for Depends, systemd-analyze verify on the unit
     # (which runs man to find the unit's Documentation=).
     help2man dpkg-dev systemd man-db
+    # The Java client (clients/java): the JDK (javac, jar) and JUnit 4 with Hamcrest.
+    openjdk-17-jdk-headless junit4
   )
 fi
 
