@@ -24,6 +24,14 @@ public class SnowidClientTest {
   private static final int THREADS = 4;
   private static final int TOTAL = 1_000_000;
 
+  // Where the bounded wait is not what a test is about: a first fetch by a cold JVM on a machine
+  // shared with builds can take longer than the default 200 ms.
+  private static final Duration PATIENT = Duration.ofSeconds(5);
+
+  private static SnowidClientOptions.Builder patient(Snowidd node) {
+    return SnowidClientOptions.builder().endpoints(node.url()).emptyWait(PATIENT);
+  }
+
   private static long millisSince(long startNanos) {
     return (System.nanoTime() - startNanos) / 1_000_000;
   }
@@ -31,12 +39,14 @@ public class SnowidClientTest {
   // Four threads draw a million IDs through one client with both nodes while the node in use is
   // killed with SIGKILL a third of the way: no call fails, no ID repeats, every ID decodes to one of
   // the two nodes, and none of the killed node's is later than its death. Then the second node
-  // dies: what is buffered is served, then next() fails within emptyWait.
+  // dies: what is buffered is served, then next() fails within emptyWait. The threads pause 1 ms
+  // per 1000 IDs (up to 4 M IDs/s together), and emptyWait is 1 s: on 2 cores shared with builds,
+  // four threads that never yield can starve the refill thread itself.
   @Test
   public void aMillionIdsFromFourThreadsSurviveKillNine() throws Exception {
     try (Snowidd a = new Snowidd(1, 3); Snowidd b = new Snowidd(2, 7)) {
       final SnowidClientOptions options =
-          SnowidClientOptions.builder().endpoints(a.url(), b.url()).build();
+          SnowidClientOptions.builder().endpoints(a.url(), b.url()).emptyWait(Duration.ofSeconds(1)).build();
       try (SnowidClient client = SnowidClient.open(options)) {
         final long[] ids = new long[TOTAL];
         final AtomicInteger drawn = new AtomicInteger();
@@ -66,7 +76,7 @@ public class SnowidClientTest {
     try {
       final long[] batch = new long[100];
       int i = 0;
-      while (i < count) {
+      for (int round = 1; i < count; round++) {
         for (int k = 0; k < 400 && i < count; k++) ids[from + i++] = client.next();
         final int n = Math.min(batch.length, count - i);
         final long[] chunk = n == batch.length ? batch : new long[n];
@@ -74,6 +84,7 @@ public class SnowidClientTest {
         System.arraycopy(chunk, 0, ids, from + i, n);
         i += n;
         drawn.addAndGet(400 + n);
+        if (round % 2 == 0) Thread.sleep(1);
       }
     } catch (Throwable e) {
       errors.add(new AssertionError("at " + System.currentTimeMillis() + " after " + drawn.get() + ": " + e, e));
@@ -157,7 +168,7 @@ public class SnowidClientTest {
 
   private static long ageAfterPause(Snowidd node, Duration maxAge) throws Exception {
     try (SnowidClient client =
-        SnowidClient.open(SnowidClientOptions.builder().endpoints(node.url()).maxAge(maxAge).build())) {
+        SnowidClient.open(patient(node).maxAge(maxAge).build())) {
       client.next();
       Thread.sleep(400);
       final long id = client.next();
@@ -169,7 +180,7 @@ public class SnowidClientTest {
   public void aRefusedTokenReachesTheCallerAndTheAgentIsCounted() throws Exception {
     try (Snowidd node = new Snowidd(0, 1, "--bearer-token", "t0ken")) {
       final SnowidClientOptions.Builder options =
-          SnowidClientOptions.builder().endpoints(node.url()).agent("billing-7").initialBatch(300);
+          patient(node).agent("billing-7").initialBatch(300);
       try (SnowidClient refused = SnowidClient.open(options.bearerToken("wrong").build())) {
         final SnowidException e = assertThrows(SnowidException.class, refused::next);
         assertEquals(e.getMessage(), Code.UNAUTHENTICATED, e.code());
@@ -178,7 +189,8 @@ public class SnowidClientTest {
         assertEquals(Code.UNAUTHENTICATED, assertThrows(SnowidException.class, refused::next).code());
         assertTrue("a refusal is told at once", millisSince(began) < 100);
       }
-      try (SnowidClient client = SnowidClient.open(options.bearerToken("t0ken").build())) {
+      try (SnowidClient client =
+          SnowidClient.open(options.bearerToken("t0ken").build())) {
         client.next();
         assertEquals(300, node.metric("snowid_ids_issued_total{agent=\"billing-7\"}"));
       }
@@ -190,19 +202,18 @@ public class SnowidClientTest {
     try (Snowidd node = new Snowidd(0, 1, "--segment-auto-create", "true");
         Snowidd strict = new Snowidd(0, 2)) {
       final SnowidClientOptions options =
-          SnowidClientOptions.builder().endpoints(node.url()).initialBatch(64).maxBatch(256).build();
+          patient(node).initialBatch(64).maxBatch(256).build();
       try (SnowidClient client = SnowidClient.open(options)) {
         for (long expected = 1; expected <= 500; expected++) assertEquals(expected, client.next("order"));
         assertEquals(1, client.next("invoices.eu"));
         assertTrue(client.next() > 1_000_000);
         assertEquals(Code.INVALID_ARGUMENT, assertThrows(SnowidException.class, () -> client.next("")).code());
       }
-      try (SnowidClient client =
-          SnowidClient.open(SnowidClientOptions.builder().endpoints(strict.url()).build())) {
+      try (SnowidClient client = SnowidClient.open(patient(strict).build())) {
         final long began = System.nanoTime();
         final SnowidException e = assertThrows(SnowidException.class, () -> client.next("nosuchtag"));
         assertEquals(e.getMessage(), Code.NOT_FOUND, e.code());
-        assertTrue("a refusal does not wait out emptyWait", millisSince(began) < 150);
+        assertTrue("a refusal does not wait out emptyWait", millisSince(began) < 1000);
       }
     }
   }
@@ -215,7 +226,7 @@ public class SnowidClientTest {
             "--sequence-position", "high", "--epoch", "2020-01-01T00:00:00Z")) {
       for (Snowidd node : List.of(twitter, other)) {
         try (SnowidClient client =
-            SnowidClient.open(SnowidClientOptions.builder().endpoints(node.url()).build())) {
+            SnowidClient.open(patient(node).build())) {
           for (int i = 0; i < 20; i++) {
             final long id = client.next();
             final Decoded mine = client.decode(id);
@@ -260,7 +271,7 @@ public class SnowidClientTest {
   public void batchSizeFollowsConsumption() throws Exception {
     try (Snowidd node = new Snowidd(0, 1, "--max-batch", "12800")) {
       final SnowidClientOptions options =
-          SnowidClientOptions.builder().endpoints(node.url()).initialBatch(100).maxBatch(12_800)
+          patient(node).initialBatch(100).maxBatch(12_800)
               .refillPeriod(Duration.ofSeconds(1)).build();
       try (SnowidClient client = SnowidClient.open(options)) {
         client.next(new long[200_000]);
@@ -280,7 +291,7 @@ public class SnowidClientTest {
       try {
         try (SnowidClient client = SnowidClient.open(SnowidClientOptions.builder()
             .endpoints(hung.url(), healthy.url()).callDeadline(Duration.ofMillis(100))
-            .emptyWait(Duration.ofSeconds(1)).build())) {
+            .emptyWait(PATIENT).build())) {
           for (int i = 0; i < 5000; i++) assertEquals(2, client.decode(client.next()).worker());
         }
         final SnowidClient stuck = SnowidClient.open(SnowidClientOptions.builder()
