@@ -1,0 +1,131 @@
+/*
+ * Replies: the three reply shapes of snowidd's HTTP API the client reads, each read strictly with
+ * JsonReader (anything else is a JsonException: the node's reply is not trusted).
+ *
+ *   GET /v1/ids?count=N, GET /v1/segment/{tag}?count=N   {"ids":["…",…]}  (exactly N, increasing)
+ *   any 4xx/5xx                                           {"error":"…"}
+ *   GET /v1/info                                          an object whose "layout" object gives the
+ *                                                         bit widths, unit, epoch and sequence
+ *                                                         position; "max_batch" if the node says it
+ *
+ * Stateless: safe from any thread.
+ */
+package io.snowid.client;
+
+import io.snowid.client.JsonReader.JsonException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Set;
+
+final class Replies {
+  private Replies() {}
+
+  /** What a node's /v1/info says that the client uses. maxBatch: 0 if the node does not say. */
+  record NodeInfo(Layout layout, long maxBatch) {}
+
+  /** {"ids":[…]} with exactly `count` strictly increasing IDs. */
+  static long[] ids(byte[] body, int count) throws JsonException {
+    final JsonReader reader = new JsonReader(body);
+    final long[] ids = new long[count];
+    reader.beginObject();
+    if (!reader.hasNext() || !reader.nextName().equals("ids")) {
+      throw new JsonException("expected {\"ids\":[…]}");
+    }
+    reader.beginArray();
+    int n = 0;
+    while (reader.hasNext()) {
+      if (n == count) throw new JsonException("more than the " + count + " IDs asked for");
+      ids[n] = reader.nextId();
+      if (n > 0 && ids[n] <= ids[n - 1]) throw new JsonException("IDs not strictly increasing");
+      n++;
+    }
+    reader.endArray();
+    if (reader.hasNext()) throw new JsonException("a member beside \"ids\"");
+    reader.endObject();
+    reader.endDocument();
+    if (n != count) throw new JsonException(n + " IDs where " + count + " were asked for");
+    return ids;
+  }
+
+  /** The message of {"error":"…"}; the body itself (cut to 200 characters) if it is not that. */
+  static String errorMessage(byte[] body) {
+    try {
+      final JsonReader reader = new JsonReader(body);
+      reader.beginObject();
+      if (reader.hasNext() && reader.nextName().equals("error")) {
+        final String message = reader.nextString();
+        if (!reader.hasNext()) {
+          reader.endObject();
+          reader.endDocument();
+          return message;
+        }
+      }
+    } catch (JsonException e) {
+      // Not snowidd's error shape (a proxy's page, say): the raw text says more.
+    }
+    final String text = new String(body, StandardCharsets.UTF_8).strip();
+    return text.length() > 200 ? text.substring(0, 200) + "…" : text;
+  }
+
+  /** /v1/info: the layout is required, every other member is skipped (its grammar checked). */
+  static NodeInfo info(byte[] body) throws JsonException {
+    final JsonReader reader = new JsonReader(body);
+    Layout layout = null;
+    long maxBatch = 0;
+    final Set<String> seen = new HashSet<>();
+    reader.beginObject();
+    while (reader.hasNext()) {
+      final String name = reader.nextName();
+      if (!seen.add(name)) throw new JsonException("\"" + name + "\" twice");
+      switch (name) {
+        case "layout" -> layout = layout(reader);
+        case "max_batch" -> maxBatch = reader.nextLong();
+        default -> reader.skipValue();
+      }
+    }
+    reader.endObject();
+    reader.endDocument();
+    if (layout == null) throw new JsonException("no \"layout\" in /v1/info");
+    if (maxBatch < 0) throw new JsonException("a negative max_batch");
+    return new NodeInfo(layout, maxBatch);
+  }
+
+  private static Layout layout(JsonReader reader) throws JsonException {
+    final long[] fields = new long[LAYOUT_FIELDS.length];
+    boolean[] found = new boolean[LAYOUT_FIELDS.length];
+    String position = null;
+    reader.beginObject();
+    while (reader.hasNext()) {
+      final String name = reader.nextName();
+      final int index = indexOf(name);
+      if (index >= 0) {
+        if (found[index]) throw new JsonException("\"" + name + "\" twice in the layout");
+        found[index] = true;
+        fields[index] = reader.nextLong();
+      } else if (name.equals("sequence_position")) {
+        if (position != null) throw new JsonException("\"sequence_position\" twice in the layout");
+        position = reader.nextString();
+      } else {
+        reader.skipValue();
+      }
+    }
+    reader.endObject();
+    for (int i = 0; i < LAYOUT_FIELDS.length; i++) {
+      if (!found[i]) throw new JsonException("no \"" + LAYOUT_FIELDS[i] + "\" in the layout");
+    }
+    if (position == null) throw new JsonException("no \"sequence_position\" in the layout");
+    return Layout.of(fields[0], fields[1], fields[2], fields[3], fields[4], fields[5], position);
+  }
+
+  // The order Layout.of() takes them in.
+  private static final String[] LAYOUT_FIELDS = {
+    "timestamp_bits", "datacenter_bits", "worker_bits", "sequence_bits", "time_unit_ms", "epoch_ms"
+  };
+
+  private static int indexOf(String name) {
+    for (int i = 0; i < LAYOUT_FIELDS.length; i++) {
+      if (LAYOUT_FIELDS[i].equals(name)) return i;
+    }
+    return -1;
+  }
+}

@@ -1,0 +1,94 @@
+/*
+ * SnowidClient: IDs for a Java application from one or more snowidd nodes, served from a local
+ * buffer that a background daemon thread keeps topped up over HTTP (GET /v1/ids for Snowflake IDs,
+ * GET /v1/segment/{tag} for a tag's numbers); the contract of the C++ client
+ * (include/snowid/client.h) over snowidd's HTTP listener.
+ *
+ * next() takes an ID from the buffer: no lock, no allocation, no I/O, one compare-and-set and a
+ * System.nanoTime() read. Only when the buffer is empty does it wait, at most emptyWait, for the
+ * refill; it then throws UNAVAILABLE (never blocks forever). Endpoints that fail are skipped with
+ * exponential backoff; while one answers, callers see no error. A refused token (UNAUTHENTICATED),
+ * an unknown tag (NOT_FOUND) or another refusal (INVALID_ARGUMENT) reaches callers at once.
+ *
+ * Order: every ID handed out is unique (issued by a node once, taken from the buffer once), and one
+ * buffer hands its IDs out in increasing order. IDs from several clients, or from one client across
+ * a failover, are only roughly time-ordered: a buffered ID was issued up to maxAge ago.
+ *
+ * Thread-safety: every method may be called from any number of threads at once. close() stops the
+ * refill thread and aborts its call in flight; afterwards next() serves what is still buffered,
+ * then throws CLOSED.
+ */
+package io.snowid.client;
+
+/** A buffered client of snowidd nodes; open with {@link #open(SnowidClientOptions)}. */
+public final class SnowidClient implements AutoCloseable {
+  private final Endpoints endpoints;
+  private final Refiller refiller;
+  private final IdRing snowflake; // refiller.snowflake.ring, one hop less on the hot path
+
+  private SnowidClient(SnowidClientOptions options) {
+    this.endpoints = new Endpoints(options, new HttpTransport(options));
+    this.refiller = new Refiller(options, endpoints);
+    this.snowflake = refiller.snowflake.ring;
+  }
+
+  /**
+   * Starts a client: its refill thread fetches the first batch at once. Connects lazily: an
+   * endpoint down now is not an error here.
+   */
+  public static SnowidClient open(SnowidClientOptions options) {
+    return new SnowidClient(options);
+  }
+
+  /** One Snowflake ID, from the buffer. */
+  public long next() throws SnowidException {
+    final long id = snowflake.take(System.nanoTime());
+    if (id != IdRing.EMPTY) return id;
+    return refiller.waitAndTake(refiller.snowflake);
+  }
+
+  /**
+   * Fills `out` completely, each ID as next() would return it; on an error the IDs already written
+   * are consumed.
+   */
+  public void next(long[] out) throws SnowidException {
+    long now = System.nanoTime();
+    for (int i = 0; i < out.length; i++) {
+      long id = snowflake.take(now);
+      if (id == IdRing.EMPTY) {
+        id = refiller.waitAndTake(refiller.snowflake);
+        now = System.nanoTime();
+      }
+      out[i] = id;
+    }
+  }
+
+  /**
+   * The next number of segment tag `tag`, from a buffer of its own. NOT_FOUND if the nodes do not
+   * know the tag; INVALID_ARGUMENT for an empty tag, one longer than 128 characters or holding a
+   * control character (the nodes judge the rest; the tag travels percent-encoded).
+   */
+  public long next(String tag) throws SnowidException {
+    final Buffer buffer = refiller.buffer(tag);
+    final long id = buffer.ring.take(System.nanoTime());
+    if (id != IdRing.EMPTY) return id;
+    return refiller.waitAndTake(buffer);
+  }
+
+  /**
+   * The fields of a Snowflake ID under the layout of the nodes (their /v1/info, read once and
+   * cached; read on this thread if no refill has read it yet). INVALID_ARGUMENT if `id` does not
+   * fit the layout; UNAVAILABLE if no node gave its layout within the call deadline.
+   */
+  public Decoded decode(long id) throws SnowidException {
+    Layout layout = endpoints.layout();
+    if (layout == null) layout = endpoints.readLayout();
+    return layout.decode(id);
+  }
+
+  /** Stops the refill thread promptly, aborting its call in flight. Idempotent. */
+  @Override
+  public void close() {
+    refiller.stop();
+  }
+}

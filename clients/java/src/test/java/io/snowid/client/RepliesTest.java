@@ -1,0 +1,118 @@
+/*
+ * The strict reader of snowidd's replies: the shapes it accepts, and the malformed or unexpected
+ * replies it refuses rather than misreads.
+ */
+package io.snowid.client;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import io.snowid.client.JsonReader.JsonException;
+import java.nio.charset.StandardCharsets;
+import org.junit.Test;
+
+public class RepliesTest {
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static long[] ids(String text, int count) throws JsonException {
+    return Replies.ids(bytes(text), count);
+  }
+
+  @Test
+  public void readsABatchOfIds() throws JsonException {
+    assertArrayEquals(
+        new long[] {0, 7, 9223372036854775807L},
+        ids(" {\"ids\" : [\"0\", \"7\",\"9223372036854775807\"]}\n", 3));
+    assertArrayEquals(new long[] {1}, ids("{\"ids\":[\"1\"]}", 1));
+  }
+
+  @Test
+  public void refusesABatchThatIsNotExactlyWhatWasAskedFor() {
+    final String[] bad = {
+      "{\"ids\":[\"1\",\"2\"]}", // two, not three
+      "{\"ids\":[\"1\",\"2\",\"3\",\"4\"]}", // four
+      "{\"ids\":[\"1\",\"3\",\"3\"]}", // not strictly increasing
+      "{\"ids\":[\"1\",\"2\",\"3\",]}", // trailing comma
+      "{\"ids\":[\"1\",\"2\" \"3\"]}", // no comma
+      "{\"ids\":[\"1\",\"2\",3]}", // a number, not a string
+      "{\"ids\":[\"1\",\"2\",\"03\"]}", // leading zero
+      "{\"ids\":[\"1\",\"2\",\"-3\"]}", // a sign
+      "{\"ids\":[\"1\",\"2\",\"9223372036854775808\"]}", // above 2^63-1
+      "{\"ids\":[\"1\",\"2\",\"3 \"]}", // not only digits
+      "{\"ids\":[\"1\",\"2\",\"\"]}", // empty
+      "{\"ids\":[\"1\",\"2\",\"3\"],\"more\":1}", // a member beside ids
+      "{\"id\":[\"1\",\"2\",\"3\"]}", // another name
+      "{\"ids\":[\"1\",\"2\",\"3\"]}x", // bytes after the document
+      "{\"ids\":[\"1\",\"2\",\"3\"]", // cut short
+      "[\"1\",\"2\",\"3\"]", // not an object
+      "",
+    };
+    for (String text : bad) {
+      assertThrows(text, JsonException.class, () -> ids(text, 3));
+    }
+  }
+
+  @Test
+  public void readsTheLayoutAndMaxBatchOfInfoAndSkipsTheRest() throws JsonException {
+    final String info =
+        "{\"version\":\"1.2\",\"layout\":{\"timestamp_bits\":41,\"datacenter_bits\":5,"
+            + "\"worker_bits\":5,\"sequence_bits\":12,\"time_unit_ms\":1,\"epoch_ms\":1288834974657,"
+            + "\"epoch\":\"2010-11-04T01:42:54.657Z\",\"sequence_position\":\"low\","
+            + "\"ids_per_second\":4.096e6,\"warning\":null},\"max_batch\":10000,"
+            + "\"cluster\":{\"coordinator\":\"static\",\"tags\":[1,-2.5E-3,true,false,null,"
+            + "{\"a\":[]}]},\"segment\":null,\"name\":\"\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\b\\f\\n\\r\\t\"}";
+    final Replies.NodeInfo read = Replies.info(bytes(info));
+    assertEquals(10000, read.maxBatch());
+    assertEquals(new Layout(41, 5, 5, 12, 1, 1288834974657L, false), read.layout());
+  }
+
+  @Test
+  public void refusesAnInfoWithoutAValidLayout() {
+    final String layout =
+        "\"layout\":{\"timestamp_bits\":41,\"datacenter_bits\":5,\"worker_bits\":5,"
+            + "\"sequence_bits\":12,\"time_unit_ms\":1,\"epoch_ms\":0,\"sequence_position\":\"%s\"}";
+    final String[] bad = {
+      "{}",
+      "{" + layout.formatted("middle") + "}", // unknown position
+      "{" + layout.formatted("low").replace("41", "42") + "}", // 64 bits
+      "{" + layout.formatted("low").replace("\"time_unit_ms\":1", "\"time_unit_ms\":1.5") + "}",
+      "{" + layout.formatted("low").replace(",\"epoch_ms\":0", "") + "}", // a field missing
+      "{" + layout.formatted("low") + "," + layout.formatted("low") + "}", // twice
+      "{" + layout.formatted("low") + ",\"x\":01}", // leading zero in a skipped member
+      "{" + layout.formatted("low") + ",\"x\":\"\u0001\"}", // control character
+      "{" + layout.formatted("low") + ",\"x\":\"\\x\"}", // unknown escape
+      "{" + layout.formatted("low") + ",\"x\":\"\\ud83d\"}", // lone surrogate
+      "{" + layout.formatted("low") + ",\"x\":tru}",
+      "{" + layout.formatted("low") + ",\"x\":1.}",
+      "{" + layout.formatted("low") + ",\"x\":[1,]}",
+      "{" + layout.formatted("low") + ",}",
+      "[".repeat(100) + "]".repeat(100), // too deep
+    };
+    for (String text : bad) {
+      assertThrows(text, JsonException.class, () -> Replies.info(bytes(text)));
+    }
+    final byte[] badUtf8 = bytes("{" + layout.formatted("low") + ",\"x\":\"..\"}");
+    badUtf8[badUtf8.length - 4] = (byte) 0xc3; // a lead byte followed by '.'
+    assertThrows(JsonException.class, () -> Replies.info(badUtf8));
+  }
+
+  @Test
+  public void errorMessagesComeFromTheErrorShapeOrTheRawBody() {
+    assertEquals("unknown tag 'x'", Replies.errorMessage(bytes("{\"error\":\"unknown tag 'x'\"}\n")));
+    assertEquals("<html>bad gateway</html>", Replies.errorMessage(bytes("<html>bad gateway</html>")));
+    assertTrue(Replies.errorMessage(bytes("x".repeat(500))).length() < 250);
+  }
+
+  @Test
+  public void tagsArePercentEncodedByteByByte() {
+    assertEquals("order%3Apay", HttpTransport.percentEncode("order:pay"));
+    assertEquals("a.b-c_d~e", HttpTransport.percentEncode("a.b-c_d~e"));
+    assertEquals("%C3%A9%20%2F%3F", HttpTransport.percentEncode("é /?"));
+    assertFalse(HttpTransport.percentEncode("x/y").contains("/"));
+  }
+}
