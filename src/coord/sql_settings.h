@@ -3,9 +3,11 @@
 // table, and how it becomes the store's options (sql_coordinator.h).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "option_rows.h"
+#include "snowid/coordinator.h"
 #include "sql_coordinator.h"
 
 namespace snowid {
@@ -26,5 +28,12 @@ struct MysqlSettings {
 // password hidden).
 OptionRows<PostgresSettings> postgres_endpoint_rows();
 OptionRows<MysqlSettings> mysql_endpoint_rows();
+
+// What validate() checks beyond each option's own syntax, and the
+// coordinators the table makes.
+Status check_postgres_setup(const CoordinatorSetup& setup);
+Result<std::unique_ptr<Coordinator>> make_postgres_coordinator(const CoordinatorSetup& setup);
+Status check_mysql_setup(const CoordinatorSetup& setup);
+Result<std::unique_ptr<Coordinator>> make_mysql_coordinator(const CoordinatorSetup& setup);
 
 }  // namespace snowid
