@@ -10,6 +10,7 @@
 #include "etcd_settings.h"
 #include "node_id.h"
 #include "redis_settings.h"
+#include "sql_settings.h"
 #include "zookeeper_settings.h"
 
 namespace snowid {
@@ -42,6 +43,12 @@ const CoordinatorKind kCoordinators[] = {
     {"zookeeper", check_zookeeper_setup, make_zookeeper_coordinator,
      coord::cluster_tool<ZooKeeperOptions, parse_zookeeper_endpoints>(
          "ZooKeeper", "ZooKeeper servers: HOST:PORT[,HOST:PORT...]", "ZooKeeper digest user")},
+    {"postgres", check_postgres_setup, make_postgres_coordinator,
+     coord::cluster_tool<PostgresOptions, parse_postgres_endpoints>(
+         "PostgreSQL", "PostgreSQL: URL or HOST:PORT[,HOST:PORT...]", "PostgreSQL user")},
+    {"mysql", check_mysql_setup, make_mysql_coordinator,
+     coord::cluster_tool<MysqlOptions, parse_mysql_endpoints>(
+         "MySQL", "MariaDB/MySQL: URL or HOST:PORT[,HOST:PORT...]", "MySQL user")},
 };
 
 bool leases(const CoordinatorKind& kind) { return kind.cluster.list != nullptr; }

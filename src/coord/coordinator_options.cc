@@ -138,6 +138,8 @@ OptionRows<CoordinatorOptions> coordinator_option_rows() {
       within(lift(&C::etcd, etcd_endpoint_rows()), store_is("etcd")),
       within(lift(&C::redis, redis_endpoint_rows()), store_is("redis")),
       within(lift(&C::zookeeper, zookeeper_endpoint_rows()), store_is("zookeeper")),
+      within(lift(&C::postgres, postgres_endpoint_rows()), store_is("postgres")),
+      within(lift(&C::mysql, mysql_endpoint_rows()), store_is("mysql")),
       shared_rows(),
       within(lift(&C::etcd, etcd_access_rows()), store_is("etcd")),
       within(lift(&C::redis, redis_access_rows()), store_is("redis")),

@@ -16,6 +16,7 @@
 #include "redis_settings.h"
 #include "snowid/error.h"
 #include "snowid/layout.h"
+#include "sql_settings.h"
 #include "zookeeper_settings.h"
 
 namespace snowid {
@@ -45,6 +46,8 @@ struct CoordinatorOptions {
   EtcdSettings etcd;
   RedisSettings redis;
   ZooKeeperSettings zookeeper;
+  PostgresSettings postgres;
+  MysqlSettings mysql;
 };
 
 // The coordination rows of snowidd's option table, in table order.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "sql_connection.h"
 
@@ -27,6 +28,12 @@ struct MariadbOptions {
   std::string create_table_sql;
   std::string missing_table_hint;
 };
+
+// The connection a mysql:// (or mariadb://) URL names: user, password (or
+// password_file), host, port, database and ssl_ca, as segment_store reads
+// them (mysql_segment_store.cc); kInvalidArgument for a bad URL and for
+// segment_store's own parameters (layout, table).
+Result<MariadbOptions> read_mysql_url(std::string_view url);
 
 // Connects on first use and after every failure. query() with several
 // statements returns the rows of the last result set.

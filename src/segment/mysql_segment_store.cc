@@ -291,6 +291,16 @@ Result<TableLayout> table_layout(const TableParameters& parameters, MariadbOptio
 
 }  // namespace
 
+Result<MariadbOptions> read_mysql_url(std::string_view url) {
+  MariadbOptions connection;
+  auto parameters = read_url(url, connection);
+  if (!parameters.ok()) return parameters.error();
+  if (parameters->layout_name != "snowid" || !parameters->table.empty()) {
+    return bad_url("layout= and table= choose segment_store's table, not this one");
+  }
+  return connection;
+}
+
 Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view url,
                                                                const SegmentStoreOptions& options) {
   MariadbOptions connection;

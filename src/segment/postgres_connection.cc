@@ -29,8 +29,8 @@ using Deadline = std::chrono::steady_clock::time_point;
 
 class PostgresConnection final : public SqlConnection {
  public:
-  PostgresConnection(std::string uri, std::chrono::milliseconds timeout)
-      : uri_(std::move(uri)), timeout_(timeout) {}
+  PostgresConnection(std::string uri, std::chrono::milliseconds timeout, PostgresTable table)
+      : uri_(std::move(uri)), timeout_(timeout), table_(std::move(table)) {}
   ~PostgresConnection() override { drop(); }
   PostgresConnection(const PostgresConnection&) = delete;
   PostgresConnection& operator=(const PostgresConnection&) = delete;
@@ -43,8 +43,8 @@ class PostgresConnection final : public SqlConnection {
       drop();
       Status connected = connect(deadline);
       if (!connected.ok()) return connected.error();
-      auto table = run("SELECT 1 WHERE to_regclass('snowid_segments') IS NULL", {}, deadline);
-      if (table.ok() && !table->empty()) table = run(kSegmentsSchemaSql, {}, deadline);
+      auto table = run("SELECT 1 WHERE to_regclass($1) IS NULL", {table_.name}, deadline);
+      if (table.ok() && !table->empty()) table = run(table_.create_sql, {}, deadline);
       if (!table.ok()) {
         drop();
         return table.error();
@@ -192,6 +192,7 @@ class PostgresConnection final : public SqlConnection {
 
   std::string uri_;
   std::chrono::milliseconds timeout_;
+  PostgresTable table_;
   PGconn* conn_ = nullptr;
 };
 
@@ -199,6 +200,12 @@ class PostgresConnection final : public SqlConnection {
 
 Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
                                                      std::chrono::milliseconds timeout) {
+  return open_postgres(uri, timeout, {"snowid_segments", kSegmentsSchemaSql});
+}
+
+Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
+                                                     std::chrono::milliseconds timeout,
+                                                     PostgresTable table) {
   char* parse_error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(uri.c_str(), &parse_error);
   if (parsed == nullptr) {
@@ -208,7 +215,8 @@ Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
     return invalid_argument(fmt::format("bad PostgreSQL URL: {}", message));
   }
   PQconninfoFree(parsed);
-  return std::unique_ptr<SqlConnection>(std::make_unique<PostgresConnection>(uri, timeout));
+  return std::unique_ptr<SqlConnection>(
+      std::make_unique<PostgresConnection>(uri, timeout, std::move(table)));
 }
 
 }  // namespace snowid::segment

@@ -52,10 +52,21 @@ class SqlConnection {
 Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
                                                    std::chrono::milliseconds timeout);
 
+// The table a PostgreSQL connection checks on every new connection, and the
+// statement that creates it if missing.
+struct PostgresTable {
+  std::string name;
+  std::string create_sql;
+};
+
 // Connects on first use and after every failure; each connection applies the
 // schema if the table is missing. Every call is bounded by `timeout`.
-// kInvalidArgument if libpq cannot parse `uri`.
+// kInvalidArgument if libpq cannot parse `uri`. Without `table`: the segment
+// store's snowid_segments (sql/segments.sql).
 Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
                                                      std::chrono::milliseconds timeout);
+Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
+                                                     std::chrono::milliseconds timeout,
+                                                     PostgresTable table);
 
 }  // namespace snowid::segment

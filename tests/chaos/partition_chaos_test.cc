@@ -2,7 +2,7 @@
 // one node's link (tests/support/fault_proxy.h), under a load of clients that
 // keep every ID they are handed (tests/support/chaos.h).
 //
-// Leasing stores (etcd, Redis, ZooKeeper): node A leases node id 0 through
+// Leasing stores (etcd, Redis, ZooKeeper, PostgreSQL, MariaDB): node A leases node id 0 through
 // the proxy, the link breaks (blackhole, one way only, reset), and node B,
 // on a direct link, asks for id 0. Each scenario asserts the bound
 // the self-fence promises (docs/design.md, "Self-fence"), measured from the
@@ -26,19 +26,23 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "chaos.h"
 #include "etcd_coordinator.h"
 #include "etcd_process.h"
 #include "fault_proxy.h"
+#include "mariadb_process.h"
 #include "postgres_suite.h"
 #include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
+#include "sql_coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
 #include "zookeeper_claim.h"
@@ -526,6 +530,100 @@ TEST_F(ZooKeeperPartition, BlackholedNodeStopsBeforeItsLeaseEndsAndItsSuccessorS
 TEST_F(ZooKeeperPartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) { run(answers_lost()); }
 
 TEST_F(ZooKeeperPartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) { run(reset()); }
+
+// The SQL coordinators: one database server for the suite, behind the
+// interface SharedServer needs; `url(endpoint)` names its database at HOST:PORT.
+template <typename Process>
+struct SqlServer {
+  Process process;
+  bool started() const { return process.started(); }
+  const std::string& why() const { return process.error(); }
+};
+struct PostgresServer : SqlServer<test::PostgresProcess> {
+  std::string url(const std::string& endpoint) const {
+    return "postgresql://postgres@" + endpoint + "/postgres";
+  }
+  bool sql(const std::string& statements) { return process.psql(statements); }
+};
+struct MariadbServer : SqlServer<test::MariadbProcess> {
+  std::string url(const std::string& endpoint) const {
+    return std::string("mysql://snowid:") + test::MariadbProcess::kPassword + "@" + endpoint +
+           "/snowid";
+  }
+  bool sql(const std::string& statements) { return process.sql(statements); }
+};
+
+template <typename Server, typename Options>
+class SqlPartition : public SharedServer<Server> {
+ protected:
+  using Base = SharedServer<Server>;
+  // A cluster new to the database: its first node need not start ahead. The
+  // table as operators apply it (sql/).
+  void SetUp() override {
+    Base::SetUp();
+    std::ifstream schema(std::string(SNOWID_SOURCE_DIR) + "/sql/" + schema_file());
+    std::stringstream text;
+    text << schema.rdbuf();
+    ASSERT_TRUE(Base::server_->sql(text.str())) << Base::server_->why();
+    ASSERT_TRUE(Base::server_->sql(
+        "DELETE FROM snowid_node_claims WHERE cluster = '" + LeasePartition::cluster() +
+        "' AND node_id = -1; INSERT INTO snowid_node_claims (cluster, node_id, reservation) "
+        "VALUES ('" + LeasePartition::cluster() + "', -1, 0)"))
+        << Base::server_->why();
+  }
+  virtual const char* name() const = 0;
+  virtual const char* schema_file() const = 0;
+  LeaseStore store() const override {
+    const std::string store = name();
+    const int port = Base::server_->process.port();
+    // Its scenarios are partition/<store>-coordinator/...: partition/postgres/
+    // names the segment store's.
+    return {store + "-coordinator", port,
+            [store](const std::string& e) {
+              return std::vector<std::string>{"--coordinator", store, "--" + store + "-url",
+                                              Base::server_->url(e)};
+            },
+            [port](const std::string& cluster) {
+              Options options;
+              options.endpoints = {Base::server_->url("127.0.0.1:" + std::to_string(port))};
+              return reservation_in(options, cluster);
+            }};
+  }
+};
+
+class PostgresLeasePartition : public SqlPartition<PostgresServer, PostgresOptions> {
+  const char* name() const override { return "postgres"; }
+  const char* schema_file() const override { return "node_claims.sql"; }
+};
+
+TEST_F(PostgresLeasePartition, BlackholedNodeStopsBeforeItsLeaseEndsAndItsSuccessorStartsAfter) {
+  run(blackhole());
+}
+
+TEST_F(PostgresLeasePartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) {
+  run(answers_lost());
+}
+
+TEST_F(PostgresLeasePartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) {
+  run(reset());
+}
+
+class MysqlLeasePartition : public SqlPartition<MariadbServer, MysqlOptions> {
+  const char* name() const override { return "mysql"; }
+  const char* schema_file() const override { return "node_claims.mysql.sql"; }
+};
+
+TEST_F(MysqlLeasePartition, BlackholedNodeStopsBeforeItsLeaseEndsAndItsSuccessorStartsAfter) {
+  run(blackhole());
+}
+
+TEST_F(MysqlLeasePartition, NodeWhoseAnswersAreLostStopsBeforeItsLeaseEnds) {
+  run(answers_lost());
+}
+
+TEST_F(MysqlLeasePartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) {
+  run(reset());
+}
 
 // Segment mode: two nodes on one PostgreSQL tag, node 0 through the proxy,
 // node 1 on a direct link. Ranges are small (step 100, at most 200), so a

@@ -107,6 +107,8 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
   const auto etcd = [](const Mode& m) { return m.coordinator == "etcd"; };
   const auto redis = [](const Mode& m) { return m.coordinator == "redis"; };
   const auto zookeeper = [](const Mode& m) { return m.coordinator == "zookeeper"; };
+  const auto postgres = [](const Mode& m) { return m.coordinator == "postgres"; };
+  const auto mysql = [](const Mode& m) { return m.coordinator == "mysql"; };
   const auto leased = [](const Mode& m) { return m.coordinator != "static"; };
   const auto segments = [](const Mode& m) { return m.segments; };
   static const std::map<std::string, OptionCase> cases = {
@@ -173,6 +175,8 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"zookeeper_password", {"password", zookeeper}},
       {"zookeeper_password_file", {file, zookeeper}},
       {"zookeeper_tick_ms", {"1000", zookeeper}},
+      {"postgres_url", {"postgresql://ids@127.0.0.1:5433/ids", postgres}},
+      {"mysql_url", {"mysql://ids@127.0.0.1:3307/ids", mysql}},
       {"preset", {"discord", always}},
       {"timestamp_bits", {"40", always}},
       {"datacenter_bits", {"4", always}},
@@ -215,7 +219,7 @@ TEST(ConfigOptions, EveryExampleOptionInEveryModeIsUsedOrRefused) {
   const auto table = toml::parse_file(SNOWID_EXAMPLE_CONFIG);
   const auto& cases = option_cases(file);
   std::vector<Mode> modes;
-  for (const char* coordinator : {"static", "etcd", "redis", "zookeeper"}) {
+  for (const char* coordinator : {"static", "etcd", "redis", "zookeeper", "postgres", "mysql"}) {
     for (const char* policy : {"reject", "wait", "monotonic"}) {
       for (bool segments : {false, true}) {
         for (bool audit : {false, true}) modes.push_back({coordinator, policy, segments, audit});
