@@ -1,14 +1,14 @@
 // MariaDB and MySQL as a SQL store of node-id claims (sql_dialect.h): the
-// server's NOW(6) is the clock of the leases, INSERT IGNORE adds a missing
+// server's UTC_TIMESTAMP(6) is the clock of the leases, INSERT IGNORE adds a missing
 // row, and an UPDATE says whether it matched by ROW_COUNT() in the statement
 // sent with it (every write changes the row it matches: it counts `writes`).
 // The connection is the segment store's (libmariadb, CLIENT_MULTI_STATEMENTS,
 // autocommit), checking snowid_node_claims instead.
 //
-// UNIX_TIMESTAMP(NOW(6)) reads the server's clock through the session's time
-// zone; in the hour a zone with daylight saving time repeats, the leases run
-// up to an hour long or short. That costs availability, never a duplicate:
-// the fence is the reservation (sql_claim.cc). A server in UTC has no such hour.
+// The lease clock is milliseconds since 1970 counted from UTC_TIMESTAMP(6)
+// by date arithmetic, never through the session's time zone: NOW(6) and
+// UNIX_TIMESTAMP(datetime) would repeat an hour when a zone with daylight
+// saving time sets its clocks back.
 #include <cstdlib>
 #include <string>
 
@@ -47,7 +47,7 @@ Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::strin
 const SqlDialect kMysqlDialect = {
     "mysql",
     "MySQL",
-    "CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS SIGNED)",
+    "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS SIGNED)",
     "INSERT IGNORE INTO",
     "",
     "; SELECT 1 FROM DUAL WHERE ROW_COUNT() > 0",
