@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
+#include "disposable_coordinator.h"
 #include "etcd_settings.h"
 #include "node_id.h"
 #include "redis_settings.h"
@@ -51,13 +54,36 @@ const CoordinatorKind kCoordinators[] = {
          "MySQL", "MariaDB/MySQL: URL or HOST:PORT[,HOST:PORT...]", "MySQL user")},
 };
 
+// node_id_policy = "disposable": the stores that give a new node id at
+// every start (disposable_coordinator.h), one line each.
+const CoordinatorKind kDisposable[] = {
+    {"postgres", check_postgres_disposable, make_postgres_disposable},
+    {"mysql", check_mysql_disposable, make_mysql_disposable},
+};
+
 bool leases(const CoordinatorKind& kind) { return kind.cluster.list != nullptr; }
 
-const CoordinatorKind* find(const std::string& name) {
-  for (const CoordinatorKind& kind : kCoordinators) {
+const CoordinatorKind* find(std::span<const CoordinatorKind> table, const std::string& name) {
+  for (const CoordinatorKind& kind : table) {
     if (name == kind.name) return &kind;
   }
   return nullptr;
+}
+
+const CoordinatorKind* find(const std::string& name) { return find(kCoordinators, name); }
+
+// The row of `options`' store in the table its node_id_policy picks;
+// kInvalidArgument if that table has none.
+Result<const CoordinatorKind*> find(const CoordinatorOptions& options) {
+  if (options.node_id_policy != kDisposablePolicy) return find(options.kind);
+  const CoordinatorKind* kind = find(kDisposable, options.kind);
+  if (kind != nullptr) return kind;
+  std::string names;
+  for (const CoordinatorKind& store : kDisposable) {
+    names += fmt::format("{}\"{}\"", names.empty() ? "" : " or ", store.name);
+  }
+  return invalid_argument(fmt::format(
+      "node_id_policy = \"disposable\" needs coordinator = {} (not \"{}\")", names, options.kind));
 }
 
 }  // namespace
@@ -82,16 +108,18 @@ std::vector<LeasingStore> leasing_stores() {
 }
 
 Status check_coordinator(const CoordinatorSetup& setup) {
-  const CoordinatorKind* kind = find(setup.options.kind);
-  return kind == nullptr ? Status{} : kind->check(setup);
+  auto kind = find(setup.options);
+  if (!kind.ok()) return kind.error();
+  return *kind == nullptr ? Status{} : (*kind)->check(setup);
 }
 
 Result<std::unique_ptr<Coordinator>> make_coordinator(const CoordinatorSetup& setup) {
-  const CoordinatorKind* kind = find(setup.options.kind);
-  if (kind == nullptr) {
+  auto kind = find(setup.options);
+  if (!kind.ok()) return kind.error();
+  if (*kind == nullptr) {
     return invalid_argument(fmt::format("unknown coordinator '{}'", setup.options.kind));
   }
-  return kind->make(setup);
+  return (*kind)->make(setup);
 }
 
 }  // namespace snowid

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "coordinator_factory.h"
+#include "disposable_coordinator.h"
 #include "endpoint.h"
 
 namespace snowid {
@@ -94,9 +95,9 @@ OptionRows<CoordinatorOptions> shared_rows() {
        {}},
       {"node_id_policy",
        [](C& c, const std::string& v) -> Status {
-         if (v != "prefer" && v != "require") {
-           return invalid_argument(
-               fmt::format("unknown node_id_policy '{}'; expected prefer or require", v));
+         if (v != "prefer" && v != "require" && v != kDisposablePolicy) {
+           return invalid_argument(fmt::format(
+               "unknown node_id_policy '{}'; expected prefer, require or disposable", v));
          }
          c.node_id_policy = v;
          return {};

@@ -29,17 +29,23 @@ Result<segment::MariadbOptions> host_and_port(const std::string& endpoint) {
   return connection;
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::string& endpoint,
-                                                                const SqlStoreOptions& options) {
+Result<std::unique_ptr<segment::SqlConnection>> open_table(const std::string& endpoint,
+                                                           const SqlStoreOptions& options,
+                                                           const SqlTable& table) {
   auto connection = endpoint.find("://") == std::string::npos ? host_and_port(endpoint)
                                                               : segment::read_mysql_url(endpoint);
   if (!connection.ok()) return connection.error();
   if (!options.user.empty()) connection->user = options.user;
   if (!options.password.empty()) connection->password = options.password;
   connection->timeout = options.request_timeout;
-  connection->table = "snowid_node_claims";
-  connection->create_table_sql = kNodeClaimsMysqlSql;
+  connection->table = table.name;
+  connection->create_table_sql = table.create_sql;
   return segment::open_mariadb(std::move(*connection));
+}
+
+Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::string& endpoint,
+                                                                const SqlStoreOptions& options) {
+  return open_table(endpoint, options, {"snowid_node_claims", kNodeClaimsMysqlSql});
 }
 
 }  // namespace
@@ -52,6 +58,7 @@ const SqlDialect kMysqlDialect = {
     "",
     "; SELECT 1 FROM DUAL WHERE ROW_COUNT() > 0",
     open_connection,
+    open_table,
 };
 
 }  // namespace snowid::coord

@@ -30,8 +30,9 @@ void add_parameter(std::string& url, const char* name, const std::string& value)
   url += fmt::format("{}={}", name, url_encoded(value));
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::string& endpoint,
-                                                                const SqlStoreOptions& options) {
+Result<std::unique_ptr<segment::SqlConnection>> open_table(const std::string& endpoint,
+                                                           const SqlStoreOptions& options,
+                                                           const SqlTable& table) {
   // HOST:PORT: the default database of the user given.
   std::string url =
       endpoint.find("://") == std::string::npos ? "postgresql://" + endpoint + "/" : endpoint;
@@ -41,8 +42,12 @@ Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::strin
   if (url.find("target_session_attrs=") == std::string::npos) {
     add_parameter(url, "target_session_attrs", "read-write");
   }
-  return segment::open_postgres(url, options.request_timeout,
-                                {"snowid_node_claims", kNodeClaimsSql});
+  return segment::open_postgres(url, options.request_timeout, {table.name, table.create_sql});
+}
+
+Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::string& endpoint,
+                                                                const SqlStoreOptions& options) {
+  return open_table(endpoint, options, {"snowid_node_claims", kNodeClaimsSql});
 }
 
 }  // namespace
@@ -55,6 +60,7 @@ const SqlDialect kPostgresDialect = {
     " ON CONFLICT DO NOTHING",
     " RETURNING 1",
     open_connection,
+    open_table,
 };
 
 }  // namespace snowid::coord

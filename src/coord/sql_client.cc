@@ -7,13 +7,15 @@
 namespace snowid::coord {
 
 Result<std::unique_ptr<SqlClient>> SqlClient::connect(const SqlDialect& dialect,
-                                                      const SqlStoreOptions& options) {
+                                                      const SqlStoreOptions& options,
+                                                      const SqlTable* table) {
   if (options.endpoints.empty()) {
     return invalid_argument(fmt::format("no {} endpoint given", dialect.title));
   }
   std::vector<std::unique_ptr<segment::SqlConnection>> connections;
   for (const std::string& endpoint : options.endpoints) {
-    auto connection = dialect.open(endpoint, options);
+    auto connection = table == nullptr ? dialect.open(endpoint, options)
+                                       : dialect.open_table(endpoint, options, *table);
     if (!connection.ok()) return connection.error();
     connections.push_back(std::move(*connection));
   }

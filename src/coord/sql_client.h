@@ -26,9 +26,11 @@ namespace snowid::coord {
 
 class SqlClient {
  public:
-  // kInvalidArgument if an endpoint cannot be read.
+  // kInvalidArgument if an endpoint cannot be read. Each connection checks
+  // `table` (snowid_node_claims if null), creating it if missing.
   static Result<std::unique_ptr<SqlClient>> connect(const SqlDialect& dialect,
-                                                    const SqlStoreOptions& options);
+                                                    const SqlStoreOptions& options,
+                                                    const SqlTable* table = nullptr);
 
   // Runs `statement` (with the dialect's parts in braces filled in) with
   // `params`: on the endpoint that answered last, then on each other one

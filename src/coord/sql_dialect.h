@@ -16,6 +16,13 @@
 
 namespace snowid::coord {
 
+// A table a connection checks on every new connection, and the statement
+// that creates it if missing.
+struct SqlTable {
+  const char* name;
+  const char* create_sql;
+};
+
 struct SqlDialect {
   const char* name;   // the coordinator's name: "postgres"
   const char* title;  // as prose names the database: "PostgreSQL"
@@ -32,6 +39,11 @@ struct SqlDialect {
   // which creates the table on first use if missing; connects lazily.
   Result<std::unique_ptr<segment::SqlConnection>> (*open)(const std::string& endpoint,
                                                           const SqlStoreOptions& options);
+  // The same, checking `table` instead of snowid_node_claims (the disposable
+  // node-id policy's WORKER_NODE).
+  Result<std::unique_ptr<segment::SqlConnection>> (*open_table)(const std::string& endpoint,
+                                                                const SqlStoreOptions& options,
+                                                                const SqlTable& table);
 };
 
 extern const SqlDialect kPostgresDialect;

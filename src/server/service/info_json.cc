@@ -11,11 +11,24 @@ double in_milliseconds(std::chrono::microseconds us) {
   return static_cast<double>(us.count()) / 1000.0;
 }
 
+// A fixed node id. One a store gave without a lease (it names its
+// endpoints: node_id_policy = "disposable") is new at every start, so the
+// layout's node ids above it are the starts left.
+nlohmann::json fixed_node_json(const NodeInfo& info) {
+  const CoordinatorStats& s = info.cluster;
+  nlohmann::json out{{"coordinator", s.store}};
+  if (s.endpoints.empty() || !s.node_id) return out;
+  out[s.store + "_endpoints"] = s.endpoints;
+  out["node_id"] = *s.node_id;
+  out["node_id_starts_left"] = node_id_count(info.generator.layout) - 1 - *s.node_id;
+  return out;
+}
+
 // The store's own keys are named after it ("etcd_requests").
 nlohmann::json cluster_json(const NodeInfo& info) {
   const CoordinatorStats& s = info.cluster;
   const std::string& store = s.store;
-  if (!s.leased) return {{"coordinator", store}};
+  if (!s.leased) return fixed_node_json(info);
   nlohmann::json out{
       {"coordinator", store},
       {"cluster", s.cluster},

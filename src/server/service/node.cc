@@ -106,10 +106,12 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
 Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim,
                                                          milliseconds start_above) const {
   GeneratorOptions options = generator_options_;
+  // The claim's node id: a fixed one is the configured id, a disposable one
+  // new at every start.
+  options.datacenter_id = claim.datacenter_id;
+  options.worker_id = claim.worker_id;
   if (leased_) {
     options.state_file.clear();
-    options.datacenter_id = claim.datacenter_id;
-    options.worker_id = claim.worker_id;
     options.start_above = start_above;
     options.external_ceiling = claim.ceiling;
   }
