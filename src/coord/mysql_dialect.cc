@@ -20,7 +20,7 @@ namespace snowid::coord {
 namespace {
 
 // HOST:PORT: database `snowid`.
-Result<segment::MariadbOptions> host_and_port(const std::string& endpoint) {
+Result<segment::MariadbOptions> mysql_host_and_port(const std::string& endpoint) {
   segment::MariadbOptions connection;
   const std::size_t colon = endpoint.rfind(':');
   connection.host = endpoint.substr(0, colon);
@@ -29,10 +29,10 @@ Result<segment::MariadbOptions> host_and_port(const std::string& endpoint) {
   return connection;
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_table(const std::string& endpoint,
+Result<std::unique_ptr<segment::SqlConnection>> open_mysql_table(const std::string& endpoint,
                                                            const SqlStoreOptions& options,
                                                            const SqlTable& table) {
-  auto connection = endpoint.find("://") == std::string::npos ? host_and_port(endpoint)
+  auto connection = endpoint.find("://") == std::string::npos ? mysql_host_and_port(endpoint)
                                                               : segment::read_mysql_url(endpoint);
   if (!connection.ok()) return connection.error();
   if (!options.user.empty()) connection->user = options.user;
@@ -43,9 +43,9 @@ Result<std::unique_ptr<segment::SqlConnection>> open_table(const std::string& en
   return segment::open_mariadb(std::move(*connection));
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::string& endpoint,
+Result<std::unique_ptr<segment::SqlConnection>> open_mysql_claims(const std::string& endpoint,
                                                                 const SqlStoreOptions& options) {
-  return open_table(endpoint, options, {"snowid_node_claims", kNodeClaimsMysqlSql});
+  return open_mysql_table(endpoint, options, {"snowid_node_claims", kNodeClaimsMysqlSql});
 }
 
 }  // namespace
@@ -57,8 +57,8 @@ const SqlDialect kMysqlDialect = {
     "INSERT IGNORE INTO",
     "",
     "; SELECT 1 FROM DUAL WHERE ROW_COUNT() > 0",
-    open_connection,
-    open_table,
+    open_mysql_claims,
+    open_mysql_table,
 };
 
 }  // namespace snowid::coord

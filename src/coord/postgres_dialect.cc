@@ -12,7 +12,7 @@ namespace snowid::coord {
 namespace {
 
 // `value` percent-encoded for a URL's query.
-std::string url_encoded(const std::string& value) {
+std::string postgres_url_encoded(const std::string& value) {
   std::string out;
   for (const char ch : value) {
     const auto c = static_cast<unsigned char>(ch);
@@ -24,30 +24,30 @@ std::string url_encoded(const std::string& value) {
 }
 
 // `url` with the parameter `name`=`value` added (if `value` is set).
-void add_parameter(std::string& url, const char* name, const std::string& value) {
+void add_postgres_parameter(std::string& url, const char* name, const std::string& value) {
   if (value.empty()) return;
   url += url.find('?') == std::string::npos ? '?' : '&';
-  url += fmt::format("{}={}", name, url_encoded(value));
+  url += fmt::format("{}={}", name, postgres_url_encoded(value));
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_table(const std::string& endpoint,
+Result<std::unique_ptr<segment::SqlConnection>> open_postgres_table(const std::string& endpoint,
                                                            const SqlStoreOptions& options,
                                                            const SqlTable& table) {
   // HOST:PORT: the default database of the user given.
   std::string url =
       endpoint.find("://") == std::string::npos ? "postgresql://" + endpoint + "/" : endpoint;
-  add_parameter(url, "user", options.user);
-  add_parameter(url, "password", options.password);
+  add_postgres_parameter(url, "user", options.user);
+  add_postgres_parameter(url, "password", options.password);
   // A standby among several hosts of one URL is passed over.
   if (url.find("target_session_attrs=") == std::string::npos) {
-    add_parameter(url, "target_session_attrs", "read-write");
+    add_postgres_parameter(url, "target_session_attrs", "read-write");
   }
   return segment::open_postgres(url, options.request_timeout, {table.name, table.create_sql});
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_connection(const std::string& endpoint,
+Result<std::unique_ptr<segment::SqlConnection>> open_postgres_claims(const std::string& endpoint,
                                                                 const SqlStoreOptions& options) {
-  return open_table(endpoint, options, {"snowid_node_claims", kNodeClaimsSql});
+  return open_postgres_table(endpoint, options, {"snowid_node_claims", kNodeClaimsSql});
 }
 
 }  // namespace
@@ -59,8 +59,8 @@ const SqlDialect kPostgresDialect = {
     "INSERT INTO",
     " ON CONFLICT DO NOTHING",
     " RETURNING 1",
-    open_connection,
-    open_table,
+    open_postgres_claims,
+    open_postgres_table,
 };
 
 }  // namespace snowid::coord
