@@ -235,11 +235,23 @@ Status validate_ticket_identity(TicketIdentity identity) {
   if (identity.increment < 1 || identity.increment > kMaxTicketIncrement ||
       identity.remainder < 0 || identity.remainder >= identity.increment) {
     return invalid_argument(
-        fmt::format("a ticket identity needs 1 <= increment <= {} and 0 <= offset < increment, "
-                    "got increment {} and offset {}",
+        fmt::format("a ticket identity needs 1 <= increment <= {} and 0 <= remainder < "
+                    "increment, got increment {} and remainder {}",
                     kMaxTicketIncrement, identity.increment, identity.remainder));
   }
   return {};
+}
+
+Result<TicketIdentity> ticket_identity_from_offset(std::int64_t increment, std::int64_t offset) {
+  if (increment < 1 || increment > kMaxTicketIncrement || offset < 0 || offset > increment) {
+    return invalid_argument(fmt::format(
+        "a ticket server needs 1 <= increment <= {} and an offset from 0 to increment, got "
+        "increment {} and offset {}: the offset is either snowid's remainder (0..increment-1) or "
+        "MySQL's auto_increment_offset (1..increment), the numbers n with n % increment == "
+        "offset % increment (MySQL's offsets 1 and 2 of 2 are remainders 1 and 0)",
+        kMaxTicketIncrement, increment, offset));
+  }
+  return TicketIdentity{increment, offset % increment};
 }
 
 Result<std::int64_t> SegmentStore::max_id(std::string_view tag, std::size_t) {
