@@ -70,7 +70,9 @@ SegmentCommands::SegmentCommands(CLI::App& app) {
       "(default sqlite://.snowid/segments.db)";
 
   create_ = segment_->add_subcommand("create", "Add a tag");
-  create_->add_option("tag", tag_, "Tag name: [a-zA-Z][a-zA-Z0-9_.-]{0,63}")->required();
+  create_->add_option("tag", tag_,
+                      "Tag name: 1 to 128 characters of UTF-8, no control character, no '#' first")
+      ->required();
   create_->add_option("--start", start_, "First number the tag hands out")->default_str("1");
   create_->add_option("--step", step_, "Smallest range a node takes at once")->default_str("1000");
   create_->add_option("--description", description_, "Free text, at most 256 bytes");

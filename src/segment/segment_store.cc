@@ -62,7 +62,6 @@ SegmentStatements portable_statements() {
   return {kTakeRange, kTagExists, kCreateTag, kSetStep, kListTags, kReadIdentity, kWriteIdentity};
 }
 
-constexpr std::size_t kMaxTagLength = 64;
 constexpr std::size_t kMaxDescriptionBytes = 256;
 
 Status validate_step(std::int64_t step) {
@@ -265,22 +264,6 @@ Result<std::int64_t> SegmentStore::max_id(std::string_view tag, std::size_t) {
 
 Status SegmentStore::set_ticket_identity(TicketIdentity) {
   return invalid_argument(fmt::format("a {} store cannot record a ticket identity", kind()));
-}
-
-Status validate_segment_tag(std::string_view tag) {
-  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
-  auto allowed = [&](char c) {
-    return letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-  };
-  const bool ok = !tag.empty() && tag.size() <= kMaxTagLength && letter(tag.front()) &&
-                  std::all_of(tag.begin(), tag.end(), allowed);
-  if (ok) return {};
-  std::string shown(tag.substr(0, kMaxTagLength + 1));
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
-  return invalid_argument(fmt::format(
-      "bad segment tag '{}': a letter, then up to 63 letters, digits, '_', '.' or '-'", shown));
 }
 
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,

@@ -125,7 +125,8 @@ TEST(Cli, EpochZoneDecodesUidGeneratorIdsFromAJvmInShanghai) {
   EXPECT_EQ(json["worker"], 12345);
   EXPECT_EQ(json["sequence"], 77);
   // The preset alone reads the epoch in UTC: eight hours late.
-  const ProcessResult utc = snowid_cli({"decode", "--json", "--preset", "baidu", std::to_string(kId)});
+  const ProcessResult utc =
+      snowid_cli({"decode", "--json", "--preset", "baidu", std::to_string(kId)});
   EXPECT_EQ(nlohmann::json::parse(utc.out)["time"], "2024-01-01T08:00:00.000Z");
   // An --epoch without a zone moves too; the layout shows the moment in UTC.
   const ProcessResult layout = snowid_cli({"layout", "--json", "--preset", "baidu", "--epoch",

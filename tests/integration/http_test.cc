@@ -144,13 +144,32 @@ TEST_F(HttpTest, LeafDecodeNamesLeafsTenBitWorkerId) {
   // Leaf's own arithmetic (LeafMonitorController): (id >> 12) ^ (id >> 22 << 10).
   EXPECT_EQ(json["workerId"], std::to_string((id >> 12) ^ (id >> 22 << 10)));
   test::TempDir narrow_dir;
-  auto narrow = start(narrow_dir, {"--worker-id", "7", "--datacenter-id", "2", "--datacenter-bits", "7",
-                            "--worker-bits", "3"});
+  auto narrow = start(narrow_dir, {"--worker-id", "7", "--datacenter-id", "2",
+                                   "--datacenter-bits", "7", "--worker-bits", "3"});
   const Id other = ids_of(http_get(narrow->port(), "/v1/ids?count=1")).at(0);
   EXPECT_EQ(nlohmann::json::parse(http_get(narrow->port(), "/decodeSnowflakeId?snowflakeId=" +
                                                                std::to_string(other))
                                       .body)["workerId"],
             "23");
+}
+
+// snowidd with uid-generator's CachedUidGenerator widths (29 bits of
+// seconds, 21 of worker, 13 of sequence) and its epochStr read as a JVM in
+// Asia/Shanghai reads it: /v1/info shows the epoch 2016-05-19T16:00:00Z and
+// /v1/decode gives an ID made by hand that way its real time.
+TEST_F(HttpTest, EpochZoneReadsTheEpochAsAJvmInShanghai) {
+  auto server = start(dir, {"--preset", "baidu", "--timestamp-bits", "29", "--worker-bits", "21",
+                            "--epoch-zone", "Asia/Shanghai"});
+  const int port = server->port();
+  const auto info = nlohmann::json::parse(http_get(port, "/v1/info").body);
+  EXPECT_EQ(info["layout"]["epoch"], "2016-05-19T16:00:00.000Z") << info.dump();
+  constexpr std::int64_t kDeltaSeconds = 1704067200 - 1463673600;  // 2024-01-01T00:00:00Z
+  constexpr std::int64_t kId = kDeltaSeconds << 34 | std::int64_t{12345} << 13 | 77;
+  const auto decoded =
+      nlohmann::json::parse(http_get(port, "/v1/decode/" + std::to_string(kId)).body);
+  EXPECT_EQ(decoded["time"], "2024-01-01T00:00:00.000Z");
+  EXPECT_EQ(decoded["worker"], 12345);
+  EXPECT_EQ(decoded["sequence"], 77);
 }
 
 TEST_F(HttpTest, AgentsAreCheckedAndCounted) {

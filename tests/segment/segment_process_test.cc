@@ -64,8 +64,10 @@ TEST(SegmentCli, BadInputExitsTwoWithOneLine) {
   TempDir dir;
   const std::string url = "sqlite://" + dir.file("s.db");
   const std::vector<std::vector<std::string>> bad = {
-      {"segment", "create", "9bad", "--segment-store", url},
-      {"segment", "create", "a b", "--segment-store", url},
+      {"segment", "create", "", "--segment-store", url},
+      {"segment", "create", "#ticket", "--segment-store", url},
+      {"segment", "create", std::string(129, 'a'), "--segment-store", url},
+      {"segment", "create", "tab\there", "--segment-store", url},
       {"segment", "create", "ok", "--step", "0", "--segment-store", url},
       {"segment", "create", "ok", "--step", "-5", "--segment-store", url},
       {"segment", "create", "ok", "--start", "x", "--segment-store", url},

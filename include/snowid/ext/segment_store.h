@@ -27,12 +27,12 @@
 #include <vector>
 
 #include "snowid/error.h"
+#include "snowid/segment_tag.h"
 
 namespace snowid {
 
-// Tag names: a letter, then up to 63 letters, digits, '_', '.' or '-'
-// ([a-zA-Z][a-zA-Z0-9_.-]{0,63}). kInvalidArgument naming the rule otherwise.
-Status validate_segment_tag(std::string_view tag);
+// Tag names: validate_segment_tag() of snowid/segment_tag.h, which every
+// store applies before a statement.
 
 // Bounds every store and the CLI apply to a tag's configured step.
 inline constexpr std::int64_t kMinSegmentStep = 1;
