@@ -428,7 +428,7 @@ TEST(ClientTest, SegmentNumbersPerTag) {
   auto colon = client->next("order:pay");
   ASSERT_TRUE(colon.ok()) << colon.error().message;
   EXPECT_EQ(*colon, 1);
-  for (const std::string bad : {std::string("#bad"), std::string(129, 'x'), std::string()}) {
+  for (const std::string& bad : {std::string("#bad"), std::string(129, 'x'), std::string()}) {
     auto refused = client->next(bad);
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument) << refused.error().message;

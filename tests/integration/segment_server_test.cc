@@ -381,7 +381,7 @@ TEST_F(SegmentServer, EveryTagLeafsBizTagCanHoldIsServedOnEveryPath) {
     const grpc::Status status = stub->NextSegmentIds(grpc_context().get(), request, &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
     ASSERT_EQ(response.ids_size(), 1);
-    seen.push_back(response.ids(0));
+    seen.push_back(static_cast<std::int64_t>(response.ids(0)));
     const std::string incr = resp_incr(resp, t.name);
     ASSERT_EQ(incr.substr(0, 1), ":") << incr;
     seen.push_back(std::stoll(incr.substr(1)));

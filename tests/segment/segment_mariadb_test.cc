@@ -121,7 +121,7 @@ TEST_F(SegmentMariadb, StoreCreatesItsTableAndTakesRanges) {
   // bytes here), ':', '/', spaces; each its own row.
   std::string cjk_128;
   for (int i = 0; i < 128; ++i) cjk_128 += "\u8ba2";
-  for (const std::string tag : {cjk_128, std::string("order:pay"), std::string("a/b c")}) {
+  for (const std::string& tag : {cjk_128, std::string("order:pay"), std::string("a/b c")}) {
     ASSERT_TRUE(db->create_tag(tag, 40, 10, "").ok()) << tag;
     auto range = db->take_range(tag, std::nullopt);
     ASSERT_TRUE(range.ok()) << range.error().message;
@@ -519,14 +519,14 @@ TEST_F(SegmentMariadb, LeafLayoutNeverCreatesATableAndRefusesTagsOutsideTheRule)
   auto rows = leaf->list_tags(kAllSegmentTags);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   EXPECT_EQ(rows->size(), 6u);  // '#hash' is hidden as snowid's own rows are
-  for (const std::string tag : {long_tag, std::string("order:pay"), std::string("a/b"),
+  for (const std::string& tag : {long_tag, std::string("order:pay"), std::string("a/b"),
                                 std::string("with space")}) {
     auto range = leaf->take_range(tag, std::nullopt);
     ASSERT_TRUE(range.ok()) << tag << ": " << range.error().message;
     EXPECT_EQ(range->first, 1) << tag;
     EXPECT_EQ(range->end, 11) << tag;
   }
-  for (const std::string tag : {std::string("tab\there"), std::string("#hash")}) {
+  for (const std::string& tag : {std::string("tab\there"), std::string("#hash")}) {
     auto refused_tag = leaf->take_range(tag, std::nullopt);
     ASSERT_FALSE(refused_tag.ok()) << tag;
     EXPECT_EQ(refused_tag.error().code, ErrorCode::kInvalidArgument) << tag;
