@@ -12,8 +12,10 @@
 -- numbers repeat. (Meituan Leaf's own leaf_alloc table is served as it is
 -- with ?layout=leaf; this file is not for it.)
 CREATE TABLE IF NOT EXISTS snowid_segments (
-  -- [a-zA-Z][a-zA-Z0-9_.-]{0,63}, compared byte for byte as on the other databases
-  tag         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+  -- 1 to 128 characters of UTF-8, as Leaf's biz_tag (include/snowid/segment_tag.h),
+  -- compared code point for code point (trailing spaces aside, as MariaDB and
+  -- MySQL compare a VARCHAR)
+  tag         VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY,
   -- the first number no node has taken yet
   max_id      BIGINT       NOT NULL CHECK (max_id >= 0),
   -- the smallest range a node takes; nodes double it up to their max_step

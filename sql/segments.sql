@@ -11,8 +11,8 @@
 -- A node takes numbers [max_id, max_id + increment) by raising max_id in one
 -- UPDATE ... RETURNING; never lower max_id by hand, or numbers repeat.
 CREATE TABLE IF NOT EXISTS snowid_segments (
-  -- [a-zA-Z][a-zA-Z0-9_.-]{0,63}
-  tag         VARCHAR(64)  NOT NULL PRIMARY KEY,
+  -- 1 to 128 characters of UTF-8, as Leaf's biz_tag (include/snowid/segment_tag.h)
+  tag         VARCHAR(128) NOT NULL PRIMARY KEY,
   -- the first number no node has taken yet
   max_id      BIGINT       NOT NULL CHECK (max_id >= 0),
   -- the smallest range a node takes; nodes double it up to their max_step

@@ -2,13 +2,15 @@
 
 #include <optional>
 
+#include "epoch_zone.h"
 #include "snowid/decode.h"
 #include "time_text.h"
 
 namespace snowid::cli {
 
 void LayoutArgs::add_to(CLI::App& app) {
-  app.add_option("--preset", preset, "Layout preset: twitter, discord, sonyflake, baidu, js-safe")
+  app.add_option("--preset", preset,
+                 "Layout preset: twitter, discord, sonyflake, baidu, js-safe (epochs in UTC)")
       ->default_str("twitter");
   app.add_option("--timestamp-bits", timestamp_bits, "Bits of the timestamp field");
   app.add_option("--datacenter-bits", datacenter_bits, "Bits of the datacenter field (0 allowed)");
@@ -18,6 +20,10 @@ void LayoutArgs::add_to(CLI::App& app) {
   app.add_option("--epoch", epoch, "Epoch: Unix ms or ISO 8601 (2014-09-01T00:00:00Z)");
   app.add_option("--sequence-position", sequence_position,
                  "Sequence below (low) or above (high) the node fields");
+  app.add_option("--epoch-zone", epoch_zone,
+                 "Time zone the epoch's date is read in: the preset's, or an --epoch without 'Z' "
+                 "or offset (Asia/Shanghai for uid-generator on a JVM in China)")
+      ->default_str("UTC");
 }
 
 Result<Layout> LayoutArgs::resolve_layout() const {
@@ -52,6 +58,10 @@ Result<Layout> LayoutArgs::resolve_layout() const {
     auto position = parse_sequence_position(sequence_position);
     if (!position.ok()) return position.error();
     spec.sequence_position = *position;
+  }
+  const bool epoch_names_zone = !epoch.empty() && time_text_names_zone(epoch);
+  if (Status zoned = apply_epoch_zone(spec, epoch_zone, epoch_names_zone); !zoned.ok()) {
+    return zoned.error();
   }
   return resolve(spec);
 }

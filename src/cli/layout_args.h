@@ -1,5 +1,5 @@
 // The layout options every snowid subcommand takes (--preset, --timestamp-bits,
-// ..., --sequence-position), bound to one object that each subcommand shares:
+// ..., --sequence-position, --epoch-zone), bound to one object that each subcommand shares:
 // only one subcommand is parsed per run.
 #pragma once
 
@@ -15,6 +15,7 @@ struct LayoutArgs {
   std::string preset = "twitter";
   std::string timestamp_bits, datacenter_bits, worker_bits, sequence_bits, time_unit_ms, epoch,
       sequence_position;
+  std::string epoch_zone = "UTC";
 
   // Adds the layout options to `app`.
   void add_to(CLI::App& app);

@@ -68,7 +68,9 @@ SegmentCommands::SegmentCommands(CLI::App& app) {
       "(default sqlite://.snowid/segments.db)";
 
   create_ = segment_->add_subcommand("create", "Add a tag");
-  create_->add_option("tag", tag_, "Tag name: [a-zA-Z][a-zA-Z0-9_.-]{0,63}")->required();
+  create_->add_option("tag", tag_,
+                      "Tag name: 1 to 128 characters of UTF-8, no control character, no '#' first")
+      ->required();
   create_->add_option("--start", start_, "First number the tag hands out")->default_str("1");
   create_->add_option("--step", step_, "Smallest range a node takes at once")->default_str("1000");
   create_->add_option("--description", description_, "Free text, at most 256 bytes");
@@ -87,7 +89,9 @@ SegmentCommands::SegmentCommands(CLI::App& app) {
       "Make an empty store ticket server OFFSET of INCREMENT: it hands out only numbers n with "
       "n % INCREMENT == OFFSET; list such stores separated by spaces as segment_store");
   ticket_init_->add_option("--increment", increment_, "Stores in the set (2..64)")->required();
-  ticket_init_->add_option("--offset", offset_, "This store's remainder (0..INCREMENT-1)")
+  ticket_init_->add_option("--offset", offset_,
+                           "This store's remainder (0..INCREMENT-1), or MySQL's 1-based "
+                           "auto_increment_offset (1..INCREMENT: INCREMENT means remainder 0)")
       ->required();
   ticket_init_->add_option("--segment-store", store_url_, store_help);
 }
@@ -120,10 +124,9 @@ int SegmentCommands::run() const {
     if (!increment.ok()) return report(increment.error());
     auto offset = parse_int64(offset_, kMaxTicketIncrement, "--offset");
     if (!offset.ok()) return report(offset.error());
-    identity = {*increment, *offset};
-    if (Status valid = validate_ticket_identity(identity); !valid.ok()) {
-      return report(valid.error());
-    }
+    auto from_offset = ticket_identity_from_offset(*increment, *offset);
+    if (!from_offset.ok()) return report(from_offset.error());
+    identity = *from_offset;
     if (identity.increment < 2) {
       return report(invalid_argument("--increment must be at least 2 (a set of stores)"));
     }

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "id_ring.h"
+#include "snowid/segment_tag.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 
 namespace snowid {
@@ -191,10 +192,7 @@ class GrpcClient final : public Client {
   }
 
   Result<std::int64_t> next(std::string_view tag) override {
-    if (!valid_name(tag, "_.-", 64)) {
-      return invalid_argument(
-          fmt::format("'{}' is not a segment tag ([a-zA-Z][a-zA-Z0-9_.-]{{0,63}})", tag));
-    }
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
     return take(buffer_for(tag));
   }
 

@@ -17,4 +17,22 @@ inline void append_metric(std::string& out, std::string_view name, std::string_v
                  type, value);
 }
 
+// A label value as the text format writes it between its quotes: '\\', '"'
+// and a line feed escaped (segment tags may hold the first two).
+inline std::string prometheus_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace snowid

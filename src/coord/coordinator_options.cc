@@ -6,6 +6,7 @@
 #include "coordinator_factory.h"
 #include "disposable_coordinator.h"
 #include "endpoint.h"
+#include "node_id.h"
 
 namespace snowid {
 namespace {
@@ -156,7 +157,9 @@ std::string outside_fixed_node_id(const CoordinatorOptions& options) {
 
 Result<std::uint64_t> configured_node_id(const CoordinatorOptions& options, const Layout& layout,
                                          std::uint64_t datacenter_id, std::uint64_t worker_id) {
-  if (!options.node_id_from_hostname) return datacenter_id << layout.worker_bits | worker_id;
+  if (!options.node_id_from_hostname) {
+    return join_node_id(layout, {.datacenter_id = datacenter_id, .worker_id = worker_id});
+  }
   if (!coordinator_leases(options.kind) && (datacenter_id != 0 || worker_id != 0)) {
     // The StatefulSet ordinal is the node id, as with a leased one, without a store.
     return invalid_argument(

@@ -18,8 +18,11 @@ struct NamedLayout {
   Layout layout;
 };
 
-// Epochs in Unix ms. Sonyflake: 2014-09-01T00:00:00Z. Baidu uid-generator's
-// default epochStr "2016-05-20", taken as UTC. js-safe: 2024-01-01T00:00:00Z.
+// Epochs in Unix ms, every one in UTC. Sonyflake: 2014-09-01T00:00:00Z.
+// Baidu uid-generator's default epochStr "2016-05-20", taken as UTC:
+// uid-generator itself reads it in the JVM's default zone, which an epoch
+// zone (src/common/epoch_zone.h, --epoch-zone) reproduces.
+// js-safe: 2024-01-01T00:00:00Z.
 const std::array<NamedLayout, 5>& presets() {
   static const std::array<NamedLayout, 5> kPresets{{
       {"twitter", Layout{41, 5, 5, 12, milliseconds{1}, milliseconds{1288834974657},

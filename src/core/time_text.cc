@@ -102,4 +102,18 @@ Result<milliseconds> parse_time(std::string_view text) {
   return duration_cast<milliseconds>(result);
 }
 
+bool time_text_names_zone(std::string_view text) {
+  if (all_digits(text)) return true;
+  // "YYYY-MM-DD" then, if anything, 'T' or ' ' and the time: only a zone
+  // designator puts a 'Z', '+' or '-' after the date.
+  const std::string_view time = text.size() > 10 ? text.substr(10) : std::string_view{};
+  return time.find_first_of("Z+-") != std::string_view::npos;
+}
+
+std::string format_wall_time(milliseconds unix_time) {
+  std::string text = format_time(unix_time);
+  if (!text.empty() && text.back() == 'Z') text.pop_back();
+  return text;
+}
+
 }  // namespace snowid

@@ -19,4 +19,14 @@ std::string format_time(std::chrono::milliseconds unix_time);
 // "2014-09-01T00:00:00.123+02:00") or from a plain integer of Unix ms.
 Result<std::chrono::milliseconds> parse_time(std::string_view text);
 
+// Whether `text`, as parse_time reads it, fixes its moment itself: Unix ms,
+// or a time ending in 'Z' or an offset. A date alone, or a date and time
+// without either, is a wall-clock reading that parse_time takes in UTC and
+// an epoch zone may move (epoch_zone.h).
+bool time_text_names_zone(std::string_view text);
+
+// format_time's text without its 'Z', the wall-clock reading parse_time
+// reads back as the same moment and time_text_names_zone() as zoneless.
+std::string format_wall_time(std::chrono::milliseconds unix_time);
+
 }  // namespace snowid

@@ -46,11 +46,10 @@
 // Leaf nodes and snowid nodes may take ranges from the same rows at the same
 // time without sharing a number.
 //
-// Tags: Leaf allows any biz_tag of up to 128 characters; snowid serves only
-// tags of its own rule ([a-zA-Z][a-zA-Z0-9_.-]{0,63}) on every store, because
-// tags travel in URL paths, RESP keys and metric labels. A Leaf row whose
-// biz_tag breaks the rule is listed but refused (kInvalidArgument naming the
-// rule) when asked for numbers.
+// Tags: Leaf allows any biz_tag of up to 128 characters, and snowid's rule
+// (snowid/segment_tag.h) is that, but for control characters and a '#'
+// first: a Leaf row with such a biz_tag is listed but refused
+// (kInvalidArgument naming the rule) when asked for numbers.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <string_view>
 
+#include "prometheus_text.h"
+
 namespace snowid {
 
 std::string segment_metrics(const SegmentAllocator& segments, std::size_t max_tags) {
@@ -16,7 +18,8 @@ std::string segment_metrics(const SegmentAllocator& segments, std::size_t max_ta
                     auto value_of) {
     out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
     for (std::size_t i = 0; i < shown; ++i) {
-      out += fmt::format("{}{{tag=\"{}\"}} {}\n", name, stats[i].tag, value_of(stats[i]));
+      out += fmt::format("{}{{tag=\"{}\"}} {}\n", name, prometheus_label_value(stats[i].tag),
+                         value_of(stats[i]));
     }
   };
   auto seconds = [](std::chrono::microseconds us) {

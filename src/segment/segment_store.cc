@@ -62,7 +62,6 @@ SegmentStatements portable_statements() {
   return {kTakeRange, kTagExists, kCreateTag, kSetStep, kListTags, kReadIdentity, kWriteIdentity};
 }
 
-constexpr std::size_t kMaxTagLength = 64;
 constexpr std::size_t kMaxDescriptionBytes = 256;
 
 Status validate_step(std::int64_t step) {
@@ -235,11 +234,23 @@ Status validate_ticket_identity(TicketIdentity identity) {
   if (identity.increment < 1 || identity.increment > kMaxTicketIncrement ||
       identity.remainder < 0 || identity.remainder >= identity.increment) {
     return invalid_argument(
-        fmt::format("a ticket identity needs 1 <= increment <= {} and 0 <= offset < increment, "
-                    "got increment {} and offset {}",
+        fmt::format("a ticket identity needs 1 <= increment <= {} and 0 <= remainder < "
+                    "increment, got increment {} and remainder {}",
                     kMaxTicketIncrement, identity.increment, identity.remainder));
   }
   return {};
+}
+
+Result<TicketIdentity> ticket_identity_from_offset(std::int64_t increment, std::int64_t offset) {
+  if (increment < 1 || increment > kMaxTicketIncrement || offset < 0 || offset > increment) {
+    return invalid_argument(fmt::format(
+        "a ticket server needs 1 <= increment <= {} and an offset from 0 to increment, got "
+        "increment {} and offset {}: the offset is either snowid's remainder (0..increment-1) or "
+        "MySQL's auto_increment_offset (1..increment), the numbers n with n % increment == "
+        "offset % increment (MySQL's offsets 1 and 2 of 2 are remainders 1 and 0)",
+        kMaxTicketIncrement, increment, offset));
+  }
+  return TicketIdentity{increment, offset % increment};
 }
 
 Result<std::int64_t> SegmentStore::max_id(std::string_view tag, std::size_t) {
@@ -253,22 +264,6 @@ Result<std::int64_t> SegmentStore::max_id(std::string_view tag, std::size_t) {
 
 Status SegmentStore::set_ticket_identity(TicketIdentity) {
   return invalid_argument(fmt::format("a {} store cannot record a ticket identity", kind()));
-}
-
-Status validate_segment_tag(std::string_view tag) {
-  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
-  auto allowed = [&](char c) {
-    return letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-  };
-  const bool ok = !tag.empty() && tag.size() <= kMaxTagLength && letter(tag.front()) &&
-                  std::all_of(tag.begin(), tag.end(), allowed);
-  if (ok) return {};
-  std::string shown(tag.substr(0, kMaxTagLength + 1));
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
-  return invalid_argument(fmt::format(
-      "bad segment tag '{}': a letter, then up to 63 letters, digits, '_', '.' or '-'", shown));
 }
 
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,

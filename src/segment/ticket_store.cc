@@ -273,9 +273,9 @@ class TicketSegmentStore final : public SegmentStore {
                                    j + 1, other->increment);
       } else if (other->remainder == identity->remainder) {
         disagreement = fmt::format(
-            "has offset {}, as ticket server {} has: they would hand out "
-            "the same numbers",
-            identity->remainder, j + 1);
+            "has remainder {} (the numbers n % {} == {}), as ticket server {} has: they "
+            "would hand out the same numbers",
+            identity->remainder, identity->increment, identity->remainder, j + 1);
       }
     }
     if (disagreement) {

@@ -106,6 +106,40 @@ TEST(Cli, LayoutWarnsAboutAnExpiredLayout) {
             std::string::npos);
 }
 
+// An ID made the way Baidu's uid-generator (DefaultUidGenerator) makes it on
+// a JVM whose default zone is Asia/Shanghai: epochStr "2016-05-20" parsed in
+// that zone (DateUtils.parseByDayPattern), so epochSeconds is
+// 2016-05-19T16:00:00Z = 1463673600; at 2024-01-01T00:00:00Z (1704067200)
+// with worker 12345 and sequence 77 the ID is
+// (1704067200 - 1463673600) << (22 + 13) | 12345 << 13 | 77.
+TEST(Cli, EpochZoneDecodesUidGeneratorIdsFromAJvmInShanghai) {
+  constexpr std::int64_t kDeltaSeconds = 1704067200 - 1463673600;
+  constexpr std::int64_t kId = kDeltaSeconds << 35 | std::int64_t{12345} << 13 | 77;
+  const ProcessResult zoned = snowid_cli(
+      {"decode", "--json", "--preset", "baidu", "--epoch-zone", "Asia/Shanghai",
+       std::to_string(kId)});
+  ASSERT_EQ(zoned.exit_code, 0) << zoned.err;
+  const auto json = nlohmann::json::parse(zoned.out);
+  EXPECT_EQ(json["time"], "2024-01-01T00:00:00.000Z");
+  EXPECT_EQ(json["timestamp_ms"], 1704067200000);
+  EXPECT_EQ(json["worker"], 12345);
+  EXPECT_EQ(json["sequence"], 77);
+  // The preset alone reads the epoch in UTC: eight hours late.
+  const ProcessResult utc =
+      snowid_cli({"decode", "--json", "--preset", "baidu", std::to_string(kId)});
+  EXPECT_EQ(nlohmann::json::parse(utc.out)["time"], "2024-01-01T08:00:00.000Z");
+  // An --epoch without a zone moves too; the layout shows the moment in UTC.
+  const ProcessResult layout = snowid_cli({"layout", "--json", "--preset", "baidu", "--epoch",
+                                           "2016-05-20", "--epoch-zone", "Asia/Shanghai"});
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  EXPECT_EQ(nlohmann::json::parse(layout.out)["epoch"], "2016-05-19T16:00:00.000Z");
+  expect_usage_error({"decode", "--epoch-zone", "Mars/Olympus_Mons", "1"}, "unknown time zone");
+  expect_usage_error({"decode", "--epoch-zone", "../../etc/passwd", "1"}, "unknown time zone");
+  expect_usage_error({"decode", "--epoch", "2016-05-20T00:00:00Z", "--epoch-zone",
+                      "Asia/Shanghai", "1"},
+                     "names its own zone");
+}
+
 TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error({"decode", "abc"}, "not a decimal number");
   expect_usage_error({"decode", "--", "-1"}, "negative");

@@ -7,7 +7,9 @@
 //                               tag on its first request (segment_auto_create)
 //
 // Input: the tag's bytes. Checks beyond "no crash, no sanitizer report": a
-// tag is accepted exactly when it matches [a-zA-Z][a-zA-Z0-9_.-]{0,63}; a bad
+// tag is accepted exactly when it is 1 to 128 code points of well-formed
+// UTF-8 without control characters and not starting with '#'
+// (snowid/segment_tag.h, checked here by decoding and re-encoding); a bad
 // one is kInvalidArgument with a message that echoes no control character;
 // a good one gets numbers that keep increasing, the batch strictly
 // increasing.
@@ -24,14 +26,52 @@
 
 namespace {
 
-bool letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-bool documented_tag(std::string_view tag) {
-  if (tag.empty() || tag.size() > 64 || !letter(tag.front())) return false;
-  for (char c : tag) {
-    if (!letter(c) && !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-') return false;
+// The UTF-8 encoding of code point `c` (c <= 0x10FFFF).
+std::string encode_utf8(char32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xc0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xe0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
   }
-  return true;
+  return out;
+}
+
+// The documented rule, by another road than the validator's: read each
+// sequence by its lead byte's count of high ones, and accept it only if
+// re-encoding its code point gives the same bytes (no overlong form) and
+// the code point is a scalar value.
+bool documented_tag(std::string_view tag) {
+  if (tag.empty() || tag.front() == '#') return false;
+  std::size_t characters = 0;
+  for (std::size_t at = 0; at < tag.size(); ++characters) {
+    const auto lead = static_cast<unsigned char>(tag[at]);
+    std::size_t length = 1;
+    while (length < 5 && (lead & (0x80 >> (length - 1))) != 0) ++length;
+    length = length == 1 ? 1 : length - 1;  // 0xxxxxxx: 1; 110xxxxx: 2; ...
+    if ((lead & 0xc0) == 0x80 || length > 4 || at + length > tag.size()) return false;
+    char32_t c = static_cast<char32_t>(length == 1 ? lead : lead & (0xff >> (length + 1)));
+    for (std::size_t i = 1; i < length; ++i) {
+      const auto next = static_cast<unsigned char>(tag[at + i]);
+      if ((next & 0xc0) != 0x80) return false;
+      c = c << 6 | static_cast<char32_t>(next & 0x3f);
+    }
+    if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;
+    if (encode_utf8(c) != tag.substr(at, length)) return false;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false;
+    at += length;
+  }
+  return characters <= 128;
 }
 
 snowid::SegmentAllocator& allocator() {

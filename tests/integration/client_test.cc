@@ -393,7 +393,7 @@ TEST(ClientTest, SegmentNumbersPerTag) {
   test::TempDir dir;
   const std::string state = dir.file("state");
   std::filesystem::create_directories(state);
-  for (const std::string tag : {"order", "invoice"}) {
+  for (const std::string tag : {"order", "invoice", "order:pay"}) {
     const auto created =
         test::run_process({kCli, "segment", "create", tag, "--step", "1000", "--segment-store",
                            "sqlite://" + state + "/segments.db"});
@@ -424,9 +424,15 @@ TEST(ClientTest, SegmentNumbersPerTag) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound) << unknown.error().message;
   EXPECT_LT(steady_clock::now() - began, milliseconds{150});  // refused: no waiting out empty_wait
-  auto bad = client->next("9bad");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  // Any tag Leaf's biz_tag holds; the rule's refusals before any call.
+  auto colon = client->next("order:pay");
+  ASSERT_TRUE(colon.ok()) << colon.error().message;
+  EXPECT_EQ(*colon, 1);
+  for (const std::string& bad : {std::string("#bad"), std::string(129, 'x'), std::string()}) {
+    auto refused = client->next(bad);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument) << refused.error().message;
+  }
 }
 
 TEST(ClientTest, BearerTokenAndAgent) {

@@ -89,8 +89,9 @@ TEST_F(HttpTest, DecodeRoute) {
   expect_json_error(http_get(port, "/v1/decode/18446744073709551616"), 400, "2^63-1");
 }
 
-// Leaf's /decodeSnowflakeId: its keys and string values, the datacenter
-// beside them, the same fields as /v1/decode.
+// Leaf's /decodeSnowflakeId: Leaf's three keys, string values and meanings,
+// its workerId every node bit (datacenter 3, worker 7 -> 3 << 5 | 7 = 103);
+// /v1/decode keeps the datacenter and the worker apart.
 TEST_F(HttpTest, LeafDecodeRoute) {
   auto server = start(dir, {"--worker-id", "7", "--datacenter-id", "3"});
   const int port = server->port();
@@ -99,13 +100,15 @@ TEST_F(HttpTest, LeafDecodeRoute) {
   for (const Id id : ids) {
     const auto expected =
         nlohmann::json::parse(http_get(port, "/v1/decode/" + std::to_string(id)).body);
+    EXPECT_EQ(expected["datacenter"], 3);
+    EXPECT_EQ(expected["worker"], 7);
     const HttpReply leaf = http_get(port, "/decodeSnowflakeId?snowflakeId=" + std::to_string(id));
     ASSERT_EQ(leaf.status, 200) << leaf.body;
     EXPECT_EQ(leaf.headers.at("content-type"), "application/json");
     const auto json = nlohmann::json::parse(leaf.body);
-    EXPECT_EQ(json.size(), 4u) << leaf.body;
-    EXPECT_EQ(json["workerId"], "7");
-    EXPECT_EQ(json["datacenterId"], "3");
+    EXPECT_EQ(json.size(), 3u) << leaf.body;
+    EXPECT_EQ(json["workerId"], "103");
+    EXPECT_FALSE(json.contains("datacenterId")) << leaf.body;
     EXPECT_EQ(json["sequenceId"], std::to_string(expected["sequence"].get<std::uint64_t>()));
     // "1567733700834(2019-09-06 09:35:00.834)": Unix ms, then the same moment in UTC.
     const std::string time = expected["time"].get<std::string>();  // "2019-09-06T09:35:00.834Z"
@@ -127,6 +130,46 @@ TEST_F(HttpTest, LeafDecodeRoute) {
   EXPECT_EQ(
       test::metric(port, "snowid_http_requests_total{route=\"/decodeSnowflakeId\",status=\"400\"}"),
       6);
+}
+
+// The acceptance case: an ID of datacenter 2, worker 7 names Leaf's workerId
+// 71 (2 << 5 | 7), computed as Leaf computes it from the ID's bits, and a
+// layout of other widths joins its own (datacenter 2 << 3 worker bits | 7 = 23).
+TEST_F(HttpTest, LeafDecodeNamesLeafsTenBitWorkerId) {
+  auto server = start(dir, {"--worker-id", "7", "--datacenter-id", "2"});
+  const Id id = ids_of(http_get(server->port(), "/v1/ids?count=1")).at(0);
+  const auto json = nlohmann::json::parse(
+      http_get(server->port(), "/decodeSnowflakeId?snowflakeId=" + std::to_string(id)).body);
+  EXPECT_EQ(json["workerId"], "71");
+  // Leaf's own arithmetic (LeafMonitorController): (id >> 12) ^ (id >> 22 << 10).
+  EXPECT_EQ(json["workerId"], std::to_string((id >> 12) ^ (id >> 22 << 10)));
+  test::TempDir narrow_dir;
+  auto narrow = start(narrow_dir, {"--worker-id", "7", "--datacenter-id", "2",
+                                   "--datacenter-bits", "7", "--worker-bits", "3"});
+  const Id other = ids_of(http_get(narrow->port(), "/v1/ids?count=1")).at(0);
+  EXPECT_EQ(nlohmann::json::parse(http_get(narrow->port(), "/decodeSnowflakeId?snowflakeId=" +
+                                                               std::to_string(other))
+                                      .body)["workerId"],
+            "23");
+}
+
+// snowidd with uid-generator's CachedUidGenerator widths (29 bits of
+// seconds, 21 of worker, 13 of sequence) and its epochStr read as a JVM in
+// Asia/Shanghai reads it: /v1/info shows the epoch 2016-05-19T16:00:00Z and
+// /v1/decode gives an ID made by hand that way its real time.
+TEST_F(HttpTest, EpochZoneReadsTheEpochAsAJvmInShanghai) {
+  auto server = start(dir, {"--preset", "baidu", "--timestamp-bits", "29", "--worker-bits", "21",
+                            "--epoch-zone", "Asia/Shanghai"});
+  const int port = server->port();
+  const auto info = nlohmann::json::parse(http_get(port, "/v1/info").body);
+  EXPECT_EQ(info["layout"]["epoch"], "2016-05-19T16:00:00.000Z") << info.dump();
+  constexpr std::int64_t kDeltaSeconds = 1704067200 - 1463673600;  // 2024-01-01T00:00:00Z
+  constexpr std::int64_t kId = kDeltaSeconds << 34 | std::int64_t{12345} << 13 | 77;
+  const auto decoded =
+      nlohmann::json::parse(http_get(port, "/v1/decode/" + std::to_string(kId)).body);
+  EXPECT_EQ(decoded["time"], "2024-01-01T00:00:00.000Z");
+  EXPECT_EQ(decoded["worker"], 12345);
+  EXPECT_EQ(decoded["sequence"], 77);
 }
 
 TEST_F(HttpTest, AgentsAreCheckedAndCounted) {

@@ -128,7 +128,7 @@ TEST_F(RespTest, RedisCliIncrCountsOneTwoThreeAndContinuesAfterARestart) {
   EXPECT_EQ(cli(port, {"FLUSHALL"}).rfind("ERR unknown command 'FLUSHALL'", 0), 0u);
   EXPECT_EQ(cli(port, {"SNOWID.IDS", "0"}), "ERR count must be a positive integer");
   EXPECT_EQ(cli(port, {"INCRBY", "orders", "-1"}).rfind("ERR increment must be", 0), 0u);
-  EXPECT_EQ(cli(port, {"INCR", "bad tag!"}).rfind("ERR", 0), 0u);
+  EXPECT_EQ(cli(port, {"INCR", "#bad tag"}).rfind("ERR bad segment tag", 0), 0u);
   EXPECT_NE(cli(port, {"INFO"}).find("redis_mode:standalone"), std::string::npos);
   EXPECT_NE(cli(port, {"SNOWID.INFO"}).find("\"layout\""), std::string::npos);
   EXPECT_EQ(cli(port, {"CLIENT", "SETNAME", "bad name"}).rfind("ERR client name", 0), 0u);
@@ -485,7 +485,7 @@ TEST_F(RespTest, MultiExecRunsTheQueueOrNothing) {
       {"INCRBY orders 100000", "-ERR increment 100000 exceeds max_batch"},
       {"SNOWID.IDS 0", "-ERR count must be a positive integer"},
       {"SNOWID.IDS 20000", "-ERR count 20000 is out of range"},
-      {"INCR bad!tag", "-ERR "},
+      {"INCR #bad!tag", "-ERR bad segment tag"},
       {"INCR", "-ERR wrong number of arguments for 'INCR' command"},
       {"NOSUCH", "-ERR unknown command 'NOSUCH'"},
       {"WATCH orders", "-ERR WATCH is not served by snowid: "},
@@ -530,7 +530,7 @@ TEST_F(RespTest, TagFactsAndRefusalsThatNameWhatToUse) {
   EXPECT_EQ(cli(port, {"TYPE", "orders"}), "string");
   EXPECT_EQ(cli(port, {"TTL", "orders"}), "-1");
   EXPECT_EQ(cli(port, {"PTTL", "orders"}), "-1");
-  EXPECT_EQ(cli(port, {"EXISTS", "bad!tag"}).rfind("ERR", 0), 0u);
+  EXPECT_EQ(cli(port, {"EXISTS", "#bad!tag"}).rfind("ERR bad segment tag", 0), 0u);
   EXPECT_NE(cli(port, {"GET", "orders"}).find("INCR returns each number"), std::string::npos);
   EXPECT_NE(cli(port, {"SET", "orders", "5"}).find("snowid segment create"), std::string::npos);
   EXPECT_NE(cli(port, {"DECR", "orders"}).find("use INCR"), std::string::npos);

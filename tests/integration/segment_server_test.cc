@@ -15,6 +15,7 @@
 #include "server_process.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "started_server.h"
+#include "raw_socket.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -171,10 +172,11 @@ TEST_F(SegmentServer, BadInputGetsTheRightStatus) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {"/v1/segment/9bad", 400, "bad segment tag"},
-      {"/v1/segment/" + std::string(65, 'a'), 400, "bad segment tag"},
-      {"/v1/segment/a%20b", 400, "bad segment tag"},
-      {"/v1/segment/a/b", 400, "bad segment tag"},
+      {"/v1/segment/%23ticket", 400, "kept for snowid's own rows"},
+      {"/v1/segment/" + std::string(129, 'a'), 400, "129 characters"},
+      {"/v1/segment/a%09b", 400, "control character"},
+      {"/v1/segment/a%FFb", 400, "not well-formed UTF-8"},
+      {"/v1/segment/a%2", 400, "two hexadecimal digits"},
       {"/v1/segment/", 404, "no route"},
       {"/v1/segment/nope", 404, "unknown segment tag 'nope'"},
       {"/v1/segment/order?count=0", 400, "out of range 1..100"},
@@ -184,7 +186,8 @@ TEST_F(SegmentServer, BadInputGetsTheRightStatus) {
       {"/v1/segment/order?count=-1", 400, "count"},
       {"/v1/segment/order?count=1&count=2", 400, "twice"},
       {"/v1/segment/order?agent=9bad", 400, "agent"},
-      {"/api/segment/get/9bad", 400, "bad segment tag"},
+      {"/api/segment/get/%23x", 400, "bad segment tag"},
+      {"/api/segment/get/%00", 400, "control character"},
       {"/api/segment/get/nope", 404, "unknown segment tag"},
   };
   for (const Case& c : cases) {
@@ -328,11 +331,75 @@ TEST_F(SegmentServer, LeafCacheAndDbShowBuffersAndRows) {
   EXPECT_GE(test::metric(port, "snowid_http_requests_total{route=\"/cache\",status=\"200\"}"), 3);
 }
 
+// The numbers of `tag` from RESP's INCR on `socket`: one integer reply, or
+// the error reply's text.
+std::string resp_incr(test::RawSocket& socket, const std::string& tag) {
+  socket.received().clear();
+  const std::string command = "*2\r\n$4\r\nINCR\r\n$" + std::to_string(tag.size()) + "\r\n" +
+                              tag + "\r\n";
+  if (!socket.send(command)) return "send failed";
+  const bool answered = socket.read_until(
+      [](const std::string& r) { return r.find("\r\n") != std::string::npos; }, seconds{5});
+  return answered ? socket.received().substr(0, socket.received().find("\r\n")) : "no answer";
+}
+
+// Every tag Leaf's biz_tag (varchar(128)) can hold, made with the CLI, is
+// listed (CLI, /db) and served through each path: snowid's HTTP route and
+// Leaf's with the tag percent-encoded, gRPC and RESP as it is; one sequence
+// per tag across them all, and a metric label per tag, quotes escaped.
+TEST_F(SegmentServer, EveryTagLeafsBizTagCanHoldIsServedOnEveryPath) {
+  struct Tag {
+    std::string name, encoded;
+  };
+  const std::string long_tag(128, 'x');
+  const std::vector<Tag> tags = {
+      {"order:pay", "order%3Apay"}, {"a/b", "a%2Fb"},         {"with space", "with%20space"},
+      {long_tag, long_tag},         {"100%", "100%25"},       {"say \"hi\"", "say%20%22hi%22"},
+      {"\u8ba2\u5355", "%E8%AE%A2%E5%8D%95"}};
+  for (const Tag& t : tags) {
+    ASSERT_EQ(cli({"segment", "create", t.name, "--step", "10"}, store_url), "") << t.name;
+  }
+  const auto listed = test::run_process({kCli, "segment", "list", "--segment-store", store_url});
+  auto server = start(state, {"--resp", "127.0.0.1:0"});
+  const int port = server->port();
+  auto stub = stub_for(*server);
+  test::RawSocket resp(server->listener_port("resp"));
+  ASSERT_TRUE(resp.connected());
+  const std::string db = http_get(port, "/db").body;
+  for (const Tag& t : tags) {
+    SCOPED_TRACE(t.name);
+    EXPECT_NE(listed.out.find(t.name), std::string::npos) << listed.out;
+    EXPECT_NE(db.find(nlohmann::json(t.name).dump()), std::string::npos) << db;
+    std::vector<std::int64_t> seen{next_number(port, t.encoded)};
+    const HttpReply leaf = http_get(port, "/api/segment/get/" + t.encoded);
+    ASSERT_EQ(leaf.status, 200) << leaf.body;
+    seen.push_back(std::stoll(leaf.body));
+    v1::NextSegmentIdsRequest request;
+    request.set_tag(t.name);
+    request.set_count(1);
+    v1::NextSegmentIdsResponse response;
+    const grpc::Status status = stub->NextSegmentIds(grpc_context().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(response.ids_size(), 1);
+    seen.push_back(static_cast<std::int64_t>(response.ids(0)));
+    const std::string incr = resp_incr(resp, t.name);
+    ASSERT_EQ(incr.substr(0, 1), ":") << incr;
+    seen.push_back(std::stoll(incr.substr(1)));
+    EXPECT_EQ(seen, (std::vector<std::int64_t>{1, 2, 3, 4}));
+  }
+  EXPECT_EQ(test::metric(port, "snowid_segment_numbers_issued_total{tag=\"say \\\"hi\\\"\"}"), 4);
+  // What no store can hold is refused on each path, naming the rule.
+  expect_error(http_get(port, "/api/segment/get/" + std::string(129, 'x')), 400, "128 characters");
+  EXPECT_NE(resp_incr(resp, "#ticket").find("-ERR bad segment tag"), std::string::npos);
+  EXPECT_NE(resp_incr(resp, std::string("a\x01", 2)).find("control character"), std::string::npos);
+  EXPECT_NE(resp_incr(resp, "").find("it is empty"), std::string::npos);
+}
+
 TEST_F(SegmentServer, AutoCreateMakesUnknownTagsOnFirstRequest) {
   auto server = start(state, {"--segment-auto-create", "true", "--segment-auto-create-step", "7"});
   EXPECT_EQ(next_number(server->port(), "fresh.tag"), 1);
   EXPECT_EQ(next_number(server->port(), "fresh.tag"), 2);
-  EXPECT_EQ(http_get(server->port(), "/v1/segment/9bad").status, 400);
+  EXPECT_EQ(http_get(server->port(), "/v1/segment/%23bad").status, 400);
   EXPECT_EQ(cli({"segment", "create", "fresh.tag"}, store_url).substr(0, 6), "exit 1")
       << "the server created the row";
 }
@@ -477,7 +544,8 @@ TEST_F(SegmentServer, GrpcNextSegmentIdsAndItsStatusCodes) {
   EXPECT_EQ(call("order", 100).second.size(), 100u);
   EXPECT_EQ(call("order", 5, "").first, grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(call("order", 5, "wrong").first, grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(call("9bad", 5).first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call("#bad", 5).first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call(std::string(129, 'x'), 5).first, grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(call("", 5).first, grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(call("order", 0).first, grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(call("order", 5, "t0ken", "9bad").first, grpc::StatusCode::INVALID_ARGUMENT);

@@ -117,6 +117,16 @@ TEST_F(SegmentMariadb, StoreCreatesItsTableAndTakesRanges) {
   ASSERT_TRUE(db->set_step("my.basic", 5).ok()) << "setting the same step again is no error";
   EXPECT_EQ(db->set_step("my.basic", 0).error().code, ErrorCode::kInvalidArgument);
   ASSERT_TRUE(db->create_tag("My.Basic", 7, 3, "").ok()) << "tags are case-sensitive";
+  // The table holds every tag of the rule: 128 characters of UTF-8 (384
+  // bytes here), ':', '/', spaces; each its own row.
+  std::string cjk_128;
+  for (int i = 0; i < 128; ++i) cjk_128 += "\u8ba2";
+  for (const std::string& tag : {cjk_128, std::string("order:pay"), std::string("a/b c")}) {
+    ASSERT_TRUE(db->create_tag(tag, 40, 10, "").ok()) << tag;
+    auto range = db->take_range(tag, std::nullopt);
+    ASSERT_TRUE(range.ok()) << range.error().message;
+    EXPECT_EQ(range->first, 40);
+  }
   auto tags = db->list_tags(kAllSegmentTags);
   ASSERT_TRUE(tags.ok()) << tags.error().message;
   bool seen = false;
@@ -493,22 +503,34 @@ TEST_F(SegmentMariadb, LeafLayoutNeverCreatesATableAndRefusesTagsOutsideTheRule)
   ASSERT_TRUE(server_->sql("SHOW TABLES LIKE 'no_such_table'", &tables)) << server_->error();
   EXPECT_EQ(tables, "");
 
-  // Another name for Leaf's table, and a biz_tag snowid cannot serve.
+  // Another name for Leaf's table: every biz_tag its varchar(128) holds is
+  // served ("order:pay", "a/b", "with space", 128 characters), but for one
+  // with a control character or a '#' first, listed but refused.
   std::string ddl(kLeafTable);
   ddl.replace(ddl.find("`leaf_alloc`"), 12, "`t_leaf_alloc`");
   ASSERT_TRUE(server_->sql(ddl)) << server_->error();
-  const std::string long_tag(100, 'x');
+  const std::string long_tag(128, 'x');
   ASSERT_TRUE(server_->sql("INSERT INTO t_leaf_alloc (biz_tag, max_id, step) VALUES ('" + long_tag +
-                           "', 1, 10), ('ok-tag', 5, 10)"))
+                           "', 1, 10), ('ok-tag', 5, 10), ('order:pay', 1, 10), ('a/b', 1, 10), "
+                           "('with space', 1, 10), ('tab\\there', 1, 10), ('#hash', 1, 10)"))
       << server_->error();
   auto leaf = store("?layout=leaf&table=t_leaf_alloc");
   ASSERT_NE(leaf, nullptr);
   auto rows = leaf->list_tags(kAllSegmentTags);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
-  EXPECT_EQ(rows->size(), 2u);
-  auto refused_tag = leaf->take_range(long_tag, std::nullopt);
-  ASSERT_FALSE(refused_tag.ok());
-  EXPECT_EQ(refused_tag.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rows->size(), 6u);  // '#hash' is hidden as snowid's own rows are
+  for (const std::string& tag : {long_tag, std::string("order:pay"), std::string("a/b"),
+                                std::string("with space")}) {
+    auto range = leaf->take_range(tag, std::nullopt);
+    ASSERT_TRUE(range.ok()) << tag << ": " << range.error().message;
+    EXPECT_EQ(range->first, 1) << tag;
+    EXPECT_EQ(range->end, 11) << tag;
+  }
+  for (const std::string& tag : {std::string("tab\there"), std::string("#hash")}) {
+    auto refused_tag = leaf->take_range(tag, std::nullopt);
+    ASSERT_FALSE(refused_tag.ok()) << tag;
+    EXPECT_EQ(refused_tag.error().code, ErrorCode::kInvalidArgument) << tag;
+  }
   auto served = leaf->take_range("ok-tag", std::nullopt);
   ASSERT_TRUE(served.ok()) << served.error().message;
   EXPECT_EQ(served->first, 5);

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "id_checks.h"
@@ -63,8 +64,10 @@ TEST(SegmentCli, BadInputExitsTwoWithOneLine) {
   TempDir dir;
   const std::string url = "sqlite://" + dir.file("s.db");
   const std::vector<std::vector<std::string>> bad = {
-      {"segment", "create", "9bad", "--segment-store", url},
-      {"segment", "create", "a b", "--segment-store", url},
+      {"segment", "create", "", "--segment-store", url},
+      {"segment", "create", "#ticket", "--segment-store", url},
+      {"segment", "create", std::string(129, 'a'), "--segment-store", url},
+      {"segment", "create", "tab\there", "--segment-store", url},
       {"segment", "create", "ok", "--step", "0", "--segment-store", url},
       {"segment", "create", "ok", "--step", "-5", "--segment-store", url},
       {"segment", "create", "ok", "--start", "x", "--segment-store", url},
@@ -100,6 +103,72 @@ TEST(SegmentCli, StoreFailuresExitOne) {
   auto unreachable = cli({"segment", "list", "--segment-store", "sqlite://" + dir.file("no/x.db")});
   EXPECT_EQ(unreachable.exit_code, 1);
   EXPECT_EQ(test::split_lines(unreachable.err).size(), 1u) << unreachable.err;
+}
+
+// Flickr's pair as MySQL counts it (auto_increment_increment 2, offsets 1
+// and 2) made ticket servers with the CLI: offset 2 of 2 is MySQL's name for
+// the even numbers (remainder 0), so the two stores hand out disjoint
+// numbers, odd from the first and even from the second, as Flickr's did.
+TEST(SegmentCli, FlickrsMysqlOffsetsOneAndTwoOfTwoServeDisjointNumbers) {
+  TempDir dir;
+  const std::string a = "sqlite://" + dir.file("a.db"), b = "sqlite://" + dir.file("b.db");
+  auto first = cli({"segment", "ticket-init", "--increment", "2", "--offset", "1",
+                    "--segment-store", a});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("n % 2 == 1"), std::string::npos) << first.out;
+  auto second = cli({"segment", "ticket-init", "--increment", "2", "--offset", "2",
+                     "--segment-store", b});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("n % 2 == 0"), std::string::npos) << second.out;
+  EXPECT_EQ(*(*open_segment_store(b))->ticket_identity(), (TicketIdentity{2, 0}));
+
+  auto set = open_segment_store(a + " " + b);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_TRUE((*set)->create_tag("tickets", 1, 10, "").ok());
+  std::set<std::int64_t> from_a, from_b;
+  for (int i = 0; i < 6; ++i) {
+    auto range = (*set)->take_range("tickets", std::nullopt);
+    ASSERT_TRUE(range.ok()) << range.error().message;
+    for (std::int64_t n = range->first; n < range->end; n += range->stride) {
+      (range->source == 0 ? from_a : from_b).insert(n);
+    }
+  }
+  ASSERT_FALSE(from_a.empty());
+  ASSERT_FALSE(from_b.empty());
+  for (std::int64_t n : from_a) EXPECT_EQ(n % 2, 1) << n;
+  for (std::int64_t n : from_b) {
+    EXPECT_EQ(n % 2, 0) << n;
+    EXPECT_EQ(from_a.count(n), 0u) << n << " from both stores";
+  }
+}
+
+// Offsets beyond MySQL's 1..increment are refused, saying how the two
+// conventions translate; snowid's 0 and MySQL's 2 (of 2) name the same
+// remainder, so a set of those two stores is refused when opened.
+TEST(SegmentCli, TicketOffsetsOutsideBothConventionsAreRefusedWithTheTranslation) {
+  TempDir dir;
+  auto beyond = cli({"segment", "ticket-init", "--increment", "2", "--offset", "3",
+                     "--segment-store", "sqlite://" + dir.file("c.db")});
+  EXPECT_EQ(beyond.exit_code, 2);
+  EXPECT_EQ(test::split_lines(beyond.err).size(), 1u) << beyond.err;
+  EXPECT_NE(beyond.err.find("MySQL's auto_increment_offset (1..increment)"), std::string::npos)
+      << beyond.err;
+  EXPECT_NE(beyond.err.find("remainders 1 and 0"), std::string::npos) << beyond.err;
+
+  const std::string zero = "sqlite://" + dir.file("zero.db");
+  const std::string two = "sqlite://" + dir.file("two.db");
+  ASSERT_EQ(cli({"segment", "ticket-init", "--increment", "2", "--offset", "0",
+                 "--segment-store", zero})
+                .exit_code,
+            0);
+  ASSERT_EQ(cli({"segment", "ticket-init", "--increment", "2", "--offset", "2",
+                 "--segment-store", two})
+                .exit_code,
+            0);
+  auto clash = open_segment_store(zero + " " + two);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.error().message.find("as ticket server 1 has"), std::string::npos)
+      << clash.error().message;
 }
 
 // Kills a running load process three times with SIGKILL, restarting it on the

@@ -130,24 +130,44 @@ TEST(SegmentStore, NumbersNeverPassTheLargestInt64) {
   EXPECT_EQ(store->list_tags(kAllSegmentTags)->front().max_id, INT64_MAX - 50);
 }
 
+// Tags are what Leaf's biz_tag varchar(128) holds: 1 to 128 characters of
+// UTF-8; control characters, a '#' first and malformed UTF-8 are refused by
+// every call, and every good tag is a row of its own that serves numbers.
 TEST(SegmentStore, BadTagsAreRefusedEverywhere) {
   TempDir dir;
   auto store = open_sqlite(dir);
-  for (const std::string& bad :
-       std::vector<std::string>{"", "1abc", "_x", "a b", "a/b", "a;drop", "é", std::string(65, 'a'),
-                                std::string("a\0b", 3)}) {
+  std::string cjk_129;
+  for (int i = 0; i < 129; ++i) cjk_129 += "\u8ba2";  // 订
+  for (const std::string& bad : std::vector<std::string>{
+           "", "#ticket", "#x", std::string(129, 'a'), cjk_129, std::string("a\0b", 3), "a\nb",
+           "tab\there", "del\x7f", "c1\xc2\x85", "\xff", "\xc3", "\xc0\xaf", "\xed\xa0\x80",
+           "\xf4\x90\x80\x80", "\xe2\x82"}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(validate_segment_tag(bad).ok());
     Status created = store->create_tag(bad, 1, 10, "");
     ASSERT_FALSE(created.ok());
     EXPECT_EQ(created.error().code, ErrorCode::kInvalidArgument);
+    for (char c : created.error().message) {
+      EXPECT_TRUE(c >= 0x20 && c < 0x7f) << created.error().message;
+    }
     EXPECT_EQ(store->take_range(bad, std::nullopt).error().code, ErrorCode::kInvalidArgument);
     EXPECT_EQ(store->set_step(bad, 10).error().code, ErrorCode::kInvalidArgument);
   }
-  for (const std::string& good :
-       std::vector<std::string>{"a", "Orders", "order-v2.eu_west", std::string(64, 'z')}) {
-    EXPECT_TRUE(validate_segment_tag(good).ok()) << good;
+  EXPECT_NE(validate_segment_tag(std::string(129, 'a')).error().message.find("129 characters"),
+            std::string::npos);
+  std::string cjk_128 = cjk_129.substr(3);  // 128 characters, 384 bytes
+  for (const std::string& good : std::vector<std::string>{
+           "a", "Orders", "order-v2.eu_west", "order:pay", "a/b", "with space", "1abc", "_x",
+           "a;drop", "100%", "q?x=1&y", "\xc3\xa9t\xc3\xa9", "\xf0\x9f\x8e\x89",
+           std::string(128, 'z'), cjk_128}) {
+    SCOPED_TRACE(good);
+    ASSERT_TRUE(validate_segment_tag(good).ok()) << validate_segment_tag(good).error().message;
+    ASSERT_TRUE(store->create_tag(good, 5, 10, "").ok());
+    auto range = store->take_range(good, std::nullopt);
+    ASSERT_TRUE(range.ok()) << range.error().message;
+    EXPECT_EQ(range->first, 5);  // its own row, not another tag's
   }
+  EXPECT_EQ(store->list_tags(kAllSegmentTags)->size(), 15u);
 }
 
 TEST(SegmentStore, BadStepsAndStartsAreRefused) {

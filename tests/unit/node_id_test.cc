@@ -30,5 +30,17 @@ TEST(SplitNodeId, HighBitsAreTheDatacenterLowWorkerBitsTheWorker) {
   }
 }
 
+// Leaf's 10-bit workerId of datacenter 2, worker 7 under the Twitter layout.
+TEST(JoinNodeId, IsTheDatacenterAboveTheWorkerAndUndoesTheSplit) {
+  const Layout twitter;
+  EXPECT_EQ(join_node_id(twitter, {.datacenter_id = 2, .worker_id = 7}), 71u);
+  Layout narrow;
+  narrow.worker_bits = 3;
+  EXPECT_EQ(join_node_id(narrow, {.datacenter_id = 2, .worker_id = 7}), 23u);
+  for (std::uint64_t node_id : {0u, 1u, 31u, 32u, 1023u}) {
+    EXPECT_EQ(join_node_id(twitter, split_node_id(twitter, node_id)), node_id);
+  }
+}
+
 }  // namespace
 }  // namespace snowid

@@ -27,12 +27,12 @@
 #include <vector>
 
 #include "snowid/error.h"
+#include "snowid/segment_tag.h"
 
 namespace snowid {
 
-// Tag names: a letter, then up to 63 letters, digits, '_', '.' or '-'
-// ([a-zA-Z][a-zA-Z0-9_.-]{0,63}). kInvalidArgument naming the rule otherwise.
-Status validate_segment_tag(std::string_view tag);
+// Tag names: validate_segment_tag() of snowid/segment_tag.h, which every
+// store applies before a statement.
 
 // Bounds every store and the CLI apply to a tag's configured step.
 inline constexpr std::int64_t kMinSegmentStep = 1;
@@ -79,6 +79,18 @@ inline constexpr std::int64_t kMaxTicketIncrement = 64;
 // kInvalidArgument unless 1 <= increment <= kMaxTicketIncrement and
 // 0 <= remainder < increment.
 Status validate_ticket_identity(TicketIdentity identity);
+
+// The identity of a ticket server given its offset as an operator does: as
+// snowid's remainder (0..increment-1) or as MySQL's 1-based
+// auto_increment_offset (1..increment; Flickr's offsets 1 and 2 of 2). The
+// two agree on 1..increment-1, where both mean the numbers n with
+// n % increment == offset; offset == increment is MySQL's name for the
+// numbers n % increment == 0, snowid's remainder 0, so the identity holds
+// offset % increment. Two stores given offsets 0 and increment are both
+// remainder 0 and a ticket-server set refuses the pair. kInvalidArgument
+// outside 1 <= increment <= kMaxTicketIncrement, 0 <= offset <= increment,
+// saying how MySQL's and snowid's offsets translate.
+Result<TicketIdentity> ticket_identity_from_offset(std::int64_t increment, std::int64_t offset);
 
 struct SegmentStoreOptions {
   // Longest time one call may take, connection included. PostgreSQL: also

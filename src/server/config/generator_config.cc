@@ -1,5 +1,6 @@
 #include "generator_config.h"
 
+#include "epoch_zone.h"
 #include "time_text.h"
 
 namespace snowid::server {
@@ -60,6 +61,28 @@ OptionRows<LayoutSpec> layout_rows() {
   };
 }
 
+// The layout rows, the epoch's remembering whether its text named a zone
+// (and showing a zoneless one without 'Z', so that --check-config's output
+// reads back the same), then epoch_zone.
+OptionRows<G> zoned_layout_rows() {
+  OptionRows<G> rows = lift(&G::layout, layout_rows());
+  for (OptionRow<G>& row : rows) {
+    if (std::string_view(row.name) != "epoch") continue;
+    row.set = [set = row.set](G& c, const std::string& v) -> Status {
+      if (Status parsed = set(c, v); !parsed.ok()) return parsed;
+      c.epoch_names_zone = time_text_names_zone(v);
+      return {};
+    };
+    row.get = [](const G& c) -> std::string {
+      if (!c.layout.epoch) return "(preset)";
+      return c.epoch_names_zone ? format_time(*c.layout.epoch) : format_wall_time(*c.layout.epoch);
+    };
+  }
+  rows.push_back({"epoch_zone", option::checked_text(&G::epoch_zone, check_time_zone),
+                  shown(&G::epoch_zone), {}});
+  return rows;
+}
+
 std::string outside_policy(const G& c, ClockPolicy policy) {
   return c.clock_policy == policy ? ""
                                   : fmt::format("clock_policy = \"{}\"", clock_policy_name(policy));
@@ -106,7 +129,16 @@ OptionRows<GeneratorConfig> generator_rows() {
        {}},
       option::text_row("state_dir", &G::state_dir),
   };
-  return concat<G>({lift(&G::layout, layout_rows()), clock});
+  return concat<G>({zoned_layout_rows(), clock});
+}
+
+Result<Layout> resolve_layout(const GeneratorConfig& config) {
+  LayoutSpec spec = config.layout;
+  if (Status zoned = apply_epoch_zone(spec, config.epoch_zone, config.epoch_names_zone);
+      !zoned.ok()) {
+    return zoned.error();
+  }
+  return resolve(spec);
 }
 
 }  // namespace snowid::server

@@ -141,7 +141,7 @@ GeneratorOptions generator_options(const GeneratorConfig& g, const Layout& layou
 Result<ResolvedConfig> resolve_service(const ServiceConfig& config,
                                        std::vector<std::string> advertised_addresses) {
   const GeneratorConfig& g = config.generator;
-  auto layout = resolve(g.layout);
+  auto layout = resolve_layout(g);
   if (!layout.ok()) return layout.error();
   // Known before any request: refused at start rather than answered 500.
   if (Status usable = usable_at(*layout, SystemClock::instance().now_fresh()); !usable.ok()) {

@@ -247,7 +247,11 @@ void handle_http(IdService& service, const HttpRequest& request, HttpResponse& r
   if (Status known = check_parameters(*row, *target); !known.ok()) {
     return set_invalid(response, known.error());
   }
-  row->handler({service, request, *target, row->route, tail}, response);
+  // A prefix route's tail is one value (a tag, an ID), percent-decoded:
+  // /v1/segment/order%3Apay and /api/segment/get/a%2Fb name "order:pay" and "a/b".
+  auto decoded_tail = percent_decode_path(tail);
+  if (!decoded_tail.ok()) return set_invalid(response, decoded_tail.error());
+  row->handler({service, request, *target, row->route, *decoded_tail}, response);
 }
 
 }  // namespace snowid::server

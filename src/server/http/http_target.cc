@@ -65,6 +65,16 @@ Result<Target> parse_target(std::string_view target) {
   return out;
 }
 
+Result<std::string> percent_decode_path(std::string_view path) {
+  auto decoded = percent_decode(path);
+  if (!decoded) {
+    return invalid_argument(fmt::format(
+        "path '{}' has a '%' not followed by two hexadecimal digits (write '%' as %25)",
+        path.substr(0, 100)));
+  }
+  return std::move(*decoded);
+}
+
 Result<std::optional<std::uint64_t>> parse_count(const Target& target) {
   auto it = target.query.find("count");
   if (it == target.query.end()) return std::optional<std::uint64_t>{};

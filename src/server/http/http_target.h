@@ -32,6 +32,11 @@ std::string_view target_path(std::string_view target);
 // twice or holds a '%' not followed by two hexadecimal digits.
 Result<Target> parse_target(std::string_view target);
 
+// A path segment (a prefix route's tail: "order%3Apay") with its %XX
+// escapes decoded (RFC 3986 2.1; '+' stays '+'). kInvalidArgument if a '%' is
+// not followed by two hexadecimal digits.
+Result<std::string> percent_decode_path(std::string_view path);
+
 // The `count` parameter as a number; nullopt if absent. kInvalidArgument if
 // it is not a decimal number below 2^64. Its range (1..max_batch) is
 // IdService's to check.

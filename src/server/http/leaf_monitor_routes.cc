@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "node_id.h"
 #include "snowid/decode.h"
 #include "time_text.h"
 
@@ -241,12 +242,17 @@ void answer_leaf_decode(const RouteRequest& request, HttpResponse& response) {
   Answer answer =
       request.service.decode(request.caller(), static_cast<std::uint64_t>(*id), fields);
   if (!answer.ok()) return set_refusal(response, answer);
+  // Leaf's three keys and nothing else: its workerId is every node bit of
+  // the ID (datacenter << worker_bits | worker: 10 bits under the Twitter
+  // layout), as Leaf's SnowflakeIDGenImpl sets it; /v1/decode/{id} keeps the
+  // two parts apart.
+  const std::uint64_t leaf_worker_id = join_node_id(
+      request.service.layout(), {.datacenter_id = fields.datacenter, .worker_id = fields.worker});
   set_json(response, nlohmann::json{
                          {"timestamp", fmt::format("{}({})", fields.timestamp.count(),
                                                    leaf_time(fields.timestamp))},
-                         {"workerId", std::to_string(fields.worker)},
+                         {"workerId", std::to_string(leaf_worker_id)},
                          {"sequenceId", std::to_string(fields.sequence)},
-                         {"datacenterId", std::to_string(fields.datacenter)},
                      });
 }
 

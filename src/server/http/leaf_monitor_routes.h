@@ -2,9 +2,11 @@
 // (http_routes.h), so that Leaf clients and dashboards can point at snowidd:
 //
 //   GET /decodeSnowflakeId?snowflakeId=N
-//       Leaf's keys, its values as strings: {"timestamp":"<Unix ms>(<UTC
-//       yyyy-MM-dd HH:mm:ss.SSS>)","workerId":"…","sequenceId":"…"}, plus
-//       "datacenterId", decoded under the node's layout.
+//       Leaf's keys and meanings, its values as strings: {"timestamp":"<Unix
+//       ms>(<UTC yyyy-MM-dd HH:mm:ss.SSS>)","workerId":"…","sequenceId":"…"},
+//       decoded under the node's layout. workerId is Leaf's: all the node
+//       bits, datacenter << worker_bits | worker (datacenter 2, worker 7 ->
+//       71 under the Twitter layout); GET /v1/decode/{id} gives the two apart.
 //   GET /cache  each known tag's double buffer, as Leaf's SegmentBufferView
 //               (key, initOk, pos, nextReady, value0/max0/step0 of the current
 //               range, value1/max1/step1 of the next) and snowid's extras.
