@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_set>
@@ -21,9 +23,12 @@
 #include "etcd_coordinator.h"
 #include "etcd_process.h"
 #include "faketime.h"
+#include "mariadb_process.h"
+#include "postgres_process.h"
 #include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
+#include "sql_coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
 #include "subprocess.h"
@@ -204,6 +209,38 @@ class ClusterChaosTest : public test::ChaosTest {
               EXPECT_TRUE(nodes.ok()) << nodes.error().message;
               return nodes.ok() ? *nodes : std::vector<ClusterNode>{};
             }};
+  }
+
+  // PostgreSQL and MariaDB nodes lease for 2 s, as etcd's and Redis's do,
+  // through `store` ("postgres", "mysql") at `url`.
+  template <typename Options>
+  StoreHooks sql_hooks(const std::string& store, const std::string& url) {
+    return {[this, store, url](const std::string& name, int worker, std::vector<std::string> extra) {
+              return start_leased_node({"--coordinator", store, "--" + store + "-url", url}, name,
+                                       worker, kLeaseTtlSeconds, extra);
+            },
+            [url] {
+              Options options;
+              options.endpoints = {url};
+              options.cluster = "c";
+              options.layout = *preset("twitter");
+              auto nodes = list_cluster(options);
+              EXPECT_TRUE(nodes.ok()) << nodes.error().message;
+              return nodes.ok() ? *nodes : std::vector<ClusterNode>{};
+            }};
+  }
+
+  // The claims table as operators apply it (sql/`schema_file`), and cluster
+  // "c" marked new to the database (its created row, node id -1), run
+  // through `sql`; false if a statement failed.
+  static bool mark_new_sql_cluster(const std::function<bool(const std::string&)>& sql,
+                                   const std::string& schema_file) {
+    std::ifstream schema(std::string(SNOWID_SOURCE_DIR) + "/sql/" + schema_file);
+    std::stringstream text;
+    text << schema.rdbuf();
+    return !text.str().empty() && sql(text.str()) &&
+           sql("INSERT INTO snowid_node_claims (cluster, node_id, reservation) "
+               "VALUES ('c', -1, 0)");
   }
 
   // ZooKeeper nodes lease for 3 s: the fence also leaves a renewal interval
@@ -906,6 +943,74 @@ TEST_F(ClusterChaosTest, ZooKeeperUnreachableAtStartIsAClearExit) {
   unreachable_at_start(
       {"--coordinator", "zookeeper", "--zookeeper-endpoints", closed, "--zookeeper-tick-ms", "200"},
       closed, "no ZooKeeper server of");
+}
+
+// The SQL coordinators: a node frozen past its lease while a newcomer takes
+// its id (frozen_node()), and the database stopped under load and started
+// again (store_down()); three nodes preferring id 0 get three ids.
+TEST_F(ClusterChaosTest, PostgresNodeFrozenPastItsLeaseNeverPassesItsReservation) {
+  scenario.describe(
+      "postgres_frozen_node",
+      "postgres: a node is frozen for 3 lease lifetimes while a newcomer takes its id, then "
+      "resumed",
+      "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
+      "no ID of the frozen node under the lost id passes its reservation; resumed, it claims "
+      "another id and serves");
+  test::PostgresProcess postgres;
+  ASSERT_TRUE(postgres.started()) << postgres.error();
+  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return postgres.psql(sql); },
+                                   "node_claims.sql"))
+      << postgres.error();
+  frozen_node(sql_hooks<PostgresOptions>("postgres", postgres.url()));
+}
+
+TEST_F(ClusterChaosTest, PostgresStopsDuringLoadAndNodesFenceThenRecover) {
+  scenario.describe(
+      "postgres_down", "postgres: the PostgreSQL server dies under load, then starts again",
+      "pg_ctl stop -m immediate (a crash: no checkpoint), 3 snowidd nodes serving; started "
+      "again 1 s later on its data",
+      "every node stops issuing within one lease of the stop and answers 503 (/readyz 503); "
+      "all serve again without a restart once PostgreSQL is back");
+  test::PostgresProcess postgres;
+  ASSERT_TRUE(postgres.started()) << postgres.error();
+  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return postgres.psql(sql); },
+                                   "node_claims.sql"))
+      << postgres.error();
+  store_down(
+      sql_hooks<PostgresOptions>("postgres", postgres.url()), std::chrono::seconds{kLeaseTtlSeconds},
+      "postgres", [&postgres] { EXPECT_TRUE(postgres.stop(true)) << postgres.error(); },
+      [&postgres] { return postgres.start(); });
+}
+
+TEST_F(ClusterChaosTest, MysqlNodeFrozenPastItsLeaseNeverPassesItsReservation) {
+  scenario.describe(
+      "mysql_frozen_node",
+      "mysql: a node is frozen for 3 lease lifetimes while a newcomer takes its id, then resumed",
+      "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
+      "no ID of the frozen node under the lost id passes its reservation; resumed, it claims "
+      "another id and serves");
+  test::MariadbProcess mariadb;
+  ASSERT_TRUE(mariadb.started()) << mariadb.error();
+  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return mariadb.sql(sql); },
+                                   "node_claims.mysql.sql"))
+      << mariadb.error();
+  frozen_node(sql_hooks<MysqlOptions>("mysql", mariadb.url()));
+}
+
+TEST_F(ClusterChaosTest, MysqlStopsDuringLoadAndNodesFenceThenRecover) {
+  scenario.describe(
+      "mysql_down", "mysql: the MariaDB server stops under load, then starts again",
+      "SIGTERM to mariadbd, 3 snowidd nodes serving; started again 1 s later on its data",
+      "every node stops issuing within one lease of the stop and answers 503 (/readyz 503); "
+      "all serve again without a restart once MariaDB is back");
+  test::MariadbProcess mariadb;
+  ASSERT_TRUE(mariadb.started()) << mariadb.error();
+  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return mariadb.sql(sql); },
+                                   "node_claims.mysql.sql"))
+      << mariadb.error();
+  store_down(
+      sql_hooks<MysqlOptions>("mysql", mariadb.url()), std::chrono::seconds{kLeaseTtlSeconds},
+      "mysql", [&mariadb] { mariadb.stop(); }, [&mariadb] { return mariadb.start(); });
 }
 
 }  // namespace
