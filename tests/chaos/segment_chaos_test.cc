@@ -380,7 +380,7 @@ TEST_F(SegmentChaos, AStoreOfTheTicketSetRefusedAtRunTimeShowsInReadyzAndMetrics
       << nodes[0]->log();
   const auto readyz = test::http_get(nodes[0]->port(), "/readyz");
   EXPECT_EQ(readyz.status, 200) << readyz.body;
-  EXPECT_NE(readyz.body.find("segment store 2 of the ticket-server set has offset 0"),
+  EXPECT_NE(readyz.body.find("segment store 2 of the ticket-server set has remainder 0"),
             std::string::npos)
       << readyz.body;
   EXPECT_NE(readyz.body.find("\"refused_stores\":[\""), std::string::npos) << readyz.body;
