@@ -841,8 +841,10 @@ void ClusterChaosTest::store_down(const StoreHooks& store, std::chrono::seconds 
   EXPECT_EQ(ids.size(), 3u) << "three nodes preferring id 0 got distinct ids";
   wait_for_progress(clients, 20, 10s);
 
-  const auto stopped_at = Clock::now();
+  // The store is gone once kill() returns (a PostgreSQL stopped by pg_ctl
+  // may answer a last renewal while it stops): one lease from then.
   kill();
+  const auto stopped_at = Clock::now();
   for (const auto& node : nodes) EXPECT_TRUE(wait_for_status(*node, 503, 5s)) << node->log();
   for (std::size_t i = 0; i < clients.size(); ++i) {
     EXPECT_LT(clients[i]->last_served() - stopped_at, lease_ttl)
