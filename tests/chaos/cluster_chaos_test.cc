@@ -243,6 +243,34 @@ class ClusterChaosTest : public test::ChaosTest {
                "VALUES ('c', -1, 0)");
   }
 
+  // What a scenario on a SQL store is given: the store's hooks, and a stop
+  // and a start of its database server.
+  using SqlScenario = std::function<void(const StoreHooks&, const std::function<void()>& stop,
+                                         const std::function<bool()>& start)>;
+
+  // Runs `run` on a fresh PostgreSQL server, cluster "c" marked new to it;
+  // its stop is immediate (a crash: no checkpoint).
+  void on_postgres(const SqlScenario& run) {
+    test::PostgresProcess postgres;
+    ASSERT_TRUE(postgres.started()) << postgres.error();
+    ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return postgres.psql(sql); },
+                                     "node_claims.sql"))
+        << postgres.error();
+    run(sql_hooks<PostgresOptions>("postgres", postgres.url()),
+        [&postgres] { EXPECT_TRUE(postgres.stop(true)) << postgres.error(); },
+        [&postgres] { return postgres.start(); });
+  }
+  // The same on a fresh MariaDB server; its stop is SIGTERM.
+  void on_mysql(const SqlScenario& run) {
+    test::MariadbProcess mariadb;
+    ASSERT_TRUE(mariadb.started()) << mariadb.error();
+    ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return mariadb.sql(sql); },
+                                     "node_claims.mysql.sql"))
+        << mariadb.error();
+    run(sql_hooks<MysqlOptions>("mysql", mariadb.url()), [&mariadb] { mariadb.stop(); },
+        [&mariadb] { return mariadb.start(); });
+  }
+
   // ZooKeeper nodes lease for 3 s: the fence also leaves a renewal interval
   // and half a tick before the lease ends (src/coord/zookeeper_claim.cc),
   // which 2 s would leave too little room for.
@@ -958,12 +986,7 @@ TEST_F(ClusterChaosTest, PostgresNodeFrozenPastItsLeaseNeverPassesItsReservation
       "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
       "no ID of the frozen node under the lost id passes its reservation; resumed, it claims "
       "another id and serves");
-  test::PostgresProcess postgres;
-  ASSERT_TRUE(postgres.started()) << postgres.error();
-  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return postgres.psql(sql); },
-                                   "node_claims.sql"))
-      << postgres.error();
-  frozen_node(sql_hooks<PostgresOptions>("postgres", postgres.url()));
+  on_postgres([this](const StoreHooks& store, const auto&, const auto&) { frozen_node(store); });
 }
 
 TEST_F(ClusterChaosTest, PostgresStopsDuringLoadAndNodesFenceThenRecover) {
@@ -973,15 +996,9 @@ TEST_F(ClusterChaosTest, PostgresStopsDuringLoadAndNodesFenceThenRecover) {
       "again 1 s later on its data",
       "every node stops issuing within one lease of the stop and answers 503 (/readyz 503); "
       "all serve again without a restart once PostgreSQL is back");
-  test::PostgresProcess postgres;
-  ASSERT_TRUE(postgres.started()) << postgres.error();
-  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return postgres.psql(sql); },
-                                   "node_claims.sql"))
-      << postgres.error();
-  store_down(
-      sql_hooks<PostgresOptions>("postgres", postgres.url()), std::chrono::seconds{kLeaseTtlSeconds},
-      "postgres", [&postgres] { EXPECT_TRUE(postgres.stop(true)) << postgres.error(); },
-      [&postgres] { return postgres.start(); });
+  on_postgres([this](const StoreHooks& store, const auto& stop, const auto& start) {
+    store_down(store, std::chrono::seconds{kLeaseTtlSeconds}, "postgres", stop, start);
+  });
 }
 
 TEST_F(ClusterChaosTest, MysqlNodeFrozenPastItsLeaseNeverPassesItsReservation) {
@@ -991,12 +1008,7 @@ TEST_F(ClusterChaosTest, MysqlNodeFrozenPastItsLeaseNeverPassesItsReservation) {
       "SIGSTOP for 6 s (lease 2 s), a second snowidd preferring the same id, SIGCONT",
       "no ID of the frozen node under the lost id passes its reservation; resumed, it claims "
       "another id and serves");
-  test::MariadbProcess mariadb;
-  ASSERT_TRUE(mariadb.started()) << mariadb.error();
-  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return mariadb.sql(sql); },
-                                   "node_claims.mysql.sql"))
-      << mariadb.error();
-  frozen_node(sql_hooks<MysqlOptions>("mysql", mariadb.url()));
+  on_mysql([this](const StoreHooks& store, const auto&, const auto&) { frozen_node(store); });
 }
 
 TEST_F(ClusterChaosTest, MysqlStopsDuringLoadAndNodesFenceThenRecover) {
@@ -1005,14 +1017,9 @@ TEST_F(ClusterChaosTest, MysqlStopsDuringLoadAndNodesFenceThenRecover) {
       "SIGTERM to mariadbd, 3 snowidd nodes serving; started again 1 s later on its data",
       "every node stops issuing within one lease of the stop and answers 503 (/readyz 503); "
       "all serve again without a restart once MariaDB is back");
-  test::MariadbProcess mariadb;
-  ASSERT_TRUE(mariadb.started()) << mariadb.error();
-  ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return mariadb.sql(sql); },
-                                   "node_claims.mysql.sql"))
-      << mariadb.error();
-  store_down(
-      sql_hooks<MysqlOptions>("mysql", mariadb.url()), std::chrono::seconds{kLeaseTtlSeconds},
-      "mysql", [&mariadb] { mariadb.stop(); }, [&mariadb] { return mariadb.start(); });
+  on_mysql([this](const StoreHooks& store, const auto& stop, const auto& start) {
+    store_down(store, std::chrono::seconds{kLeaseTtlSeconds}, "mysql", stop, start);
+  });
 }
 
 }  // namespace
