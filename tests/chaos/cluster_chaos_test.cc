@@ -11,10 +11,8 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <mutex>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_set>
@@ -28,6 +26,7 @@
 #include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
+#include "sql_cluster.h"
 #include "sql_coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
@@ -230,19 +229,6 @@ class ClusterChaosTest : public test::ChaosTest {
             }};
   }
 
-  // The claims table as operators apply it (sql/`schema_file`), and cluster
-  // "c" marked new to the database (its created row, node id -1), run
-  // through `sql`; false if a statement failed.
-  static bool mark_new_sql_cluster(const std::function<bool(const std::string&)>& sql,
-                                   const std::string& schema_file) {
-    std::ifstream schema(std::string(SNOWID_SOURCE_DIR) + "/sql/" + schema_file);
-    std::stringstream text;
-    text << schema.rdbuf();
-    return !text.str().empty() && sql(text.str()) &&
-           sql("INSERT INTO snowid_node_claims (cluster, node_id, reservation) "
-               "VALUES ('c', -1, 0)");
-  }
-
   // What a scenario on a SQL store is given: the store's hooks, and a stop
   // and a start of its database server.
   using SqlScenario = std::function<void(const StoreHooks&, const std::function<void()>& stop,
@@ -253,8 +239,9 @@ class ClusterChaosTest : public test::ChaosTest {
   void on_postgres(const SqlScenario& run) {
     test::PostgresProcess postgres;
     ASSERT_TRUE(postgres.started()) << postgres.error();
-    ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return postgres.psql(sql); },
-                                     "node_claims.sql"))
+    ASSERT_TRUE(test::mark_new_sql_cluster(
+        [&](const std::string& sql) { return postgres.psql(sql); },
+        std::string(SNOWID_SOURCE_DIR) + "/sql/node_claims.sql", "c"))
         << postgres.error();
     run(sql_hooks<PostgresOptions>("postgres", postgres.url()),
         [&postgres] { EXPECT_TRUE(postgres.stop(true)) << postgres.error(); },
@@ -264,8 +251,9 @@ class ClusterChaosTest : public test::ChaosTest {
   void on_mysql(const SqlScenario& run) {
     test::MariadbProcess mariadb;
     ASSERT_TRUE(mariadb.started()) << mariadb.error();
-    ASSERT_TRUE(mark_new_sql_cluster([&](const std::string& sql) { return mariadb.sql(sql); },
-                                     "node_claims.mysql.sql"))
+    ASSERT_TRUE(test::mark_new_sql_cluster(
+        [&](const std::string& sql) { return mariadb.sql(sql); },
+        std::string(SNOWID_SOURCE_DIR) + "/sql/node_claims.mysql.sql", "c"))
         << mariadb.error();
     run(sql_hooks<MysqlOptions>("mysql", mariadb.url()), [&mariadb] { mariadb.stop(); },
         [&mariadb] { return mariadb.start(); });

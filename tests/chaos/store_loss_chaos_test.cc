@@ -32,6 +32,9 @@
 #include "chaos.h"
 #include "etcd_process.h"
 #include "faketime.h"
+#include "mariadb_process.h"
+#include "postgres_process.h"
+#include "sql_cluster.h"
 #include "redis_process.h"
 #include "server_process.h"
 #include "subprocess.h"
@@ -94,6 +97,20 @@ LossStore zookeeper_store(test::ZooKeeperEnsemble& zookeeper) {
             ASSERT_TRUE((*session)->create(coord::zookeeper_created_path("c"), "0", false).ok());
           },
           [&zookeeper] { return zookeeper.wipe(0); }};
+}
+
+// PostgreSQL and MariaDB: the claims table dropped, as by an operator's
+// mistake or a restore of a database taken before it existed; the next node
+// makes it again on first use, with no created row.
+LossStore sql_store(const std::string& name, const std::string& url, const std::string& schema,
+                    std::function<bool(const std::string&)> sql) {
+  return {name,
+          {"--coordinator", name, "--" + name + "-url", url, "--lease-ttl-s", "2"},
+          [sql, schema] {
+            ASSERT_TRUE(test::mark_new_sql_cluster(
+                sql, std::string(SNOWID_SOURCE_DIR) + "/sql/" + schema, "c"));
+          },
+          [sql] { return sql("DROP TABLE snowid_node_claims"); }};
 }
 
 class StoreLossChaos : public test::ChaosTest {
@@ -185,7 +202,9 @@ void StoreLossChaos::loss_then_restart_behind(const LossStore& store, millisecon
           "directory with its clock " +
           seconds_behind + " s behind",
       "SIGTERM after 3 s of load; " +
-          std::string(store.name == "redis" ? "FLUSHALL" : "data directory wiped") +
+          std::string(store.name == "redis"                               ? "FLUSHALL"
+                      : store.name == "postgres" || store.name == "mysql" ? "claims table dropped"
+                                                                          : "data directory wiped") +
           "; libfaketime FAKETIME=" + test::faketime_offset(behind) + ", claim_timeout_ms " +
           (waits ? "20000" : "3000") + "; then a start with the clock right",
       std::string(waits ? "the start with the clock behind waits until its clock passes its own "
@@ -233,6 +252,24 @@ TEST_F(StoreLossChaos, ZooKeeperWipedThenRestartWithTheClock20sBehind) {
   test::ZooKeeperEnsemble zookeeper(1);
   ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
   loss_then_restart_behind(zookeeper_store(zookeeper), -20000ms, /*waits=*/false);
+}
+
+TEST_F(StoreLossChaos, PostgresClaimsDroppedThenRestartWithTheClock20sBehind) {
+  test::PostgresProcess postgres;
+  ASSERT_TRUE(postgres.started()) << postgres.error();
+  loss_then_restart_behind(
+      sql_store("postgres", postgres.url(), "node_claims.sql",
+                [&postgres](const std::string& sql) { return postgres.psql(sql); }),
+      -20000ms, /*waits=*/false);
+}
+
+TEST_F(StoreLossChaos, MysqlClaimsDroppedThenRestartWithTheClock20sBehind) {
+  test::MariadbProcess mariadb;
+  ASSERT_TRUE(mariadb.started()) << mariadb.error();
+  loss_then_restart_behind(
+      sql_store("mysql", mariadb.url(), "node_claims.mysql.sql",
+                [&mariadb](const std::string& sql) { return mariadb.sql(sql); }),
+      -20000ms, /*waits=*/false);
 }
 
 // The floor after the loss rests on etcd's time (its HTTP Date) and the
