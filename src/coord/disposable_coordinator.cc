@@ -26,7 +26,7 @@
 namespace snowid {
 namespace {
 
-using segment::SqlValue;
+using sql::SqlValue;
 
 // uid-generator's WorkerNodeType: ACTUAL (a process on a host) is 2,
 // CONTAINER is 1.

@@ -2,8 +2,8 @@
 // server's UTC_TIMESTAMP(6) is the clock of the leases, INSERT IGNORE adds a missing
 // row, and an UPDATE says whether it matched by ROW_COUNT() in the statement
 // sent with it (every write changes the row it matches: it counts `writes`).
-// The connection is the segment store's (libmariadb, CLIENT_MULTI_STATEMENTS,
-// autocommit), checking snowid_node_claims instead.
+// The connection is src/sql's (libmariadb, CLIENT_MULTI_STATEMENTS,
+// autocommit), the one the segment stores use, checking snowid_node_claims.
 //
 // The lease clock is milliseconds since 1970 counted from UTC_TIMESTAMP(6)
 // by date arithmetic, never through the session's time zone: NOW(6) and
@@ -11,6 +11,8 @@
 // saving time sets its clocks back.
 #include <cstdlib>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "mariadb_connection.h"
 #include "node_claims_schema.h"
@@ -19,9 +21,17 @@
 namespace snowid::coord {
 namespace {
 
-// HOST:PORT: database `snowid`.
-Result<segment::MariadbOptions> mysql_host_and_port(const std::string& endpoint) {
-  segment::MariadbOptions connection;
+constexpr std::string_view kUsage =
+    "mysql://user[:password]@host[:port]/database[?password_file=PATH&ssl_ca=PATH], or HOST:PORT";
+
+// A URL, or HOST:PORT: database `snowid`.
+Result<sql::MariadbOptions> mysql_connection(const std::string& endpoint) {
+  if (endpoint.find("://") != std::string::npos) {
+    auto url = sql::read_mysql_url(endpoint, {}, kUsage);
+    if (!url.ok()) return url.error();
+    return std::move(url->connection);
+  }
+  sql::MariadbOptions connection;
   const std::size_t colon = endpoint.rfind(':');
   connection.host = endpoint.substr(0, colon);
   connection.port = static_cast<unsigned>(std::strtoul(endpoint.c_str() + colon + 1, nullptr, 10));
@@ -29,21 +39,20 @@ Result<segment::MariadbOptions> mysql_host_and_port(const std::string& endpoint)
   return connection;
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_mysql_table(const std::string& endpoint,
-                                                           const SqlStoreOptions& options,
-                                                           const SqlTable& table) {
-  auto connection = endpoint.find("://") == std::string::npos ? mysql_host_and_port(endpoint)
-                                                              : segment::read_mysql_url(endpoint);
+Result<std::unique_ptr<sql::SqlConnection>> open_mysql_table(const std::string& endpoint,
+                                                             const SqlStoreOptions& options,
+                                                             const SqlTable& table) {
+  auto connection = mysql_connection(endpoint);
   if (!connection.ok()) return connection.error();
   if (!options.user.empty()) connection->user = options.user;
   if (!options.password.empty()) connection->password = options.password;
   connection->timeout = options.request_timeout;
   connection->table = table.name;
   connection->create_table_sql = table.create_sql;
-  return segment::open_mariadb(std::move(*connection));
+  return sql::open_mariadb(std::move(*connection));
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_mysql_claims(const std::string& endpoint,
+Result<std::unique_ptr<sql::SqlConnection>> open_mysql_claims(const std::string& endpoint,
                                                                 const SqlStoreOptions& options) {
   return open_mysql_table(endpoint, options, {"snowid_node_claims", kNodeClaimsMysqlSql});
 }

@@ -1,8 +1,9 @@
 // PostgreSQL as a SQL store of node-id claims (sql_dialect.h): the server's
 // clock_timestamp() is the clock of the leases, INSERT ... ON CONFLICT DO
 // NOTHING adds a missing row, RETURNING 1 says whether an UPDATE matched. The
-// connection is the segment store's (libpq, non-blocking, every call bounded
-// by store_request_timeout_ms), checking snowid_node_claims instead.
+// connection is src/sql's (libpq, non-blocking, every call bounded by
+// store_request_timeout_ms), the one the segment stores use, checking
+// snowid_node_claims.
 #include <fmt/format.h>
 
 #include "node_claims_schema.h"
@@ -30,7 +31,7 @@ void add_postgres_parameter(std::string& url, const char* name, const std::strin
   url += fmt::format("{}={}", name, postgres_url_encoded(value));
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_postgres_table(const std::string& endpoint,
+Result<std::unique_ptr<sql::SqlConnection>> open_postgres_table(const std::string& endpoint,
                                                            const SqlStoreOptions& options,
                                                            const SqlTable& table) {
   // HOST:PORT: the default database of the user given.
@@ -42,10 +43,10 @@ Result<std::unique_ptr<segment::SqlConnection>> open_postgres_table(const std::s
   if (url.find("target_session_attrs=") == std::string::npos) {
     add_postgres_parameter(url, "target_session_attrs", "read-write");
   }
-  return segment::open_postgres(url, options.request_timeout, {table.name, table.create_sql});
+  return sql::open_postgres(url, options.request_timeout, {table.name, table.create_sql});
 }
 
-Result<std::unique_ptr<segment::SqlConnection>> open_postgres_claims(const std::string& endpoint,
+Result<std::unique_ptr<sql::SqlConnection>> open_postgres_claims(const std::string& endpoint,
                                                                 const SqlStoreOptions& options) {
   return open_postgres_table(endpoint, options, {"snowid_node_claims", kNodeClaimsSql});
 }

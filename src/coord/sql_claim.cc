@@ -45,7 +45,7 @@
 
 namespace snowid::coord {
 
-using segment::SqlValue;
+using sql::SqlValue;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 

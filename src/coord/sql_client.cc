@@ -12,7 +12,7 @@ Result<std::unique_ptr<SqlClient>> SqlClient::connect(const SqlDialect& dialect,
   if (options.endpoints.empty()) {
     return invalid_argument(fmt::format("no {} endpoint given", dialect.title));
   }
-  std::vector<std::unique_ptr<segment::SqlConnection>> connections;
+  std::vector<std::unique_ptr<sql::SqlConnection>> connections;
   for (const std::string& endpoint : options.endpoints) {
     auto connection = table == nullptr ? dialect.open(endpoint, options)
                                        : dialect.open_table(endpoint, options, *table);
@@ -23,11 +23,11 @@ Result<std::unique_ptr<SqlClient>> SqlClient::connect(const SqlDialect& dialect,
 }
 
 SqlClient::SqlClient(const SqlDialect& dialect,
-                     std::vector<std::unique_ptr<segment::SqlConnection>> connections)
+                     std::vector<std::unique_ptr<sql::SqlConnection>> connections)
     : dialect_(&dialect), connections_(std::move(connections)) {}
 
-Result<segment::SqlRows> SqlClient::query(std::string_view statement,
-                                          const std::vector<segment::SqlValue>& params) {
+Result<sql::SqlRows> SqlClient::query(std::string_view statement,
+                                          const std::vector<sql::SqlValue>& params) {
   const std::string sql =
       fmt::format(fmt::runtime(statement), fmt::arg("now", dialect_->now_ms),
                   fmt::arg("insert", dialect_->insert), fmt::arg("ignore", dialect_->ignore),

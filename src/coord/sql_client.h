@@ -35,18 +35,18 @@ class SqlClient {
   // Runs `statement` (with the dialect's parts in braces filled in) with
   // `params`: on the endpoint that answered last, then on each other one
   // and once more, until one succeeds. The last error (kUnavailable) if none does.
-  Result<segment::SqlRows> query(std::string_view statement,
-                                 const std::vector<segment::SqlValue>& params);
+  Result<sql::SqlRows> query(std::string_view statement,
+                                 const std::vector<sql::SqlValue>& params);
 
   const SqlDialect& dialect() const { return *dialect_; }
   const StoreCounters& counters() const { return counters_; }
 
  private:
   SqlClient(const SqlDialect& dialect,
-            std::vector<std::unique_ptr<segment::SqlConnection>> connections);
+            std::vector<std::unique_ptr<sql::SqlConnection>> connections);
 
   const SqlDialect* dialect_;
-  std::vector<std::unique_ptr<segment::SqlConnection>> connections_;
+  std::vector<std::unique_ptr<sql::SqlConnection>> connections_;
   std::size_t current_ = 0;
   StoreCounters counters_;
 };

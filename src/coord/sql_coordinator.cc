@@ -18,7 +18,7 @@
 namespace snowid {
 namespace {
 
-using segment::SqlValue;
+using sql::SqlValue;
 using std::chrono::milliseconds;
 
 // $1 cluster: every node id's row with its claim (1 if its lease runs), the

@@ -37,11 +37,11 @@ struct SqlDialect {
   const char* matched;
   // A connection to `endpoint` (a URL, or HOST:PORT) under `options`,
   // which creates the table on first use if missing; connects lazily.
-  Result<std::unique_ptr<segment::SqlConnection>> (*open)(const std::string& endpoint,
+  Result<std::unique_ptr<sql::SqlConnection>> (*open)(const std::string& endpoint,
                                                           const SqlStoreOptions& options);
   // The same, checking `table` instead of snowid_node_claims (the disposable
   // node-id policy's WORKER_NODE).
-  Result<std::unique_ptr<segment::SqlConnection>> (*open_table)(const std::string& endpoint,
+  Result<std::unique_ptr<sql::SqlConnection>> (*open_table)(const std::string& endpoint,
                                                                 const SqlStoreOptions& options,
                                                                 const SqlTable& table);
 };

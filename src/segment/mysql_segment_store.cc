@@ -3,7 +3,7 @@
 //
 //   mysql://user[:password]@host[:port]/database[?param=value&...]   (also mariadb://)
 //
-// Parameters:
+// The URL is read by src/sql/mysql_url.cc. Parameters:
 //   layout=snowid         (default) snowid's table snowid_segments, created if
 //                         missing (sql/segments.mysql.sql)
 //   layout=leaf           Meituan Leaf's table leaf_alloc(biz_tag, max_id, step,
@@ -53,13 +53,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
-#include <optional>
 
-#include "database_url.h"
 #include "mariadb_connection.h"
-#include "percent_decode.h"
 #include "segments_schema.h"
 #include "sql_segment_store.h"
 
@@ -116,20 +111,12 @@ SegmentStatements mysql_statements(const TableLayout& layout) {
   };
 }
 
-Error bad_url(std::string_view why) {
-  return Error{ErrorCode::kInvalidArgument,
-               fmt::format("bad MySQL URL: {} (mysql://user[:password]@host[:port]/database"
-                           "[?layout=leaf&table=NAME&password_file=PATH&ssl_ca=PATH])",
-                           why)};
-}
+constexpr std::string_view kUsage =
+    "mysql://user[:password]@host[:port]/database"
+    "[?layout=leaf&table=NAME&password_file=PATH&ssl_ca=PATH]";
+constexpr std::string_view kTableParameters[] = {"layout", "table"};
 
-// `text` with its %XX escapes decoded; `what` names the part of the URL in
-// the error.
-Result<std::string> percent_decoded(std::string_view text, std::string_view what) {
-  std::optional<std::string> decoded = percent_decode(text);
-  if (!decoded) return bad_url(fmt::format("bad percent-encoding in the {}", what));
-  return std::move(*decoded);
-}
+Error bad_url(std::string_view why) { return sql::bad_mysql_url(why, kUsage); }
 
 bool plain_identifier(std::string_view name) {
   return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
@@ -137,138 +124,24 @@ bool plain_identifier(std::string_view name) {
   });
 }
 
-Result<std::string> read_password_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return bad_url(fmt::format("cannot read password_file {}", path));
-  std::string password((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (!password.empty() && password.back() == '\n') password.pop_back();
-  if (!password.empty() && password.back() == '\r') password.pop_back();
-  if (password.empty()) return bad_url(fmt::format("password_file {} is empty", path));
-  return password;
-}
-
-// user[:password] into `connection`; `password_in_url` says whether a
-// password was given.
-Status read_user_info(std::string_view info, MariadbOptions& connection, bool& password_in_url) {
-  const auto colon = info.find(':');
-  auto user = percent_decoded(info.substr(0, colon), "user");
-  if (!user.ok()) return user.error();
-  connection.user = *user;
-  if (colon != std::string_view::npos) {
-    auto password = percent_decoded(info.substr(colon + 1), "password");
-    if (!password.ok()) return password.error();
-    connection.password = *password;
-    password_in_url = true;
-  }
-  return {};
-}
-
-// host[:port] or [v6-address][:port] into `connection`.
-Status read_host_and_port(std::string_view authority, MariadbOptions& connection) {
-  std::string_view port_text;
-  if (authority.starts_with('[')) {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return bad_url("unclosed [ in the host");
-    connection.host = std::string(authority.substr(1, close - 1));
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') return bad_url("bad host");
-      port_text = authority.substr(close + 2);
-    }
-  } else {
-    const auto colon = authority.find(':');
-    connection.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
-  }
-  if (connection.host.empty()) return bad_url("no host");
-  if (!port_text.empty() || authority.ends_with(':')) {
-    unsigned int port = 0;
-    for (char c : port_text) {
-      if (c < '0' || c > '9' || port > 65535) return bad_url("bad port");
-      port = port * 10 + static_cast<unsigned int>(c - '0');
-    }
-    if (port == 0 || port > 65535) return bad_url("bad port");
-    connection.port = port;
-  }
-  return {};
-}
-
-// The URL's parameters that pick the table and the password file, before
-// they are checked together.
+// The URL's parameters that pick the table (the last of each name counts).
 struct TableParameters {
   std::string layout_name = "snowid";
   std::string table;
-  std::string password_file;
 };
 
-// The parameters after the '?' (ssl_ca goes straight into `connection`).
-Result<TableParameters> read_parameters(std::string_view query, MariadbOptions& connection) {
+TableParameters table_parameters(const sql::MysqlUrl& url) {
   TableParameters out;
-  while (!query.empty()) {
-    const std::string_view pair = query.substr(0, query.find('&'));
-    query.remove_prefix(std::min(query.size(), pair.size() + 1));
-    const auto equals = pair.find('=');
-    const std::string_view name = pair.substr(0, equals);
-    auto value = percent_decoded(
-        equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1),
-        "parameters");
-    if (!value.ok()) return value.error();
-    if (name == "layout") {
-      out.layout_name = *value;
-    } else if (name == "table") {
-      out.table = *value;
-    } else if (name == "password_file") {
-      out.password_file = *value;
-    } else if (name == "ssl_ca") {
-      if (value->empty()) return bad_url("ssl_ca needs a CA file");
-      connection.ssl_ca = *value;
-    } else {
-      return bad_url(fmt::format("unknown parameter '{}'", name.substr(0, 32)));
-    }
+  for (const auto& [name, value] : url.own_parameters) {
+    (name == "layout" ? out.layout_name : out.table) = value;
   }
   return out;
 }
 
-// The whole URL into `connection` and the table parameters, checked in the
-// order the URL is written.
-Result<TableParameters> read_url(std::string_view url, MariadbOptions& connection) {
-  const std::optional<DatabaseUrlAuthority> parts = database_url_authority(url);
-  if (!parts || !parts->has_path()) return bad_url("no /database");
-  bool password_in_url = false;
-  std::size_t host = parts->begin;
-  if (parts->has_user_info()) {
-    const std::string_view info = url.substr(parts->begin, parts->last_at - parts->begin);
-    if (Status user = read_user_info(info, connection, password_in_url); !user.ok()) {
-      return user.error();
-    }
-    host = parts->last_at + 1;
-  }
-  if (connection.user.empty()) return bad_url("no user");
-  Status address = read_host_and_port(url.substr(host, parts->end - host), connection);
-  if (!address.ok()) return address.error();
-
-  const std::string_view rest = url.substr(parts->end + 1);
-  const auto query_start = rest.find('?');
-  auto database = percent_decoded(rest.substr(0, query_start), "database");
-  if (!database.ok()) return database.error();
-  if (database->empty()) return bad_url("no database");
-  connection.database = *database;
-
-  auto parameters = query_start == std::string_view::npos
-                        ? Result<TableParameters>(TableParameters{})
-                        : read_parameters(rest.substr(query_start + 1), connection);
-  if (!parameters.ok()) return parameters.error();
-  if (!parameters->password_file.empty()) {
-    if (password_in_url) return bad_url("a password both in the URL and in password_file");
-    auto password = read_password_file(parameters->password_file);
-    if (!password.ok()) return password.error();
-    connection.password = *password;
-  }
-  return parameters;
-}
-
 // The table layout the parameters name; sets how `connection` treats a
 // missing table.
-Result<TableLayout> table_layout(const TableParameters& parameters, MariadbOptions& connection) {
+Result<TableLayout> table_layout(const TableParameters& parameters,
+                                 sql::MariadbOptions& connection) {
   if (parameters.layout_name == "snowid") {
     if (!parameters.table.empty())
       return bad_url("table= is for layout=leaf; snowid's table is snowid_segments");
@@ -290,26 +163,16 @@ Result<TableLayout> table_layout(const TableParameters& parameters, MariadbOptio
 
 }  // namespace
 
-Result<MariadbOptions> read_mysql_url(std::string_view url) {
-  MariadbOptions connection;
-  auto parameters = read_url(url, connection);
-  if (!parameters.ok()) return parameters.error();
-  if (parameters->layout_name != "snowid" || !parameters->table.empty()) {
-    return bad_url("layout= and table= choose segment_store's table, not this one");
-  }
-  return connection;
-}
-
 Result<std::unique_ptr<SegmentStore>> open_mysql_segment_store(std::string_view url,
                                                                const SegmentStoreOptions& options) {
-  MariadbOptions connection;
+  auto read = sql::read_mysql_url(url, kTableParameters, kUsage);
+  if (!read.ok()) return read.error();
+  sql::MariadbOptions& connection = read->connection;
   connection.timeout = options.call_timeout;
-  auto parameters = read_url(url, connection);
-  if (!parameters.ok()) return parameters.error();
-  auto layout = table_layout(*parameters, connection);
+  auto layout = table_layout(table_parameters(*read), connection);
   if (!layout.ok()) return layout.error();
   connection.table = layout->table;
-  return make_sql_segment_store(open_mariadb(std::move(connection)), mysql_statements(*layout));
+  return make_sql_segment_store(sql::open_mariadb(std::move(connection)), mysql_statements(*layout));
 }
 
 }  // namespace snowid::segment

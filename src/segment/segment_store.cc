@@ -1,5 +1,5 @@
 // The segment store's statements, written once for SQLite and PostgreSQL
-// (see sql_connection.h; MariaDB/MySQL has its own dialect in
+// (see src/sql/sql_connection.h; MariaDB/MySQL has its own dialect in
 // mysql_segment_store.cc), and the choice of database by URL.
 //
 // No-repeat invariant, store side: a tag's max_id only grows, and a range is
@@ -16,16 +16,16 @@
 #include <algorithm>
 #include <charconv>
 
-#include "sql_connection.h"
+#include "segments_schema.h"
 #include "sql_segment_store.h"
 
 namespace snowid {
 namespace {
 
 using segment::SegmentStatements;
-using segment::SqlConnection;
-using segment::SqlRows;
-using segment::SqlValue;
+using sql::SqlConnection;
+using sql::SqlRows;
+using sql::SqlValue;
 
 // $2 NULL: raise by the tag's configured step. The guard keeps max_id within
 // 2^63-1 (SQLite would silently turn an overflowing sum into a float).
@@ -294,7 +294,8 @@ Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
         segment::make_sql_segment_store(std::move(*connection), portable_statements()));
   }
   if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
-    auto connection = segment::open_postgres(std::string(url), options.call_timeout);
+    auto connection = sql::open_postgres(std::string(url), options.call_timeout,
+                                        {"snowid_segments", segment::kSegmentsSchemaSql});
     if (!connection.ok()) return connection.error();
     return std::unique_ptr<SegmentStore>(
         segment::make_sql_segment_store(std::move(*connection), portable_statements()));

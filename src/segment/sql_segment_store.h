@@ -2,6 +2,7 @@
 // database: each supplies its connection and its dialect of the statements.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,6 +11,16 @@
 #include "sql_connection.h"
 
 namespace snowid::segment {
+
+using sql::SqlConnection;
+using sql::SqlRows;
+using sql::SqlValue;
+
+// `path` is opened (created if missing) in WAL mode with synchronous=FULL and
+// a busy timeout of `timeout`; the schema is applied at once
+// (sqlite_connection.cc).
+Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
+                                                   std::chrono::milliseconds timeout);
 
 // What each statement receives ($1, $2 ...) and must return. take_range is
 // the statement the no-repeat invariant rests on: it raises the tag's max_id

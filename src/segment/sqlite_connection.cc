@@ -26,7 +26,7 @@
 #include <utility>
 
 #include "segments_schema.h"
-#include "sql_connection.h"
+#include "sql_segment_store.h"
 
 namespace snowid::segment {
 namespace {

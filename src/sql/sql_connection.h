@@ -1,10 +1,11 @@
-// The little SQL a segment store needs, behind one interface so that the
-// store's statements and checks are written once for SQLite and PostgreSQL.
+// The little SQL that snowid's stores need (the segment stores of
+// src/segment, the node-id claims of src/coord), behind one interface so
+// that each store's statements and checks are written once for every
+// database it serves.
 //
 // Statements use PostgreSQL's $1, $2 ... placeholders; the SQLite connection
-// binds them by name, so one statement text serves both databases. The
-// MariaDB connection replaces them with escaped values (its statements are
-// its own: sql_segment_store.h).
+// (src/segment) binds them by name, so one statement text serves both. The
+// MariaDB connection replaces them with escaped values (mariadb_connection.h).
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,7 @@
 
 #include "snowid/error.h"
 
-namespace snowid::segment {
+namespace snowid::sql {
 
 // A statement parameter: NULL, an integer or text.
 struct SqlValue {
@@ -47,11 +48,6 @@ class SqlConnection {
   virtual const char* kind() const = 0;
 };
 
-// `path` is opened (created if missing) in WAL mode with synchronous=FULL and
-// a busy timeout of `timeout`; the schema is applied at once.
-Result<std::unique_ptr<SqlConnection>> open_sqlite(const std::string& path,
-                                                   std::chrono::milliseconds timeout);
-
 // The table a PostgreSQL connection checks on every new connection, and the
 // statement that creates it if missing.
 struct PostgresTable {
@@ -59,14 +55,11 @@ struct PostgresTable {
   std::string create_sql;
 };
 
-// Connects on first use and after every failure; each connection applies the
-// schema if the table is missing. Every call is bounded by `timeout`.
-// kInvalidArgument if libpq cannot parse `uri`. Without `table`: the segment
-// store's snowid_segments (sql/segments.sql).
-Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
-                                                     std::chrono::milliseconds timeout);
+// Connects on first use and after every failure; each connection creates
+// `table` if it is missing. Every call is bounded by `timeout`.
+// kInvalidArgument if libpq cannot parse `uri`.
 Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
                                                      std::chrono::milliseconds timeout,
                                                      PostgresTable table);
 
-}  // namespace snowid::segment
+}  // namespace snowid::sql

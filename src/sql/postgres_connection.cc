@@ -19,10 +19,9 @@
 #include <cstring>
 #include <optional>
 
-#include "segments_schema.h"
 #include "sql_connection.h"
 
-namespace snowid::segment {
+namespace snowid::sql {
 namespace {
 
 using Deadline = std::chrono::steady_clock::time_point;
@@ -199,11 +198,6 @@ class PostgresConnection final : public SqlConnection {
 }  // namespace
 
 Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
-                                                     std::chrono::milliseconds timeout) {
-  return open_postgres(uri, timeout, {"snowid_segments", kSegmentsSchemaSql});
-}
-
-Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
                                                      std::chrono::milliseconds timeout,
                                                      PostgresTable table) {
   char* parse_error = nullptr;
@@ -219,4 +213,4 @@ Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
       std::make_unique<PostgresConnection>(uri, timeout, std::move(table)));
 }
 
-}  // namespace snowid::segment
+}  // namespace snowid::sql

@@ -3,12 +3,15 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sql_connection.h"
 
-namespace snowid::segment {
+namespace snowid::sql {
 
 struct MariadbOptions {
   std::string host;
@@ -29,14 +32,25 @@ struct MariadbOptions {
   std::string missing_table_hint;
 };
 
-// The connection a mysql:// (or mariadb://) URL names: user, password (or
-// password_file), host, port, database and ssl_ca, as segment_store reads
-// them (mysql_segment_store.cc); kInvalidArgument for a bad URL and for
-// segment_store's own parameters (layout, table).
-Result<MariadbOptions> read_mysql_url(std::string_view url);
+// A mysql:// or mariadb:// URL (mysql_url.cc): the connection it names, and
+// the parameters of the caller's own, by name in the order written.
+struct MysqlUrl {
+  MariadbOptions connection;
+  std::vector<std::pair<std::string, std::string>> own_parameters;
+};
+
+// Reads user, password (or password_file), host, port, database and ssl_ca,
+// and the parameters named in `own`; kInvalidArgument for anything else and
+// for a bad URL, as "bad MySQL URL: WHY (USAGE)" with `usage` the form the
+// caller accepts.
+Result<MysqlUrl> read_mysql_url(std::string_view url, std::span<const std::string_view> own,
+                                std::string_view usage);
+
+// The same error for a fault the caller finds in its own parameters.
+Error bad_mysql_url(std::string_view why, std::string_view usage);
 
 // Connects on first use and after every failure. query() with several
 // statements returns the rows of the last result set.
 std::unique_ptr<SqlConnection> open_mariadb(MariadbOptions options);
 
-}  // namespace snowid::segment
+}  // namespace snowid::sql

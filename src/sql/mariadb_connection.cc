@@ -31,7 +31,7 @@
 #include <fmt/format.h>
 #include <mysql.h>
 
-namespace snowid::segment {
+namespace snowid::sql {
 namespace {
 
 class MariadbConnection final : public SqlConnection {
@@ -205,4 +205,4 @@ std::unique_ptr<SqlConnection> open_mariadb(MariadbOptions options) {
   return std::make_unique<MariadbConnection>(std::move(options));
 }
 
-}  // namespace snowid::segment
+}  // namespace snowid::sql
