@@ -142,6 +142,19 @@ TEST_F(Disposable, TenRestartsTakeTenNewRowsAndIssueDistinctIds) {
     node_ids.insert(node_id);
     // The default layout's 10 node-id bits: ids 1..1023.
     EXPECT_EQ(cluster["node_id_starts_left"].get<std::uint64_t>(), 1023 - node_id);
+    // The same two figures as gauges, and the log line that names them.
+    const std::string metrics = test::http_get(snowidd.port(), "/metrics").body;
+    EXPECT_NE(metrics.find("\nsnowid_cluster_node_id " + std::to_string(node_id) + "\n"),
+              std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("\nsnowid_node_id_starts_left " + std::to_string(1023 - node_id) + "\n"),
+              std::string::npos)
+        << metrics;
+    EXPECT_NE(snowidd.log().find("took node id " + std::to_string(node_id) +
+                                 ", a new one for this start; " + std::to_string(1023 - node_id) +
+                                 " starts left"),
+              std::string::npos)
+        << snowidd.log();
     const test::HttpReply reply = test::http_get(snowidd.port(), "/v1/ids?count=500&format=text");
     ASSERT_EQ(reply.status, 200) << reply.body;
     std::istringstream lines(reply.body);
@@ -193,6 +206,10 @@ TEST_F(Disposable, RowIdBeyondTheLayoutsNodeIdsRefusesToStart) {
     const nlohmann::json cluster = cluster_info(snowidd.port());
     EXPECT_EQ(cluster["node_id"], 1023) << cluster.dump();
     EXPECT_EQ(cluster["node_id_starts_left"], 0) << cluster.dump();
+    // Fewer than a tenth of the starts left: a warning at every start.
+    EXPECT_NE(snowidd.log().find("only 0 of the layout's 1023 node ids are left"),
+              std::string::npos)
+        << snowidd.log();
   }
   std::vector<std::string> argv = {kServer};
   for (const std::string& arg : flags(state, {"--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"})) {

@@ -2,6 +2,7 @@
 
 #include "audit_format.h"
 #include "id_json.h"
+#include "node.h"
 #include "time_text.h"
 
 namespace snowid::server {
@@ -17,10 +18,10 @@ double in_milliseconds(std::chrono::microseconds us) {
 nlohmann::json fixed_node_json(const NodeInfo& info) {
   const CoordinatorStats& s = info.cluster;
   nlohmann::json out{{"coordinator", s.store}};
-  if (s.endpoints.empty() || !s.node_id) return out;
+  if (!disposable_starts_left(s, info.generator.layout)) return out;
   out[s.store + "_endpoints"] = s.endpoints;
   out["node_id"] = *s.node_id;
-  out["node_id_starts_left"] = node_id_count(info.generator.layout) - 1 - *s.node_id;
+  out["node_id_starts_left"] = *disposable_starts_left(s, info.generator.layout);
   return out;
 }
 

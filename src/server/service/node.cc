@@ -11,6 +11,13 @@
 #include "time_text.h"
 
 namespace snowid::server {
+
+std::optional<std::uint64_t> disposable_starts_left(const CoordinatorStats& stats,
+                                                    const Layout& layout) {
+  if (stats.leased || stats.endpoints.empty() || !stats.node_id) return std::nullopt;
+  return node_id_count(layout) - 1 - *stats.node_id;
+}
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -98,9 +105,26 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
                              generator.error().message, start.source, claim_timeout.count())};
   }
   node->install(std::move(*generator), claim->generation, claim->node_id);
+  if (!leased) node->report_disposable_id(claim->node_id);
   const Status ready = node->generator().readiness();
   node->waiting_for_clock_ = !ready.ok() && ready.error().code == ErrorCode::kClockBehind;
   return node;
+}
+
+// A tenth of the layout's starts left: the operator is warned at every start
+// from then on, while there is still time to widen the layout.
+void Node::report_disposable_id(std::uint64_t node_id) const {
+  const auto left = disposable_starts_left(coordinator_->stats(), generator_options_.layout);
+  if (!left) return;
+  const std::uint64_t starts = node_id_count(generator_options_.layout) - 1;
+  if (*left < starts / 10) {
+    spdlog::warn(
+        "took node id {}, a new one for this start; only {} of the layout's {} node ids are "
+        "left for later starts: widen the layout (more worker bits) before they run out",
+        node_id, *left, starts);
+  } else {
+    spdlog::info("took node id {}, a new one for this start; {} starts left", node_id, *left);
+  }
 }
 
 Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim,
@@ -252,8 +276,22 @@ Status Node::stop() {
   return released.ok() ? lowered : released;
 }
 
+// A disposable node id's two gauges; nothing for a fixed one.
+std::string Node::disposable_metrics() const {
+  const CoordinatorStats s = coordinator_->stats();
+  const auto left = disposable_starts_left(s, generator_options_.layout);
+  if (!left) return {};
+  std::string out;
+  append_metric(out, "snowid_cluster_node_id", "gauge", "The node id taken for this start.",
+                std::to_string(*s.node_id));
+  append_metric(out, "snowid_node_id_starts_left", "gauge",
+                "Node ids the layout has left for later starts (node_id_policy = disposable).",
+                std::to_string(*left));
+  return out;
+}
+
 std::string Node::cluster_metrics() const {
-  if (!leased_) return {};
+  if (!leased_) return disposable_metrics();
   const CoordinatorStats s = coordinator_->stats();
   std::string out;
   auto add = [&out](std::string_view name, std::string_view type, std::string_view help,

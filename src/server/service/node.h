@@ -48,6 +48,12 @@
 
 namespace snowid::server {
 
+// The starts left to a node id taken anew at every start
+// (node_id_policy = "disposable": the store names its endpoints but holds
+// no lease): the layout's node ids above it. nullopt for any other node id.
+std::optional<std::uint64_t> disposable_starts_left(const CoordinatorStats& stats,
+                                                    const Layout& layout);
+
 class Node {
  public:
   // Errors: kInvalidArgument for bad settings; others when the node id or
@@ -94,6 +100,9 @@ class Node {
  private:
   Node(const GeneratorOptions& generator_options, std::unique_ptr<Coordinator> coordinator,
        const std::filesystem::path& state_dir, const std::filesystem::path& audit_log);
+  // Logs the node id a disposable policy took, and warns when few are left.
+  void report_disposable_id(std::uint64_t node_id) const;
+  std::string disposable_metrics() const;
   Result<std::unique_ptr<Generator>> build_generator(const Claim& claim,
                                                      std::chrono::milliseconds start_above) const;
   void install(std::unique_ptr<Generator> generator, std::uint64_t generation,
