@@ -19,7 +19,7 @@ fi
 cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DSNOWID_WERROR=ON \
   "-DSNOWID_SANITIZE=address;undefined" -DSNOWID_BUILD_FUZZERS=ON -DSNOWID_BUILD_BENCH=OFF \
-  -DSNOWID_BUILD_CHAOS_TESTS=OFF >/dev/null
+  -DSNOWID_BUILD_CHAOS_TESTS=OFF -DSNOWID_UNITY_BUILD=ON >/dev/null
 targets=()
 for target in "$@"; do targets+=(--target "$target"); done
 cmake --build build-asan "${targets[@]}" --parallel "$(nproc)"

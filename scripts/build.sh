@@ -3,7 +3,7 @@
 # with line tables only (-g1): enough for stack traces, sanitizer reports
 # and profiles, and a third quicker to compile than full debug information.
 # The code of src/ compiles in batches of files (SNOWID_UNITY_BUILD, see
-# CMakeLists.txt); the sanitizer builds compile each file alone.
+# CMakeLists.txt), as the sanitizer builds do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -8,10 +8,10 @@
 # clients' tests (label clients: they test the clients' own code, once, in
 # the normal pass). -O1 with line
 # tables: reports keep file and line, and the builds take about half the
-# time of -O2 with full debug information. The ThreadSanitizer build batches
-# the files of src/ (SNOWID_UNITY_BUILD) as the normal build does; the
-# AddressSanitizer build compiles every file alone, which proves each file
-# builds by itself.
+# time of -O2 with full debug information. Both builds batch the files of
+# src/ (SNOWID_UNITY_BUILD) as the normal build does: for the
+# AddressSanitizer build that takes a third less compiler time
+# (docs/performance.md, "Build time").
 #
 #   scripts/sanitize.sh          builds both, then runs the tests in each
 #   scripts/sanitize.sh build    only builds both (scripts/test.sh runs this
