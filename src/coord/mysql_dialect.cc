@@ -52,6 +52,15 @@ Result<std::unique_ptr<sql::SqlConnection>> open_mysql_table(const std::string& 
   return sql::open_mariadb(std::move(*connection));
 }
 
+}  // namespace
+
+Status check_mysql_url(const std::string& url) {
+  auto read = sql::read_mysql_url(url, {}, kUsage);
+  return read.ok() ? Status{} : Status(read.error());
+}
+
+namespace {
+
 Result<std::unique_ptr<sql::SqlConnection>> open_mysql_claims(const std::string& endpoint,
                                                                 const SqlStoreOptions& options) {
   return open_mysql_table(endpoint, options, {"snowid_node_claims", kNodeClaimsMysqlSql});

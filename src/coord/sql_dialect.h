@@ -49,4 +49,8 @@ struct SqlDialect {
 extern const SqlDialect kPostgresDialect;
 extern const SqlDialect kMysqlDialect;
 
+// A mysql:// URL read as the MySQL dialect reads it (password_file
+// included): kInvalidArgument naming the fault, as with the configuration.
+Status check_mysql_url(const std::string& url);
+
 }  // namespace snowid::coord

@@ -5,7 +5,9 @@
 
 #include "database_url.h"
 #include "leased_claim.h"
+#include "sql_connection.h"
 #include "sql_coordinator.h"
+#include "sql_dialect.h"
 
 namespace snowid {
 namespace {
@@ -14,16 +16,22 @@ bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
-// One URL (checked as far as its authority goes) or HOST:PORT entries.
+using CheckUrl = Status (*)(const std::string&);
+
+// One URL (read whole by `check_url`, as the connection will read it) or
+// HOST:PORT entries.
 Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std::string_view store,
-                                                     std::vector<std::string_view> schemes) {
+                                                     std::vector<std::string_view> schemes,
+                                                     CheckUrl check_url) {
   for (std::string_view scheme : schemes) {
     if (!starts_with(text, scheme)) continue;
     const auto authority = database_url_authority(text);
     if (!authority || authority->libpq_host() >= authority->end) {
       return invalid_argument(fmt::format("bad {} URL: no host after {}", store, scheme));
     }
-    return std::vector<std::string>{std::string(text)};
+    std::string url(text);
+    if (Status checked = check_url(url); !checked.ok()) return checked.error();
+    return std::vector<std::string>{std::move(url)};
   }
   if (text.find("://") != std::string_view::npos) {
     return invalid_argument(fmt::format("bad {} URL: expected {}... or HOST:PORT[,HOST:PORT...]",
@@ -35,11 +43,12 @@ Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std:
 }  // namespace
 
 Result<std::vector<std::string>> parse_postgres_endpoints(std::string_view text) {
-  return parse_sql_endpoints(text, "PostgreSQL", {"postgresql://", "postgres://"});
+  return parse_sql_endpoints(text, "PostgreSQL", {"postgresql://", "postgres://"},
+                             sql::check_postgres_url);
 }
 
 Result<std::vector<std::string>> parse_mysql_endpoints(std::string_view text) {
-  return parse_sql_endpoints(text, "MySQL", {"mysql://", "mariadb://"});
+  return parse_sql_endpoints(text, "MySQL", {"mysql://", "mariadb://"}, coord::check_mysql_url);
 }
 
 std::string hide_sql_password(std::string_view text) {

@@ -197,9 +197,7 @@ class PostgresConnection final : public SqlConnection {
 
 }  // namespace
 
-Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
-                                                     std::chrono::milliseconds timeout,
-                                                     PostgresTable table) {
+Status check_postgres_url(const std::string& uri) {
   char* parse_error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(uri.c_str(), &parse_error);
   if (parsed == nullptr) {
@@ -209,6 +207,13 @@ Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
     return invalid_argument(fmt::format("bad PostgreSQL URL: {}", message));
   }
   PQconninfoFree(parsed);
+  return {};
+}
+
+Result<std::unique_ptr<SqlConnection>> open_postgres(const std::string& uri,
+                                                     std::chrono::milliseconds timeout,
+                                                     PostgresTable table) {
+  if (Status checked = check_postgres_url(uri); !checked.ok()) return checked.error();
   return std::unique_ptr<SqlConnection>(
       std::make_unique<PostgresConnection>(uri, timeout, std::move(table)));
 }

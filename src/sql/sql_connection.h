@@ -55,6 +55,9 @@ struct PostgresTable {
   std::string create_sql;
 };
 
+// kInvalidArgument, with libpq's reason, if libpq cannot parse `uri`.
+Status check_postgres_url(const std::string& uri);
+
 // Connects on first use and after every failure; each connection creates
 // `table` if it is missing. Every call is bounded by `timeout`.
 // kInvalidArgument if libpq cannot parse `uri`.

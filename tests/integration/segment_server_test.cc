@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -477,6 +478,41 @@ TEST_F(SegmentServer, BadOptionsExitWithOneLineOnStderr) {
   EXPECT_EQ(checked.exit_code, 0) << checked.err;
   EXPECT_NE(checked.out.find("segment_prefetch_at = \"0.25\""), std::string::npos) << checked.out;
   EXPECT_NE(checked.out.find("segment_auto_create = \"true\""), std::string::npos) << checked.out;
+}
+
+// --check-config reads every store URL as a start would: what a start
+// refuses with exit 2, the check refuses too, in one line, without the
+// password. (A start would refuse each of these before opening anything.)
+TEST_F(SegmentServer, CheckConfigRefusesTheStoreUrlsAStartWouldRefuse) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused{
+      {{"--segment-store", "mysql://u:pa55word@127.0.0.1/db?layout=bogus"},
+       "layout must be snowid or leaf"},
+      {{"--segment-store", "postgresql://u:pa55word@127.0.0.1/db?nope=1"},
+       "invalid URI query parameter"},
+      {{"--segment-store", "sqlite:///tmp/a.db mysql://u:pa55word@h/db?table=x"},
+       "table= is for layout=leaf"},
+      {{"--coordinator", "mysql", "--mysql-url", "mysql://u:pa55word@127.0.0.1/db?layout=leaf"},
+       "unknown parameter 'layout'"},
+      {{"--coordinator", "mysql", "--mysql-url", "mysql://u:pa55word@127.0.0.1:0/db"},
+       "bad port"},
+      {{"--coordinator", "postgres", "--postgres-url", "postgresql://u:pa55word@h/db?x=1"},
+       "invalid URI query parameter"},
+  };
+  for (const auto& [flags, why] : refused) {
+    std::vector<std::string> argv{kServer, "--check-config"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    const auto checked = test::run_process(argv);
+    EXPECT_EQ(checked.exit_code, 2) << flags.back() << checked.out << checked.err;
+    EXPECT_NE(checked.err.find(why), std::string::npos) << checked.err;
+    EXPECT_EQ(std::count(checked.err.begin(), checked.err.end(), '\n'), 1) << checked.err;
+    EXPECT_EQ(checked.err.find("pa55word"), std::string::npos) << checked.err;
+  }
+  // The same stores well written pass, without a database to answer.
+  const auto good = test::run_process(
+      {kServer, "--check-config", "--segment-store", "mysql://u@127.0.0.1/db?layout=leaf",
+       "--coordinator", "postgres", "--postgres-url",
+       "postgresql://u@127.0.0.1/db?target_session_attrs=read-write"});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
 }
 
 // A PostgreSQL store nobody answers: the node stays ready for Snowflake IDs,

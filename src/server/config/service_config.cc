@@ -136,6 +136,26 @@ GeneratorOptions generator_options(const GeneratorConfig& g, const Layout& layou
   return o;
 }
 
+// The segment store's URL read as opening it will read it, so that
+// --check-config refuses what a start would: every member of a ticket-server
+// list but SQLite's (opening a SQLite file creates it). PostgreSQL and MySQL
+// stores connect on first use, so this touches no database.
+Status check_segment_store_url(const std::string& url) {
+  std::string_view rest = url;
+  while (!rest.empty()) {
+    const std::size_t space = rest.find(' ');
+    const std::string_view member = rest.substr(0, space);
+    rest.remove_prefix(space == std::string_view::npos ? rest.size() : space + 1);
+    if (member.empty() || member.starts_with("sqlite://")) continue;
+    auto opened = open_segment_store(member);
+    if (!opened.ok() && opened.error().code == ErrorCode::kInvalidArgument) {
+      return invalid_argument(
+          fmt::format("segment_store {}: {}", redact_store_url(url), opened.error().message));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ResolvedConfig> resolve_service(const ServiceConfig& config,
@@ -192,6 +212,9 @@ Result<ResolvedConfig> resolve_service(const ServiceConfig& config,
 
   resolved.generator = generator_options(g, *layout, *node_id);
   resolved.segment_url = segment_store_url(config);
+  if (Status store = check_segment_store_url(resolved.segment_url); !store.ok()) {
+    return store.error();
+  }
   resolved.audit_log = config.audit.log;
   return resolved;
 }
