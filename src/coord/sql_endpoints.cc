@@ -1,7 +1,10 @@
 // The SQL stores' endpoints as operators write them (sql_coordinator.h): a
-// database URL, or HOST:PORT entries; and the same text with its passwords
+// database URL (a MySQL one naming several hosts is one endpoint per host),
+// or HOST:PORT entries; and the same text with its passwords
 // hidden, for the option table, /v1/info and the logs.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "database_url.h"
 #include "leased_claim.h"
@@ -14,15 +17,35 @@ bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
+// A URL naming several hosts (user@h1:p1,h2:p2/db) as one URL per host, each
+// with the same user info, database and parameters; `url` itself if it names one.
+Result<std::vector<std::string>> one_url_per_host(std::string_view url, std::string_view store,
+                                                  const DatabaseUrlAuthority& authority) {
+  const std::size_t hosts = authority.has_user_info() ? authority.last_at + 1 : authority.begin;
+  std::vector<std::string> urls;
+  for (std::size_t at = hosts; at <= authority.end;) {
+    const std::size_t comma = std::min(url.find(',', at), authority.end);
+    if (comma == at) return invalid_argument(fmt::format("bad {} URL: an empty host", store));
+    urls.push_back(fmt::format("{}{}{}", url.substr(0, hosts), url.substr(at, comma - at),
+                               url.substr(authority.end)));
+    at = comma + 1;
+  }
+  return urls;
+}
+
 // One URL (checked as far as its authority goes) or HOST:PORT entries.
+// libpq reads a URL with several hosts itself; the MySQL store's URL names
+// one, so `split_hosts` makes one endpoint of each host.
 Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std::string_view store,
-                                                     std::vector<std::string_view> schemes) {
+                                                     std::vector<std::string_view> schemes,
+                                                     bool split_hosts = false) {
   for (std::string_view scheme : schemes) {
     if (!starts_with(text, scheme)) continue;
     const auto authority = database_url_authority(text);
     if (!authority || authority->libpq_host() >= authority->end) {
       return invalid_argument(fmt::format("bad {} URL: no host after {}", store, scheme));
     }
+    if (split_hosts) return one_url_per_host(text, store, *authority);
     return std::vector<std::string>{std::string(text)};
   }
   if (text.find("://") != std::string_view::npos) {
@@ -39,7 +62,7 @@ Result<std::vector<std::string>> parse_postgres_endpoints(std::string_view text)
 }
 
 Result<std::vector<std::string>> parse_mysql_endpoints(std::string_view text) {
-  return parse_sql_endpoints(text, "MySQL", {"mysql://", "mariadb://"});
+  return parse_sql_endpoints(text, "MySQL", {"mysql://", "mariadb://"}, true);
 }
 
 std::string hide_sql_password(std::string_view text) {
