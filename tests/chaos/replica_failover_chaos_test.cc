@@ -121,7 +121,8 @@ class ReplicaFailoverTest : public test::ChaosTest {
   }
 
   void on_postgres(milliseconds promotion_delay);
-  void on_mysql(milliseconds promotion_delay);
+  // With `host_list`, the nodes' URL names both servers instead of the proxy.
+  void on_mysql(milliseconds promotion_delay, bool host_list = false);
   // The primary killed under load, the replica promoted `promotion_delay` later.
   void failover(const ReplicatedStore& db, milliseconds promotion_delay);
   static std::string describe_failover(SteadyClock::duration delay, SteadyClock::duration promotion,
@@ -291,8 +292,10 @@ void ReplicaFailoverTest::on_postgres(milliseconds promotion_delay) {
 }
 
 // A MariaDB primary with a semi-sync replica, cluster "c" marked new on it;
-// the nodes reach it through a proxy (the virtual IP).
-void ReplicaFailoverTest::on_mysql(milliseconds promotion_delay) {
+// the nodes reach it through a proxy (the virtual IP), or by a URL naming
+// both servers, whose replica refuses their writes until it is promoted
+// (read_only) but answers their reads.
+void ReplicaFailoverTest::on_mysql(milliseconds promotion_delay, bool host_list) {
   test::MariadbProcess primary(true);
   ASSERT_TRUE(primary.started()) << primary.error();
   test::MariadbProcess replica(primary);
@@ -303,8 +306,11 @@ void ReplicaFailoverTest::on_mysql(milliseconds promotion_delay) {
       << primary.error();
   test::FaultProxy address(primary.port());
   ASSERT_NE(address.port(), 0);
-  const std::string url = std::string("mysql://snowid:") + test::MariadbProcess::kPassword + "@" +
-                          address.endpoint() + "/snowid";
+  const std::string hosts = host_list ? "127.0.0.1:" + std::to_string(primary.port()) +
+                                            ",127.0.0.1:" + std::to_string(replica.port())
+                                      : address.endpoint();
+  const std::string url =
+      std::string("mysql://snowid:") + test::MariadbProcess::kPassword + "@" + hosts + "/snowid";
   failover({"mysql", url,
             [&primary] {
               std::string status;
@@ -362,6 +368,18 @@ TEST_F(ReplicaFailoverTest, MariadbPrimaryDiesAndTheSemiSyncReplicaIsPromotedAtO
       "what it received, STOP SLAVE, RESET SLAVE ALL, read_only OFF; the proxy repointed",
       kExpected);
   on_mysql(0ms);
+}
+
+TEST_F(ReplicaFailoverTest, MariadbPrimaryDiesAndTheReplicaNamedInTheUrlIsPromotedAtOnce) {
+  scenario.describe(
+      "mysql_failover/host_list",
+      "mysql: the MariaDB primary dies under load and its semi-sync replica, the second host of "
+      "the nodes' URL, is promoted at once",
+      "as mysql_failover/at_once, the nodes on mysql://...@PRIMARY,REPLICA/snowid (no proxy): "
+      "until the promotion their statements fail on the primary and their writes on the "
+      "read-only replica",
+      kExpected);
+  on_mysql(0ms, true);
 }
 
 TEST_F(ReplicaFailoverTest, MariadbPrimaryDiesAndTheReplicaIsPromotedAfterTheLeasesEnd) {
