@@ -46,7 +46,9 @@ struct MysqlOptions : SqlStoreOptions {};
 Result<std::vector<std::string>> parse_postgres_endpoints(std::string_view text);
 // A mysql:// (or mariadb://) URL, segment_store's form
 // (mysql://user[:password]@host[:port]/database[?password_file=PATH&ssl_ca=PATH]),
-// or HOST:PORT[,HOST:PORT...]. kInvalidArgument saying why not.
+// where host[:port] may be several, comma-separated: one endpoint per host, each
+// with the URL's user, password, database and parameters, tried in order; or
+// HOST:PORT[,HOST:PORT...]. kInvalidArgument saying why not.
 Result<std::vector<std::string>> parse_mysql_endpoints(std::string_view text);
 
 // `text` with the password of each URL in it replaced by "***".

@@ -218,15 +218,7 @@ class ClusterChaosTest : public test::ChaosTest {
               return start_leased_node({"--coordinator", store, "--" + store + "-url", url}, name,
                                        worker, kLeaseTtlSeconds, extra);
             },
-            [url] {
-              Options options;
-              options.endpoints = {url};
-              options.cluster = "c";
-              options.layout = *preset("twitter");
-              auto nodes = list_cluster(options);
-              EXPECT_TRUE(nodes.ok()) << nodes.error().message;
-              return nodes.ok() ? *nodes : std::vector<ClusterNode>{};
-            }};
+            [url] { return test::list_sql_cluster<Options>(url, "c"); }};
   }
 
   // What a scenario on a SQL store is given: the store's hooks, and a stop

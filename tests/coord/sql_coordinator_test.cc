@@ -245,6 +245,36 @@ TEST_F(SqlStoreTest, StatsShowTheUrlWithoutItsPassword) {
             "mysql://u:***@h:1/db?x=1&password=***");
 }
 
+#ifndef SNOWID_SQL_POSTGRES
+// A MySQL URL naming several hosts (libpq reads its own form itself) is one
+// endpoint per host, each with the URL's account, database and parameters:
+// a failover list that needs no password outside the URL. A claim through
+// it passes over a server that does not answer.
+TEST_F(SqlStoreTest, AUrlWithSeveralHostsIsOneEndpointPerHost) {
+  auto parsed = parse_mysql_endpoints("mysql://u:p@w@h1:1,h2/db?ssl_ca=/a,b");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(*parsed, (std::vector<std::string>{"mysql://u:p@w@h1:1/db?ssl_ca=/a,b",
+                                               "mysql://u:p@w@h2/db?ssl_ca=/a,b"}));
+  EXPECT_FALSE(parse_mysql_endpoints("mysql://u@h1,,h2/db").ok());
+  EXPECT_FALSE(parse_mysql_endpoints("mysql://u@h1,/db").ok());
+
+  const std::string url = database().url();
+  const std::size_t host = url.rfind('@') + 1;
+  const std::string closed = "127.0.0.1:" + std::to_string(test::free_loopback_ports(1)[0]);
+  auto endpoints = parse_mysql_endpoints(url.substr(0, host) + closed + "," + url.substr(host));
+  ASSERT_TRUE(endpoints.ok()) << endpoints.error().message;
+  ASSERT_EQ(endpoints->size(), 2u);
+  StoreOptions o = options(0);
+  o.endpoints = *endpoints;
+  auto coordinator = kMake(o);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.error().message;
+  auto claim = (*coordinator)->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_EQ(claim->node_id, 0u);
+  EXPECT_TRUE(claim_exists(0));
+}
+#endif
+
 // The database restarts under a holder (a crash: no clean shutdown): the
 // holder fences or keeps its claim through the reconnect, and ends up
 // holding its id again, above every reservation written before.

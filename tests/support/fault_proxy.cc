@@ -71,8 +71,8 @@ bool drops(const FaultProxy::Way& way) { return way.kind == FaultProxy::Way::Kin
 // The relaying thread's own state: every connection and what it queued.
 class FaultProxy::Relay {
  public:
-  Relay(int listener, int target_port, milliseconds connect_delay, std::mutex& stats_mutex,
-        Stats& stats)
+  Relay(int listener, const std::atomic<int>& target_port, milliseconds connect_delay,
+        std::mutex& stats_mutex, Stats& stats)
       : listener_(listener),
         target_port_(target_port),
         connect_delay_(connect_delay),
@@ -105,7 +105,7 @@ class FaultProxy::Relay {
   void drop_queue(Pipe& pipe, Counter dropped);
 
   const int listener_;
-  const int target_port_;
+  const std::atomic<int>& target_port_;
   const milliseconds connect_delay_;
   Fault fault_;
   std::list<Connection> connections_;

@@ -14,7 +14,8 @@
 //   reset     (both ways) every open connection is closed with a TCP reset on
 //             both sides, and every new one is reset as soon as accepted.
 // A connection can also be held for `connect_delay` before it is relayed at
-// all (a server slow to connect to).
+// all (a server slow to connect to). retarget() sends new connections to
+// another server, as a virtual IP moves to a promoted replica.
 //
 // Deterministic: one thread relays every connection with poll(), nothing is
 // random, and set_*() returns only once that thread applied the new fault:
@@ -72,6 +73,8 @@ class FaultProxy {
   void blackhole(Flow flow = Flow::kBoth);
   void delay(std::chrono::milliseconds by, Flow flow = Flow::kBoth);
   void reset();
+  // Connections made from now on go to 127.0.0.1:`target_port`; open ones stay.
+  void retarget(int target_port) { target_port_ = target_port; }
 
   Stats stats() const;
 
@@ -91,7 +94,7 @@ class FaultProxy {
   void set(const Fault& fault);
   void run();
 
-  const int target_port_;
+  std::atomic<int> target_port_;
   const std::chrono::milliseconds connect_delay_;
   int listener_ = -1;
   int port_ = 0;

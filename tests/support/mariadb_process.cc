@@ -27,38 +27,84 @@ bool MariadbProcess::available() {
          std::filesystem::exists(kClient);
 }
 
-MariadbProcess::MariadbProcess() {
-  port_ = free_loopback_ports(1).front();
-  std::vector<std::string> install = {kInstall, "--no-defaults", "--datadir=" + dir_.file("data"),
-                                      "--auth-root-authentication-method=normal", "--skip-test-db"};
-  // mariadbd refuses to run as root unless told to.
-  if (::geteuid() == 0) install.push_back("--user=root");
-  const ProcessResult installed = run_process(install, {}, std::chrono::seconds{120});
-  if (installed.exit_code != 0) {
-    error_ = describe("mariadb-install-db", installed);
-    return;
-  }
-  try {
-    make_self_signed_certificate(dir_.path(), "server", "127.0.0.1");
-  } catch (const std::exception& e) {
-    error_ = e.what();
-    return;
-  }
-  if (!start()) return;
+MariadbProcess::MariadbProcess(bool binlog) : binlog_(binlog) {
+  if (!install()) return;
   const std::string password = kPassword;
-  const std::string setup =
+  std::string setup =
       "CREATE DATABASE snowid; "
       "CREATE USER 'snowid'@'127.0.0.1' IDENTIFIED BY '" +
       password + "'; " + "GRANT ALL ON snowid.* TO 'snowid'@'127.0.0.1'; " +
       "CREATE USER 'tls'@'127.0.0.1' IDENTIFIED BY '" + password + "' REQUIRE SSL; " +
       "GRANT ALL ON snowid.* TO 'tls'@'127.0.0.1';";
-  const ProcessResult created =
-      run_process({kClient, "--no-defaults", "--socket=" + dir_.file("mariadb.sock"), "-u", "root",
-                   "-e", setup});
-  if (created.exit_code != 0) {
-    error_ = describe("creating the snowid account", created);
+  if (binlog_) {
+    setup += "CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY '" + password +
+             "'; GRANT REPLICATION SLAVE ON *.* TO 'repl'@'127.0.0.1';";
+  }
+  if (!sql_in("", setup)) {
+    error_ = "creating the snowid account: " + error_;
     stop();
   }
+}
+
+MariadbProcess::MariadbProcess(MariadbProcess& primary) : replica_(true) {
+  if (install() && !follow(primary)) stop();
+}
+
+bool MariadbProcess::install() {
+  port_ = free_loopback_ports(1).front();
+  std::vector<std::string> argv = {kInstall, "--no-defaults", "--datadir=" + dir_.file("data"),
+                                   "--auth-root-authentication-method=normal", "--skip-test-db"};
+  // mariadbd refuses to run as root unless told to.
+  if (::geteuid() == 0) argv.push_back("--user=root");
+  const ProcessResult installed = run_process(argv, {}, std::chrono::seconds{120});
+  if (installed.exit_code != 0) {
+    error_ = describe("mariadb-install-db", installed);
+    return false;
+  }
+  try {
+    make_self_signed_certificate(dir_.path(), "server", "127.0.0.1");
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+  return start();
+}
+
+// Semi-sync on the primary first (it takes no writes meanwhile), so that the
+// replica's first connection is a semi-sync one.
+bool MariadbProcess::follow(MariadbProcess& primary) {
+  std::string position, waited, clients;
+  if (!primary.sql_in("",
+                      "SET GLOBAL rpl_semi_sync_master_enabled = ON; "
+                      "SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC; "
+                      "SET GLOBAL rpl_semi_sync_master_timeout = 3600000; "
+                      "SELECT @@gtid_binlog_pos",
+                      &position)) {
+    error_ = "primary: " + primary.error();
+    return false;
+  }
+  position = position.substr(0, position.find('\n'));
+  if (!sql_in("", "SET GLOBAL rpl_semi_sync_slave_enabled = ON; "
+                  "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = " +
+                      std::to_string(primary.port()) +
+                      ", MASTER_USER = 'repl', MASTER_PASSWORD = '" + kPassword +
+                      "', MASTER_USE_GTID = slave_pos; START SLAVE; "
+                      "SELECT MASTER_GTID_WAIT('" + position + "', 30)",
+              &waited)) {
+    return false;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{30};
+  while (std::chrono::steady_clock::now() < deadline &&
+         primary.sql_in("", "SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'", &clients) &&
+         clients != "Rpl_semi_sync_master_clients\t1\n") {
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+  if (waited != "0\n" || clients != "Rpl_semi_sync_master_clients\t1\n") {
+    error_ = "the replica did not catch up (" + waited + ") or is no semi-sync client (" +
+             clients + "): " + slave_status("Last_IO_Error") + slave_status("Last_SQL_Error");
+    return false;
+  }
+  return true;
 }
 
 MariadbProcess::~MariadbProcess() { stop(); }
@@ -83,7 +129,11 @@ bool MariadbProcess::start() {
                                    "--innodb-flush-log-at-trx-commit=2",
                                    "--max-connections=60",
                                    "--ssl-cert=" + dir_.file("server.pem"),
-                                   "--ssl-key=" + dir_.file("server-key.pem")};
+                                   "--ssl-key=" + dir_.file("server-key.pem"),
+                                   "--server-id=" + std::to_string(port_),
+                                   "--relay-log=" + dir_.file("relay")};
+  if (binlog_) argv.insert(argv.end(), {"--log-bin=" + dir_.file("binlog"), "--binlog-format=ROW"});
+  if (replica_) argv.push_back("--read-only");
   if (::geteuid() == 0) argv.push_back("--user=root");
   server_ = std::make_unique<BackgroundProcess>(argv, dir_.file("server.out"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{60};
@@ -107,10 +157,52 @@ void MariadbProcess::stop() {
   server_.reset();
 }
 
-bool MariadbProcess::sql(const std::string& statements, std::string* output) {
+void MariadbProcess::kill() {
+  if (server_ == nullptr) return;
+  server_->signal(SIGKILL);
+  server_->wait(std::chrono::seconds{10});
+  server_.reset();
+}
+
+bool MariadbProcess::promote() {
+  // What the replica received but had not applied yet is applied first:
+  // with semi-sync that includes every commit the primary acknowledged.
+  if (!sql_in("", "STOP SLAVE IO_THREAD")) return false;
+  const std::string received = slave_status("Gtid_IO_Pos");
+  std::string waited;
+  if (!sql_in("", "SELECT MASTER_GTID_WAIT('" + received + "', 30)", &waited)) return false;
+  if (waited != "0\n") {
+    error_ = "the replica did not apply up to " + received + ": " + slave_status("Last_SQL_Error");
+    return false;
+  }
+  return sql_in("",
+                "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL rpl_semi_sync_slave_enabled = OFF; "
+                "SET GLOBAL read_only = OFF");
+}
+
+std::string MariadbProcess::slave_status(const std::string& name) {
   const ProcessResult result =
-      run_process({kClient, "--no-defaults", "--socket=" + dir_.file("mariadb.sock"), "-u", "root",
-                   "--batch", "--skip-column-names", "-D", "snowid", "-e", statements});
+      run_process({kClient, "--no-defaults", "--socket=" + socket(), "-u", "root", "--vertical",
+                   "-e", "SHOW SLAVE STATUS"});
+  const std::string key = " " + name + ": ";
+  const std::size_t at = result.out.find(key);
+  if (at == std::string::npos) return "";
+  const std::size_t start = at + key.size();
+  return result.out.substr(start, result.out.find('\n', start) - start);
+}
+
+bool MariadbProcess::sql(const std::string& statements, std::string* output) {
+  return sql_in("snowid", statements, output);
+}
+
+bool MariadbProcess::sql_in(const std::string& database, const std::string& statements,
+                            std::string* output) {
+  std::vector<std::string> argv = {kClient,   "--no-defaults", "--socket=" + socket(),
+                                   "-u",      "root",          "--batch",
+                                   "--skip-column-names"};
+  if (!database.empty()) argv.insert(argv.end(), {"-D", database});
+  argv.insert(argv.end(), {"-e", statements});
+  const ProcessResult result = run_process(argv);
   if (output != nullptr) *output = result.out;
   if (result.exit_code != 0) error_ = describe("mariadb", result);
   return result.exit_code == 0;

@@ -6,6 +6,12 @@
 // 127.0.0.1 (ca_file()). The test administers it as root over the socket
 // (mariadb client).
 //
+// Replication: a primary started with its binary log on (GTID), a replica
+// that follows it from the log's start (so it gets the database and the
+// accounts from there), read-only to those accounts, acknowledging each
+// transaction before the primary's commit returns (semi-sync, AFTER_SYNC,
+// never falling back to asynchronous within the hour), and its promotion.
+//
 // The server is stopped by its pid (SIGTERM, then waited for) and the
 // directory removed at destruction.
 #pragma once
@@ -22,7 +28,12 @@ class MariadbProcess {
   static constexpr const char* kPassword = "s3cret-pw";
 
   // Creates the data directory and starts the server; check started() and error().
-  MariadbProcess();
+  // With `binlog`, every change is logged (ROW, GTID) for replicas to follow.
+  explicit MariadbProcess(bool binlog = false);
+  // A semi-synchronous replica of `primary` (made with binlog): started,
+  // caught up and counted by the primary as its semi-sync client; check
+  // started() and error().
+  explicit MariadbProcess(MariadbProcess& primary);
   ~MariadbProcess();
   MariadbProcess(const MariadbProcess&) = delete;
   MariadbProcess& operator=(const MariadbProcess&) = delete;
@@ -44,14 +55,31 @@ class MariadbProcess {
   // the same port; start() waits until it answers (false, see error(), if not).
   void stop();
   bool start();
+  // SIGKILL to the server, waited for: a crash.
+  void kill();
+  // A replica applies all it received, stops replicating for good and
+  // accepts writes (STOP SLAVE; RESET SLAVE ALL; read_only OFF).
+  bool promote();
 
   // Runs SQL as root in database snowid (mariadb client, batch mode, no
   // column names); returns its output (error() says why on failure).
   bool sql(const std::string& statements, std::string* output = nullptr);
 
  private:
+  // mariadb-install-db and the certificate, then start().
+  bool install();
+  // Runs SQL as root in `database` (none if empty).
+  bool sql_in(const std::string& database, const std::string& statements,
+              std::string* output = nullptr);
+  // Follows `primary` from its first GTID, semi-synchronously.
+  bool follow(MariadbProcess& primary);
+  // The field `name` of SHOW SLAVE STATUS ("" if none).
+  std::string slave_status(const std::string& name);
+
   TempDir dir_;
   int port_ = 0;
+  bool binlog_ = false;
+  bool replica_ = false;
   std::unique_ptr<BackgroundProcess> server_;
   std::string error_;
 };

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "orphan_guard.h"
 
@@ -42,19 +43,7 @@ bool PostgresProcess::available() {
 }
 
 PostgresProcess::PostgresProcess() : data_dir_(dir_.file("data")) {
-  if (::geteuid() == 0) {
-    const passwd* owner = ::getpwnam("postgres");
-    if (owner == nullptr) {
-      error_ = "running as root and there is no postgres user to own the cluster";
-      return;
-    }
-    if (::chown(dir_.path().c_str(), owner->pw_uid, owner->pw_gid) != 0) {
-      error_ = "cannot chown " + dir_.path() + " to postgres";
-      return;
-    }
-    as_postgres_user_ = true;
-  }
-  port_ = free_loopback_port();
+  if (!own_directory()) return;
   const ProcessResult init =
       run_as_owner({kBin + "initdb", "-D", data_dir_, "-U", "postgres", "-A", "trust", "--no-sync",
                     "--no-locale", "-E", "UTF8", "--no-instructions"});
@@ -63,6 +52,40 @@ PostgresProcess::PostgresProcess() : data_dir_(dir_.file("data")) {
     return;
   }
   start();
+}
+
+PostgresProcess::PostgresProcess(const PostgresProcess& primary, const std::string& name)
+    : data_dir_(dir_.file("data")) {
+  if (!own_directory()) return;
+  // -R writes standby.signal and primary_conninfo (with application_name).
+  const ProcessResult copied = run_as_owner(
+      {kBin + "pg_basebackup", "-D", data_dir_, "-R", "-X", "stream", "-c", "fast", "--no-sync",
+       "-d",
+       "host=127.0.0.1 port=" + std::to_string(primary.port()) +
+           " user=postgres application_name=" + name});
+  if (copied.exit_code != 0) {
+    error_ = describe("pg_basebackup", copied);
+    return;
+  }
+  start();
+}
+
+// initdb and the server refuse root: as root, the directory goes to postgres.
+bool PostgresProcess::own_directory() {
+  if (::geteuid() == 0) {
+    const passwd* owner = ::getpwnam("postgres");
+    if (owner == nullptr) {
+      error_ = "running as root and there is no postgres user to own the cluster";
+      return false;
+    }
+    if (::chown(dir_.path().c_str(), owner->pw_uid, owner->pw_gid) != 0) {
+      error_ = "cannot chown " + dir_.path() + " to postgres";
+      return false;
+    }
+    as_postgres_user_ = true;
+  }
+  port_ = free_loopback_port();
+  return true;
 }
 
 PostgresProcess::~PostgresProcess() {
@@ -105,6 +128,36 @@ bool PostgresProcess::stop(bool immediate) {
   if (postmaster_ > 0) forget_child(postmaster_);
   postmaster_ = -1;
   return true;
+}
+
+bool PostgresProcess::require_synchronous_standby(const std::string& name) {
+  // ALTER SYSTEM runs outside a transaction: one statement per psql call.
+  return psql("ALTER SYSTEM SET synchronous_standby_names = '" + name + "'") &&
+         psql("ALTER SYSTEM SET synchronous_commit = 'on'") && psql("SELECT pg_reload_conf()") &&
+         wait_for("SELECT sync_state FROM pg_stat_replication WHERE application_name = '" + name +
+                      "' AND state = 'streaming'",
+                  "sync");
+}
+
+bool PostgresProcess::promote() {
+  const ProcessResult promoted =
+      run_as_owner({kBin + "pg_ctl", "-D", data_dir_, "-w", "-t", "30", "promote"});
+  if (promoted.exit_code != 0) {
+    error_ = describe("pg_ctl promote", promoted);
+    return false;
+  }
+  return wait_for("SELECT pg_is_in_recovery()", "f");
+}
+
+bool PostgresProcess::wait_for(const std::string& sql, const std::string& expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{30};
+  std::string out;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (psql(sql, &out) && out.substr(0, out.find('\n')) == expected) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+  error_ = "'" + sql + "' did not print '" + expected + "' within 30 s (last: " + out + ")";
+  return false;
 }
 
 bool PostgresProcess::psql(const std::string& sql, std::string* output) {

@@ -4,6 +4,11 @@
 // as root (initdb refuses root) the cluster belongs to the `postgres` system
 // user and every server command runs through `runuser -u postgres --`.
 //
+// Streaming replication: a standby made from a running server by
+// pg_basebackup -R (its own directory and free port), the primary's commits
+// made to wait for it (synchronous_standby_names, synchronous_commit = on),
+// and its promotion.
+//
 // The server is stopped (immediate mode) and the directory removed at destruction.
 #pragma once
 
@@ -19,6 +24,10 @@ class PostgresProcess {
  public:
   // Creates the cluster and starts the server; check started() and error().
   PostgresProcess();
+  // A streaming standby of `primary` named `name` (its application_name):
+  // pg_basebackup -R of the running primary, started read-only; check
+  // started() and error().
+  PostgresProcess(const PostgresProcess& primary, const std::string& name);
   ~PostgresProcess();
   PostgresProcess(const PostgresProcess&) = delete;
   PostgresProcess& operator=(const PostgresProcess&) = delete;
@@ -37,6 +46,13 @@ class PostgresProcess {
   bool stop(bool immediate = true);
   bool start();
 
+  // Makes every commit wait until the standby `name` has flushed it
+  // (synchronous_standby_names, synchronous_commit = on, reloaded), then waits
+  // until the standby streams as synchronous (pg_stat_replication).
+  bool require_synchronous_standby(const std::string& name);
+  // pg_ctl promote on a standby; waits until it accepts writes.
+  bool promote();
+
   // Runs SQL through psql; returns its output (error() says why on failure).
   bool psql(const std::string& sql, std::string* output = nullptr);
 
@@ -48,6 +64,9 @@ class PostgresProcess {
 
  private:
   ProcessResult run_as_owner(std::vector<std::string> argv);
+  bool own_directory();
+  // Polls `sql` until it prints `expected` (at most 30 s).
+  bool wait_for(const std::string& sql, const std::string& expected);
 
   TempDir dir_;
   std::string data_dir_;
