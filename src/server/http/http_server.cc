@@ -30,9 +30,13 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
 
 namespace {
+
+// As in claim_responder.cc: the same aliases, so that the two files may be
+// compiled in one batch.
+using tcp = asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
 
 // Responses to pipelined requests are gathered up to this size, then written.
 constexpr std::size_t kMaxGatheredResponseBytes = 64 * 1024;
@@ -281,7 +285,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       auto self = weak.lock();
       if (!self) return;
       if (self->tls) {
-        using TlsStream = ssl::stream<tcp::socket>;
         std::make_shared<Session<TlsStream>>(TlsStream(std::move(*socket), *self->tls), worker,
                                              self->service, *self->http_metrics, self->options)
             ->start();
