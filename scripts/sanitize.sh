@@ -36,11 +36,19 @@ build_tsan() {
   cmake --build build-tsan --parallel "$(nproc)"
 }
 
-tests() {  # runs ctest in build directory $1
+# Under ThreadSanitizer, the five tests that spend millions of iterations in
+# one thread are left out: a race needs two threads, and they run in the
+# normal pass and under ASan + UBSan. They were a fifth of the TSan pass.
+single_threaded_loops='^(Cli\.GenAMillionOfEachFormattedKind|Cli\.GenFiveMillionDistinctIncreasing|'\
+'FormattedIdTest\.AMillionOfEachKindStrictlyIncreaseThroughClockStepsBack|'\
+'OpaqueIdsTest\.MillionsOfRandomValuesRoundTripWithoutCollisions|'\
+'IdEncodingTest\.EveryValueRoundTripsAtItsFixedWidth)$'
+
+tests() {  # runs ctest in build directory $1, leaving out the tests matching $2 (if given)
   (cd "$1" &&
     TSAN_OPTIONS="suppressions=$PWD/../tests/sanitizers/tsan.supp halt_on_error=1" \
     ctest --output-on-failure --parallel "$(nproc)" --timeout 900 --label-exclude 'chaos|browser|clients' \
-      --no-tests=error)
+      ${2:+--exclude-regex "$2"} --no-tests=error)
 }
 
 if [ "$what" != test ]; then
@@ -53,5 +61,5 @@ if [ "$what" != build ]; then
   echo "== tests under address;undefined (clang)"
   tests build-asan
   echo "== tests under thread (gcc)"
-  tests build-tsan
+  tests build-tsan "$single_threaded_loops"
 fi
