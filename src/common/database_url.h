@@ -12,10 +12,25 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <string_view>
 
+#include "percent_decode.h"
+
 namespace snowid {
+
+// True if `url` holds a control character (NUL, tab, newline, DEL ...). No
+// store URL may: a tab between two URLs would make them one, whose
+// "database" then shows the second one's password, and a NUL would cut the
+// value the database client is given.
+inline bool has_control_character(std::string_view url) {
+  for (const char c : url) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
 
 // Offsets into the URL that was read. npos stands for "none".
 struct DatabaseUrlAuthority {
@@ -47,6 +62,33 @@ inline std::optional<DatabaseUrlAuthority> database_url_authority(std::string_vi
     a.last_at = a.begin + authority.rfind('@');
   }
   return a;
+}
+
+// `url` with its secrets replaced by "***": the password of its user info,
+// and the value of every query parameter whose name, percent-decoded, ends
+// in "password" (password, sslpassword, pass%77ord: libpq decodes names).
+// libpq ends the authority at the first '/' only, so a '?' or '#' before the
+// '@' is part of the password ("user:pa?ss@host"), not a query or fragment.
+inline std::string hide_url_passwords(std::string_view url) {
+  std::string out(url);
+  if (const auto parts = database_url_authority(out); parts && parts->has_user_info()) {
+    const auto colon = out.find(':', parts->begin);
+    if (colon < parts->last_at) out.replace(colon + 1, parts->last_at - colon - 1, "***");
+  }
+  std::size_t host = 0;  // where the host starts, after any user info
+  if (const auto parts = database_url_authority(out)) host = parts->libpq_host();
+  const auto query = out.find('?', host);
+  for (auto pos = query; pos != std::string::npos && pos < out.size();) {
+    const auto start = pos + 1;
+    const auto end = std::min(out.find('&', start), out.size());
+    const auto equals = out.find('=', start);
+    if (equals < end && percent_decode_lenient(std::string_view(out).substr(start, equals - start))
+                            .ends_with("password")) {
+      out.replace(equals + 1, end - equals - 1, "***");
+    }
+    pos = out.find('&', start);
+  }
+  return out;
 }
 
 }  // namespace snowid

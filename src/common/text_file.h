@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,9 +15,26 @@
 
 namespace snowid {
 
+// The most a file named by configuration may hold: a CA bundle of every
+// public root is about 200 KiB.
+inline constexpr std::uintmax_t kMaxTextFileBytes = 4 << 20;
+
 // The whole content of `path`. kInvalidArgument, naming `what` and the path,
-// if the file cannot be read or is empty.
+// if the file cannot be read or is empty, or is not a regular file of at most
+// kMaxTextFileBytes: a directory, a FIFO (whose open would wait for a
+// writer) or a device such as /dev/zero (endless) is refused before it is
+// opened.
 inline Result<std::string> read_text_file(const std::string& path, std::string_view what) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return invalid_argument(fmt::format("the {} file '{}' is not a regular file", what, path));
+  }
+  if (!error && std::filesystem::exists(status) &&
+      std::filesystem::file_size(path, error) > kMaxTextFileBytes && !error) {
+    return invalid_argument(fmt::format("the {} file '{}' is larger than {} MiB", what, path,
+                                        kMaxTextFileBytes >> 20));
+  }
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   if (in) text << in.rdbuf();

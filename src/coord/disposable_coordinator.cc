@@ -94,11 +94,19 @@ class DisposableCoordinator final : public Coordinator {
     if (!rows.ok()) return rows.error();
     std::uint64_t id = 0;
     const std::string text = rows->empty() || rows->front().empty() ? "" : rows->front()[0];
+    if (text.empty()) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("{}: WORKER_NODE gave no row ID", store_.dialect->title)};
+    }
+    // Not retried: a table that numbers its rows from 0 or below would waste
+    // a row at every attempt, and node id 0 is no start's.
     if (std::from_chars(text.data(), text.data() + text.size(), id).ptr !=
             text.data() + text.size() ||
-        text.empty()) {
-      return Error{ErrorCode::kUnavailable, fmt::format("{}: WORKER_NODE gave no row ID ('{}')",
-                                                        store_.dialect->title, text)};
+        id == 0) {
+      return invalid_argument(fmt::format(
+          "node_id_policy = \"disposable\": {} WORKER_NODE gave row ID '{}'; its IDs must start "
+          "at 1, as uid-generator's AUTO_INCREMENT does",
+          store_.dialect->title, text.substr(0, 24)));
     }
     if (id >= node_id_count(layout_)) {
       return invalid_argument(fmt::format(

@@ -44,6 +44,10 @@ Result<std::vector<std::string>> one_url_per_host(std::string_view url, std::str
 Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std::string_view store,
                                                      std::vector<std::string_view> schemes,
                                                      CheckUrl check_url, bool split_hosts = false) {
+  if (has_control_character(text)) {
+    return invalid_argument(fmt::format(
+        "bad {} URL: it holds a control character (tab, newline, NUL)", store));
+  }
   for (std::string_view scheme : schemes) {
     if (!starts_with(text, scheme)) continue;
     const auto authority = database_url_authority(text);
@@ -62,6 +66,12 @@ Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std:
     return invalid_argument(fmt::format("bad {} URL: expected {}... or HOST:PORT[,HOST:PORT...]",
                                         store, schemes.front()));
   }
+  // key=value connection strings are not read, and not echoed: they may hold
+  // a password.
+  if (text.find_first_of("= ") != std::string_view::npos) {
+    return invalid_argument(fmt::format("bad {} endpoints: expected {}... or HOST:PORT[,HOST:PORT...]",
+                                        store, schemes.front()));
+  }
   return coord::parse_host_port_list(text, store, {});
 }
 
@@ -77,22 +87,6 @@ Result<std::vector<std::string>> parse_mysql_endpoints(std::string_view text) {
                              true);
 }
 
-std::string hide_sql_password(std::string_view text) {
-  std::string out(text);
-  const auto authority = database_url_authority(out);
-  if (authority && authority->has_user_info()) {
-    const std::size_t colon = out.find(':', authority->begin);
-    if (colon < authority->last_at) out.replace(colon + 1, authority->last_at - colon - 1, "***");
-  }
-  // A password given as a parameter: ...?password=... or &password=...
-  for (std::size_t at = out.find("password="); at != std::string::npos;
-       at = out.find("password=", at + 1)) {
-    if (at == 0 || (out[at - 1] != '?' && out[at - 1] != '&')) continue;
-    const std::size_t start = at + 9;
-    const std::size_t end = std::min(out.find('&', start), out.size());
-    out.replace(start, end - start, "***");
-  }
-  return out;
-}
+std::string hide_sql_password(std::string_view text) { return hide_url_passwords(text); }
 
 }  // namespace snowid

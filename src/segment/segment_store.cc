@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "database_url.h"
 #include "segments_schema.h"
 #include "sql_segment_store.h"
 
@@ -268,6 +269,11 @@ Status SegmentStore::set_ticket_identity(TicketIdentity) {
 
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
                                                          const SegmentStoreOptions& options) {
+  if (has_control_character(url)) {
+    return invalid_argument(
+        "a segment store URL may not hold a control character (tab, newline, NUL); separate "
+        "ticket-server URLs with spaces");
+  }
   if (url.find(' ') != std::string_view::npos) {
     std::vector<std::unique_ptr<SegmentStore>> members;
     for (std::size_t at = 0; at < url.size();) {

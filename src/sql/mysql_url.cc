@@ -15,13 +15,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "database_url.h"
 #include "mariadb_connection.h"
 #include "percent_decode.h"
+#include "text_file.h"
 
 namespace snowid::sql {
 namespace {
@@ -34,13 +33,15 @@ Error fault(std::string why) { return Error{ErrorCode::kInvalidArgument, std::mo
 Result<std::string> percent_decoded(std::string_view text, std::string_view what) {
   std::optional<std::string> decoded = percent_decode(text);
   if (!decoded) return fault(fmt::format("bad percent-encoding in the {}", what));
+  // The client library reads C strings: a NUL would cut the value short.
+  if (decoded->find('\0') != std::string::npos) return fault(fmt::format("a NUL (%00) in the {}", what));
   return std::move(*decoded);
 }
 
 Result<std::string> read_password_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return fault(fmt::format("cannot read password_file {}", path));
-  std::string password((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  auto read = read_text_file(path, "password_file");
+  if (!read.ok()) return fault(read.error().message);
+  std::string password = std::move(*read);
   if (!password.empty() && password.back() == '\n') password.pop_back();
   if (!password.empty() && password.back() == '\r') password.pop_back();
   if (password.empty()) return fault(fmt::format("password_file {} is empty", path));
@@ -80,6 +81,9 @@ Status read_host_and_port(std::string_view authority, MariadbOptions& connection
     if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
   }
   if (connection.host.empty()) return fault("no host");
+  if (connection.host.find(',') != std::string::npos) {
+    return fault("several hosts: this URL names one (mysql_url may name several)");
+  }
   if (!port_text.empty() || authority.ends_with(':')) {
     unsigned int port = 0;
     for (char c : port_text) {

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <optional>
 
+#include "database_url.h"
 #include "sql_connection.h"
 
 namespace snowid::sql {
@@ -197,6 +198,27 @@ class PostgresConnection final : public SqlConnection {
 
 }  // namespace
 
+namespace {
+
+// libpq's reason quotes what it could not read, which may be the password or
+// the whole URL: a quoted URL is shown with its passwords hidden, and any
+// other quoted text only if the URL with its passwords hidden holds it.
+std::string reason_without_secrets(const std::string& uri, std::string reason) {
+  const std::size_t open = reason.find('"');
+  const std::size_t close = reason.rfind('"');
+  if (open == std::string::npos || close <= open) return reason;
+  const std::string quoted = reason.substr(open + 1, close - open - 1);
+  const std::string hidden = hide_url_passwords(quoted);
+  if (hidden != quoted) {
+    reason.replace(open + 1, quoted.size(), hidden);
+  } else if (hide_url_passwords(uri).find(quoted) == std::string::npos) {
+    reason.replace(open + 1, quoted.size(), "***");
+  }
+  return reason;
+}
+
+}  // namespace
+
 Status check_postgres_url(const std::string& uri) {
   char* parse_error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(uri.c_str(), &parse_error);
@@ -204,7 +226,8 @@ Status check_postgres_url(const std::string& uri) {
     std::string message = parse_error != nullptr ? parse_error : "out of memory";
     PQfreemem(parse_error);
     while (!message.empty() && message.back() == '\n') message.pop_back();
-    return invalid_argument(fmt::format("bad PostgreSQL URL: {}", message));
+    return invalid_argument(
+        fmt::format("bad PostgreSQL URL: {}", reason_without_secrets(uri, std::move(message))));
   }
   PQconninfoFree(parsed);
   return {};

@@ -497,6 +497,24 @@ TEST_F(SegmentServer, CheckConfigRefusesTheStoreUrlsAStartWouldRefuse) {
        "bad port"},
       {{"--coordinator", "postgres", "--postgres-url", "postgresql://u:pa55word@h/db?x=1"},
        "invalid URI query parameter"},
+      // libpq quotes what it cannot read: the password, or the whole URL.
+      {{"--coordinator", "postgres", "--postgres-url", "postgresql://u:pa55word%zz@h/db"},
+       "invalid percent-encoded token"},
+      {{"--segment-store", "postgresql://u:pa55word@[::1/db"}, "IPv6"},
+      {{"--coordinator", "postgres", "--postgres-url", "host=h password=pa55word"},
+       "expected postgresql://"},
+      // Files that cannot be a password: read, they crashed or never ended.
+      {{"--segment-store", "mysql://u@127.0.0.1/db?password_file=/tmp"}, "not a regular file"},
+      {{"--coordinator", "mysql", "--mysql-url", "mysql://u@127.0.0.1/db?password_file=/dev/zero"},
+       "not a regular file"},
+      // A tab made two URLs one; a NUL cut the password short; a comma is
+      // a second host only where several are read.
+      {{"--segment-store", "sqlite:///tmp/a.db\tmysql://u:pa55word@h/db"}, "control character"},
+      {{"--coordinator", "mysql", "--mysql-url", "mysql://u:pa55word\nx@h/db"},
+       "control character"},
+      {{"--segment-store", "mysql://u:pa55word%00x@127.0.0.1/db"}, "a NUL (%00) in the password"},
+      {{"--segment-store", "mysql://u:pa55word@h1,h2:3307/db"}, "several hosts"},
+      {{"--segment-store", "sqlite://"}, "needs a file"},
   };
   for (const auto& [flags, why] : refused) {
     std::vector<std::string> argv{kServer, "--check-config"};
@@ -508,11 +526,14 @@ TEST_F(SegmentServer, CheckConfigRefusesTheStoreUrlsAStartWouldRefuse) {
     EXPECT_EQ(checked.err.find("pa55word"), std::string::npos) << checked.err;
   }
   // The same stores well written pass, without a database to answer.
+  // Parameters libpq reads as a password are hidden, whatever their spelling.
   const auto good = test::run_process(
-      {kServer, "--check-config", "--segment-store", "mysql://u@127.0.0.1/db?layout=leaf",
+      {kServer, "--check-config", "--segment-store",
+       "mysql://u@127.0.0.1/db?layout=leaf postgresql://u@h/db?sslpassword=pa55word",
        "--coordinator", "postgres", "--postgres-url",
-       "postgresql://u@127.0.0.1/db?target_session_attrs=read-write"});
+       "postgresql://u@127.0.0.1/db?target_session_attrs=read-write&pass%77ord=pa55word"});
   EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.out.find("pa55word"), std::string::npos) << good.out;
 }
 
 // A PostgreSQL store nobody answers: the node stays ready for Snowflake IDs,

@@ -141,12 +141,18 @@ GeneratorOptions generator_options(const GeneratorConfig& g, const Layout& layou
 // list but SQLite's (opening a SQLite file creates it). PostgreSQL and MySQL
 // stores connect on first use, so this touches no database.
 Status check_segment_store_url(const std::string& url) {
+  if (has_control_character(url)) {
+    auto refused = open_segment_store(url);  // refused before anything is opened
+    if (!refused.ok()) {
+      return invalid_argument(fmt::format("segment_store: {}", refused.error().message));
+    }
+  }
   std::string_view rest = url;
   while (!rest.empty()) {
     const std::size_t space = rest.find(' ');
     const std::string_view member = rest.substr(0, space);
     rest.remove_prefix(space == std::string_view::npos ? rest.size() : space + 1);
-    if (member.empty() || member.starts_with("sqlite://")) continue;
+    if (member.empty() || (member.starts_with("sqlite://") && member.size() > 9)) continue;
     auto opened = open_segment_store(member);
     if (!opened.ok() && opened.error().code == ErrorCode::kInvalidArgument) {
       return invalid_argument(
@@ -243,33 +249,7 @@ std::string segment_store_url(const ServiceConfig& config) {
 
 namespace {
 
-std::string redact_one_store_url(std::string_view url) {
-  std::string out(url);
-  // user:PASSWORD@host in the authority part. libpq ends the authority at
-  // the first '/' only, so a '?' or '#' before the '@' is part of the
-  // password ("user:pa?ss@host"), not the start of a query or fragment.
-  if (const auto parts = database_url_authority(out); parts && parts->has_user_info()) {
-    const auto colon = out.find(':', parts->begin);
-    if (colon < parts->last_at) out.replace(colon + 1, parts->last_at - colon - 1, "***");
-  }
-  std::size_t host = 0;  // where the host starts, after any user info
-  if (const auto parts = database_url_authority(out)) host = parts->libpq_host();
-  // password=... among the query parameters (libpq accepts it there too,
-  // its name percent-encoded or not). They start at the first '?' after the
-  // user info, which may hold a '?'.
-  const auto query = out.find('?', host);
-  for (auto pos = query; pos != std::string::npos && pos < out.size();) {
-    const auto start = pos + 1;
-    const auto end = std::min(out.find('&', start), out.size());
-    const auto equals = out.find('=', start);
-    if (equals < end &&
-        percent_decode_lenient(std::string_view(out).substr(start, equals - start)) == "password") {
-      out.replace(equals + 1, end - equals - 1, "***");
-    }
-    pos = out.find('&', start);
-  }
-  return out;
-}
+std::string redact_one_store_url(std::string_view url) { return hide_url_passwords(url); }
 
 }  // namespace
 

@@ -117,7 +117,7 @@ void Node::report_disposable_id(std::uint64_t node_id) const {
   const auto left = disposable_starts_left(coordinator_->stats(), generator_options_.layout);
   if (!left) return;
   const std::uint64_t starts = node_id_count(generator_options_.layout) - 1;
-  if (*left < starts / 10) {
+  if (*left * 10 < starts) {
     spdlog::warn(
         "took node id {}, a new one for this start; only {} of the layout's {} node ids are "
         "left for later starts: widen the layout (more worker bits) before they run out",
