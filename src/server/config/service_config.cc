@@ -247,20 +247,14 @@ std::string segment_store_url(const ServiceConfig& config) {
   return "sqlite://" + (std::filesystem::path(config.generator.state_dir) / "segments.db").string();
 }
 
-namespace {
-
-std::string redact_one_store_url(std::string_view url) { return hide_url_passwords(url); }
-
-}  // namespace
-
 std::string redact_store_url(std::string_view url) {
   // Read first as one URL, since a password may hold a space ("u:s pw@h"),
   // then, as a ticket-server set, each URL between spaces on its own.
-  const std::string whole = redact_one_store_url(url);
+  const std::string whole = hide_url_passwords(url);
   std::string out;
   for (std::size_t at = 0; at <= whole.size();) {
     const std::size_t space = std::min(whole.find(' ', at), whole.size());
-    out += redact_one_store_url(std::string_view(whole).substr(at, space - at));
+    out += hide_url_passwords(std::string_view(whole).substr(at, space - at));
     if (space < whole.size()) out += ' ';
     at = space + 1;
   }

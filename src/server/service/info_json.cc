@@ -18,10 +18,11 @@ double in_milliseconds(std::chrono::microseconds us) {
 nlohmann::json fixed_node_json(const NodeInfo& info) {
   const CoordinatorStats& s = info.cluster;
   nlohmann::json out{{"coordinator", s.store}};
-  if (!disposable_starts_left(s, info.generator.layout)) return out;
+  const auto starts_left = disposable_starts_left(s, info.generator.layout);
+  if (!starts_left) return out;
   out[s.store + "_endpoints"] = s.endpoints;
   out["node_id"] = *s.node_id;
-  out["node_id_starts_left"] = *disposable_starts_left(s, info.generator.layout);
+  out["node_id_starts_left"] = *starts_left;
   return out;
 }
 
