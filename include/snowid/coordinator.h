@@ -72,6 +72,12 @@ struct Claim {
   // Leased: this claim wrote that marker: the store had no trace of the
   // cluster.
   bool store_created_now = false;
+  // Leased: the reservation the store held for the node id when it was
+  // claimed (0: none). Below what this node itself reserved earlier under
+  // that id, it is a store whose record went back (restored from a backup).
+  std::chrono::milliseconds store_reservation{0};
+  // Leased: what set `floor`, for the start-up log ("" for a static id).
+  std::string floor_source;
 };
 
 enum class ClaimState {

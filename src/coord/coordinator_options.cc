@@ -124,6 +124,8 @@ OptionRows<CoordinatorOptions> shared_rows() {
                     [](const std::string& name) { return coordinator_leases(name); }) +
                 " or peers listed";
        }},
+      {"share_id_space", option::boolean(&C::share_id_space), option::shown(&C::share_id_space),
+       outside_leasing},
       {"claim_timeout_ms", option::duration(&C::claim_timeout), option::shown(&C::claim_timeout),
        outside_leasing},
       {"store_request_timeout_ms", option::positive_duration(&C::store_request_timeout),
@@ -188,6 +190,7 @@ LeaseOptions lease_options(const CoordinatorSetup& setup) {
   o.lease_ttl = config.lease_ttl;
   o.safety_margin = config.lease_safety_margin;
   o.max_peer_clock_offset = config.max_peer_clock_offset;
+  o.share_id_space = config.share_id_space;
   o.request_timeout = config.store_request_timeout;
   o.advertised_addresses = setup.advertised_addresses;
   return o;

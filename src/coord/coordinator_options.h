@@ -38,6 +38,7 @@ struct CoordinatorOptions {
   std::chrono::seconds lease_ttl{10};
   std::chrono::milliseconds lease_safety_margin{1000};
   std::chrono::milliseconds max_peer_clock_offset{10000};
+  bool share_id_space = false;  // LeaseOptions::share_id_space
   std::chrono::milliseconds claim_timeout{30000};
   // Deadline of each request to the store (each endpoint tried gets its own).
   std::chrono::milliseconds store_request_timeout{2000};

@@ -1,23 +1,40 @@
 // The disposable node-id policy (disposable_coordinator.h): one INSERT into
-// WORKER_NODE per start, its ID the node id.
+// WORKER_NODE per start, its ID the node id, and the row kept alive while the
+// node runs.
 //
 // Invariant: a node id is used by the one start whose INSERT the database
-// gave that ID. AUTO_INCREMENT and identity columns never give an ID twice
-// (short of an operator lowering the counter), so two starts, however close,
-// never share a node id, and a start may use its id for as long as it runs:
-// may_issue() is always true. An INSERT retried after a lost answer may
-// leave a row no start uses; that wastes an id, never shares one.
+// gave that ID, for as long as that start's row is there. AUTO_INCREMENT and
+// identity columns never give an ID twice, short of the table going back (a
+// restore from an older copy, a counter lowered): then a later start may get
+// the ID of a node that still runs. So, as the leased stores do (THE
+// TAKEOVER RULE, leased_claim.h), a node never trusts the table to be
+// current:
+//   - the running node heartbeats its row (MODIFIED = NOW(), matched on its
+//     ID, HOST_NAME and PORT) every lease_ttl / 3 and checks its clock
+//     against the database's each time; it issues only until lease_ttl -
+//     safety margin after the last heartbeat it sent that matched, and stops
+//     for good, saying why, once its row is gone or changed or its clock is
+//     too far from the database's;
+//   - a start begins above the database's clock (or its own, if later) at the
+//     INSERT + lease_ttl + reserve_ahead: above anything a node whose row the
+//     table lost can issue before it stops.
+// An INSERT retried after a lost answer may leave a row no start uses; that
+// wastes an id, never shares one.
 #include "disposable_coordinator.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "coordinator_options.h"
+#include "leased_claim.h"
 #include "node_id.h"
 #include "sql_client.h"
 #include "sql_dialect.h"
@@ -38,6 +55,8 @@ struct WorkerNodeStore {
   coord::SqlTable table;  // its name as the connection looks it up
   // $1 host name, $2 port, $3 type: one row with the new row's ID.
   const char* insert;
+  // $1 ID, $2 host name, $3 port: one row if the start's row is still there.
+  const char* heartbeat;
   const std::string& (*url)(const CoordinatorOptions&);
   Result<std::vector<std::string>> (*parse)(std::string_view);
 };
@@ -47,6 +66,8 @@ const WorkerNodeStore kPostgres = {
     {"worker_node", coord::kWorkerNodeSql},
     "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) "
     "VALUES ($1, $2, $3, CURRENT_DATE, NOW(), NOW()) RETURNING ID",
+    "UPDATE WORKER_NODE SET MODIFIED = NOW() WHERE ID = $1 AND HOST_NAME = $2 AND PORT = $3 "
+    "RETURNING 1",
     [](const CoordinatorOptions& o) -> const std::string& { return o.postgres.url; },
     parse_postgres_endpoints,
 };
@@ -56,6 +77,10 @@ const WorkerNodeStore kMysql = {
     {"WORKER_NODE", coord::kWorkerNodeMysqlSql},
     "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) "
     "VALUES ($1, $2, $3, CURRENT_DATE, NOW(), NOW()); SELECT LAST_INSERT_ID()",
+    // ROW_COUNT() counts changed rows, and MODIFIED has whole seconds: the
+    // row is looked up instead.
+    "UPDATE WORKER_NODE SET MODIFIED = NOW() WHERE ID = $1 AND HOST_NAME = $2 AND PORT = $3; "
+    "SELECT 1 FROM WORKER_NODE WHERE ID = $1 AND HOST_NAME = $2 AND PORT = $3",
     [](const CoordinatorOptions& o) -> const std::string& { return o.mysql.url; },
     parse_mysql_endpoints,
 };
@@ -80,17 +105,76 @@ std::uint64_t starts_in(const Layout& layout) { return node_id_count(layout) - 1
 
 class DisposableCoordinator final : public Coordinator {
  public:
-  DisposableCoordinator(const WorkerNodeStore& store, Layout layout, std::string endpoints,
-                        std::unique_ptr<coord::SqlClient> client)
+  DisposableCoordinator(const WorkerNodeStore& store, Layout layout, LeaseOptions lease,
+                        std::string endpoints, std::unique_ptr<coord::SqlClient> client)
       : store_(store),
         layout_(layout),
+        lease_(std::move(lease)),
         endpoints_(std::move(endpoints)),
         client_(std::move(client)) {}
+
+  ~DisposableCoordinator() override { stop_heartbeats(); }
 
   Result<Claim> claim() override {
     std::lock_guard lock(mutex_);
     if (claim_) return *claim_;
-    auto rows = client_->query(store_.insert, {host_name(), port_text(), kActual});
+    // Checked before the INSERT, so that a node that must refuse wastes no id.
+    auto before = database_time();
+    if (!before.ok()) return before.error();
+    if (Status agreed = clock_agrees(*before); !agreed.ok()) return agreed.error();
+    const std::chrono::nanoseconds sent = coord::boot_time_now();
+    auto id = insert_row();
+    if (!id.ok()) return id.error();
+    auto after = database_time();
+    if (!after.ok()) return after.error();
+    const NodeIdParts parts = split_node_id(layout_, *id);
+    claim_ = Claim{};
+    claim_->node_id = *id;
+    claim_->datacenter_id = parts.datacenter_id;
+    claim_->worker_id = parts.worker_id;
+    claim_->generation = 1;
+    claim_->floor = coord::takeover_floor(lease_, after->at + after->resolution,
+                                          SystemClock::instance().now_fresh());
+    claim_->floor_source = fmt::format(
+        "the takeover floor ({}'s clock + lease_ttl + reserve_ahead: a WORKER_NODE restored from "
+        "a backup may give this start the id of a node that still runs)",
+        store_.dialect->title);
+    deadline_ns_.store((sent + lease_.lease_ttl - lease_.safety_margin).count());
+    heartbeats_ = std::thread([this] { keep_row_alive(); });
+    return *claim_;
+  }
+
+  bool may_issue() const override {
+    return !lost_.load(std::memory_order_acquire) &&
+           coord::boot_time_now().count() < deadline_ns_.load(std::memory_order_acquire);
+  }
+  std::chrono::milliseconds reservation() const override { return std::chrono::milliseconds{0}; }
+
+  std::uint64_t claim_generation() const override {
+    std::lock_guard lock(mutex_);
+    return claim_ ? claim_->generation : 0;
+  }
+
+  std::optional<Claim> current_claim() const override {
+    std::lock_guard lock(mutex_);
+    return claim_;
+  }
+
+  // The row stays: its ID is never given out again.
+  Status release(std::optional<std::chrono::milliseconds>) override {
+    stop_heartbeats();
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    return {};
+  }
+
+  CoordinatorStats stats() const override;
+
+ private:
+  Result<std::uint64_t> insert_row() {
+    host_ = host_name();
+    port_ = port_text();
+    auto rows = client_->query(store_.insert, {host_, port_, kActual});
     if (!rows.ok()) return rows.error();
     std::uint64_t id = 0;
     const std::string text = rows->empty() || rows->front().empty() ? "" : rows->front()[0];
@@ -115,45 +199,122 @@ class DisposableCoordinator final : public Coordinator {
           "worker bits",
           store_.dialect->title, id, starts_in(layout_)));
     }
-    const NodeIdParts parts = split_node_id(layout_, id);
-    claim_ = Claim{};
-    claim_->node_id = id;
-    claim_->datacenter_id = parts.datacenter_id;
-    claim_->worker_id = parts.worker_id;
-    claim_->generation = 1;
-    return *claim_;
+    return id;
   }
 
-  bool may_issue() const override { return true; }
-  std::chrono::milliseconds reservation() const override { return std::chrono::milliseconds{0}; }
+  // The database's clock, read now.
+  Result<coord::StoreTime> database_time() {
+    auto rows = client_->query("SELECT {now}", {});
+    if (!rows.ok()) return rows.error();
+    std::int64_t ms = 0;
+    const std::string text = rows->empty() || rows->front().empty() ? "" : rows->front()[0];
+    if (std::from_chars(text.data(), text.data() + text.size(), ms).ptr !=
+            text.data() + text.size() ||
+        text.empty()) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("{} answered the read of its clock with '{}'",
+                               store_.dialect->title, text.substr(0, 24))};
+    }
+    return coord::StoreTime{std::chrono::milliseconds{ms}, std::chrono::milliseconds{1}};
+  }
 
-  std::uint64_t claim_generation() const override {
+  Status clock_agrees(coord::StoreTime database) const {
+    return coord::check_store_clock(lease_, store_.dialect->title, database,
+                                    SystemClock::instance().now_fresh());
+  }
+
+  // The heartbeat thread: every lease_ttl / 3 until stopped or the row is lost.
+  void keep_row_alive() {
+    const auto every = std::chrono::duration_cast<std::chrono::milliseconds>(lease_.lease_ttl) / 3;
+    while (!wait_for_stop(every)) {
+      if (!heartbeat()) return;
+    }
+  }
+
+  // One heartbeat: false once the node must stop for good (lost_ set).
+  bool heartbeat() {
+    std::uint64_t id = 0;
+    {
+      std::lock_guard lock(mutex_);
+      id = claim_->node_id;
+    }
+    const std::chrono::nanoseconds sent = coord::boot_time_now();
+    auto rows = client_->query(store_.heartbeat, {static_cast<std::int64_t>(id), host_, port_});
+    if (!rows.ok()) {
+      note_passed_deadline();
+      return true;  // the deadline fences the node until the database answers
+    }
+    if (rows->empty()) {
+      lose(fmt::format("the WORKER_NODE row of node id {} is gone or changed (the table restored "
+                       "from an older copy, or rows deleted): another start may hold the id now; "
+                       "restart this node to take a new one",
+                       id));
+      return false;
+    }
+    auto database = database_time();
+    if (database.ok()) {
+      if (Status agreed = clock_agrees(*database); !agreed.ok()) {
+        lose(agreed.error().message + "; restart this node once its clock is fixed");
+        return false;
+      }
+    }
+    deadline_ns_.store((sent + lease_.lease_ttl - lease_.safety_margin).count(),
+                       std::memory_order_release);
+    return true;
+  }
+
+  // Counts a deadline that passed (once per passing).
+  void note_passed_deadline() {
+    const bool passed = coord::boot_time_now().count() >= deadline_ns_.load();
+    if (passed && !fenced_.exchange(true)) {
+      fencing_events_.fetch_add(1);
+      std::lock_guard lock(mutex_);
+      last_loss_ = "no heartbeat reached the database before the deadline";
+    } else if (!passed) {
+      fenced_.store(false);
+    }
+  }
+
+  void lose(std::string why) {
+    lost_.store(true, std::memory_order_release);
+    lost_claims_.fetch_add(1);
     std::lock_guard lock(mutex_);
-    return claim_ ? claim_->generation : 0;
+    last_loss_ = std::move(why);
   }
 
-  std::optional<Claim> current_claim() const override {
-    std::lock_guard lock(mutex_);
-    return claim_;
+  bool wait_for_stop(std::chrono::milliseconds period) {
+    std::unique_lock lock(stop_mutex_);
+    return stop_cv_.wait_for(lock, period, [this] { return stopping_; });
   }
 
-  // The row stays: its ID is never given out again.
-  Status release(std::optional<std::chrono::milliseconds>) override {
-    std::lock_guard lock(mutex_);
-    released_ = true;
-    return {};
+  void stop_heartbeats() {
+    {
+      std::lock_guard lock(stop_mutex_);
+      stopping_ = true;
+    }
+    stop_cv_.notify_all();
+    if (heartbeats_.joinable()) heartbeats_.join();
   }
 
-  CoordinatorStats stats() const override;
-
- private:
   const WorkerNodeStore& store_;
   const Layout layout_;
+  const LeaseOptions lease_;
   const std::string endpoints_;
   mutable std::mutex mutex_;
-  std::unique_ptr<coord::SqlClient> client_;  // used by claim() only
+  std::unique_ptr<coord::SqlClient> client_;  // claim(), then the heartbeat thread alone
   std::optional<Claim> claim_;
+  std::string host_, port_;  // the row's HOST_NAME and PORT
   bool released_ = false;
+  std::string last_loss_;  // under mutex_
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> fenced_{false};
+  std::atomic<std::int64_t> deadline_ns_{0};  // CLOCK_BOOTTIME
+  std::atomic<std::uint64_t> lost_claims_{0}, fencing_events_{0};
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread heartbeats_;
 };
 
 CoordinatorStats DisposableCoordinator::stats() const {
@@ -165,7 +326,10 @@ CoordinatorStats DisposableCoordinator::stats() const {
   s.store_errors = counters.errors.load();
   s.store_latency_total = std::chrono::microseconds{counters.latency_total_us.load()};
   s.store_latency_max = std::chrono::microseconds{counters.latency_max_us.load()};
+  s.lost_claims = lost_claims_.load();
+  s.fencing_events = fencing_events_.load();
   std::lock_guard lock(mutex_);
+  s.last_loss = last_loss_;
   s.state = claim_ && !released_ ? ClaimState::kHeld : ClaimState::kUnclaimed;
   if (claim_) {
     s.claims = 1;
@@ -206,8 +370,8 @@ Result<std::unique_ptr<Coordinator>> make_disposable(const WorkerNodeStore& stor
   auto options = options_of(store, setup);
   auto client = coord::SqlClient::connect(*store.dialect, *options, &store.table);
   if (!client.ok()) return client.error();
-  return std::unique_ptr<Coordinator>(
-      new DisposableCoordinator(store, setup.layout, options->endpoints_text, std::move(*client)));
+  return std::unique_ptr<Coordinator>(new DisposableCoordinator(
+      store, setup.layout, lease_options(setup), options->endpoints_text, std::move(*client)));
 }
 
 }  // namespace

@@ -41,7 +41,7 @@
 // behind thus cannot lower the floor. If no member tells its time (a proxy in
 // front of etcd that speaks gRPC only, or etcd 3.5's --listen-client-http-urls,
 // which moves HTTP off the client URLs), the claim goes on with the claimer's
-// clock alone and says so (EtcdClaim::store_time_unread()); then its own
+// clock alone and says so (EtcdClaim::marker_time_unread()); then its own
 // local mark (server/node.h) covers its own earlier IDs and the peer clock
 // check covers it while peers are alive (docs/design.md lists what is not
 // covered). For a cluster new to etcd this floor costs the first claim
@@ -149,7 +149,7 @@ void EtcdClaim::set_deadline(nanoseconds sent, std::int64_t ttl_seconds) {
 Result<ClaimsSeen> EtcdClaim::read_claims(std::optional<std::uint64_t> preferred) {
   // A new claim follows the etcd that answers now (it may have been replaced).
   created_now_ = false;
-  store_time_unread_.clear();
+  marker_time_unread_.clear();
   etcd_time_.reset();
   cluster_id_ = 0;
   revision_seen_ = 0;
@@ -245,10 +245,10 @@ void EtcdClaim::read_etcd_time() {
   auto etcd_time = etcd_server_time(options_);
   if (!etcd_time.ok()) {
     etcd_time_.reset();
-    store_time_unread_ = etcd_time.error().message;
+    marker_time_unread_ = etcd_time.error().message;
     return;
   }
-  store_time_unread_.clear();
+  marker_time_unread_.clear();
   // Date is etcd's clock cut to the second: its moment lies below Date + 1 s.
   etcd_time_ = std::chrono::duration_cast<milliseconds>(etcd_time->time_since_epoch()) +
                std::chrono::seconds{1};
@@ -271,7 +271,7 @@ Status EtcdClaim::mark_created() {
   if (answer->succeeded()) {
     created_now_ = true;
   } else {
-    store_time_unread_.clear();  // another claimer's marker
+    marker_time_unread_.clear();  // another claimer's marker
   }
   return {};
 }
@@ -324,7 +324,43 @@ StepResult EtcdClaim::check_header(const etcdserverpb::ResponseHeader& header) {
   return {};
 }
 
-StepResult EtcdClaim::keep_alive() {
+Result<StoreTime> EtcdClaim::read_store_time() {
+  auto etcd_time = etcd_server_time(options_);
+  if (!etcd_time.ok()) return etcd_time.error();
+  return StoreTime{std::chrono::duration_cast<milliseconds>(etcd_time->time_since_epoch()),
+                   std::chrono::seconds{1}};
+}
+
+namespace {
+// "~" is no cluster name's, so no cluster's keys lie below; under /snowid/, so that
+// a role granted /snowid/ may read and write it.
+constexpr const char* kIdSpacesPrefix = "/snowid/~id-spaces/";
+}  // namespace
+
+Result<std::vector<ClusterIdSpace>> EtcdClaim::read_id_spaces() {
+  etcdserverpb::RangeRequest range;
+  range.set_key(kIdSpacesPrefix);
+  range.set_range_end(prefix_end(kIdSpacesPrefix));
+  auto read = client_.range(range);
+  if (!read.ok()) return read.error();
+  std::vector<ClusterIdSpace> spaces;
+  const std::string_view prefix = kIdSpacesPrefix;
+  for (const auto& kv : read->kvs()) {
+    spaces.push_back({kv.key().substr(prefix.size()), kv.value()});
+  }
+  return spaces;
+}
+
+Status EtcdClaim::publish_id_space(const std::string& layout) {
+  etcdserverpb::PutRequest put;
+  put.set_key(std::string(kIdSpacesPrefix) + options_.cluster);
+  put.set_value(layout);
+  auto written = client_.put(put);
+  if (!written.ok()) return written.error();
+  return {};
+}
+
+StepResult EtcdClaim::renew_lease() {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   const nanoseconds sent = boot_time_now();
   auto answer = client_.lease_keep_alive(lease_id_);

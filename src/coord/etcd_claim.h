@@ -45,8 +45,6 @@ class EtcdClaim final : public LeasedClaim {
   // The same, owning its client.
   EtcdClaim(std::unique_ptr<EtcdClient> client, const EtcdOptions& options);
 
-  // One keep-alive of the lease.
-  StepResult keep_alive() override;
   // Also revokes the lease.
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   // Revokes the lease, best effort.
@@ -57,10 +55,18 @@ class EtcdClaim final : public LeasedClaim {
   // Why the created marker this claim wrote holds our clock alone, etcd's
   // time being unreadable (a lower floor if our clock is behind); "" if it
   // holds etcd's time too, or this claim found the marker there.
-  const std::string& store_time_unread() const { return store_time_unread_; }
+  const std::string& marker_time_unread() const { return marker_time_unread_; }
   const StoreCounters& counters() const override { return client_.counters(); }
 
  private:
+  // One keep-alive of the lease, and a Txn checking that the claim key is ours.
+  StepResult renew_lease() override;
+  // etcd's HTTP Date (etcd_server_time.h): whole seconds, resolution 1 s.
+  Result<StoreTime> read_store_time() override;
+  std::string store_title() const override { return "etcd"; }
+  // The keys /snowid/~id-spaces/<cluster>: the layout.
+  Result<std::vector<ClusterIdSpace>> read_id_spaces() override;
+  Status publish_id_space(const std::string& layout) override;
   // One Txn that applies only while the claim key is ours.
   StepResult write_reservation(std::chrono::milliseconds target) override;
   // Adds to `txn` the compare that makes it apply only while the claim key is
@@ -76,11 +82,11 @@ class EtcdClaim final : public LeasedClaim {
   // The claim keys, read with the created marker; if the marker is absent,
   // also reads etcd's time (read_etcd_time()).
   Result<etcdserverpb::RangeResponse> list_claims();
-  // Sets etcd_time_, or store_time_unread_ saying why it cannot.
+  // Sets etcd_time_, or marker_time_unread_ saying why it cannot.
   void read_etcd_time();
   // The time a new created marker holds: the later of our clock and etcd's
   // (etcd_server_time.h); ours alone if etcd's is unreadable, with
-  // store_time_unread_ saying why.
+  // marker_time_unread_ saying why.
   std::chrono::milliseconds marker_time();
   // Reads the reservation and the created marker of `node_id` in one step.
   Result<etcdserverpb::TxnResponse> read_reservation_and_marker(std::uint64_t node_id);
@@ -100,7 +106,7 @@ class EtcdClaim final : public LeasedClaim {
   std::int64_t create_revision_ = 0;  // of our claim key: identifies our claim
   std::uint64_t cluster_id_ = 0;      // of the etcd cluster that granted the claim
   std::int64_t revision_seen_ = 0;    // the highest store revision an answer carried
-  std::string store_time_unread_;     // why the marker we wrote holds our time alone
+  std::string marker_time_unread_;    // why the marker we wrote holds our time alone
   std::optional<std::chrono::milliseconds> etcd_time_;  // etcd's Date + 1 s, read by this claim
 };
 

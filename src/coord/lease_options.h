@@ -55,6 +55,12 @@ struct LeaseOptions {
   // wall-clock time the live peers published. 0 disables the check.
   std::chrono::milliseconds max_peer_clock_offset{10000};
 
+  // Another cluster in the same store whose layout (bits, unit, epoch) is
+  // this one's would issue the same IDs under the node ids both use: its
+  // claims are refused, naming it, unless the operator says their IDs never
+  // meet (different tables, say) by setting this.
+  bool share_id_space = false;
+
   // Addresses this node serves on, published in its claim for operators.
   std::vector<std::string> advertised_addresses;
   // Wall clock for reservations and the peer check; nullptr: SystemClock.

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "time_text.h"
+
 namespace snowid {
 
 Status check_lease_options(const LeaseOptions& options) {
@@ -168,6 +170,54 @@ Status check_peer_clocks(const std::vector<PeerClock>& peers, milliseconds now,
                            static_cast<double>(oldest) / 1000.0, bound / 1000.0)};
 }
 
+Status check_store_clock(const LeaseOptions& options, std::string_view store,
+                         StoreTime store_time, milliseconds now) {
+  const milliseconds offset = options.max_peer_clock_offset;
+  const milliseconds ahead_limit = clock_lead_allowed(options);
+  const milliseconds store_latest = store_time.at + store_time.resolution;
+  const milliseconds ahead = now - store_latest;
+  const milliseconds behind = store_time.at - now;
+  const bool too_far_ahead = ahead > ahead_limit;
+  const bool too_far_behind = offset.count() > 0 && behind > offset;
+  if (!too_far_ahead && !too_far_behind) return {};
+  return Error{ErrorCode::kUnavailable,
+               fmt::format("this node's clock is {:.1f} s {} {}'s clock ({}), more than the "
+                           "{:.1f} s allowed (max_peer_clock_offset_ms{}); it neither claims nor "
+                           "issues until its time synchronisation is fixed",
+                           static_cast<double>((too_far_ahead ? ahead : behind).count()) / 1000.0,
+                           too_far_ahead ? "ahead of" : "behind", store,
+                           format_time(store_time.at),
+                           static_cast<double>((too_far_ahead ? ahead_limit : offset).count()) /
+                               1000.0,
+                           too_far_ahead ? ", and ahead at most reserve_ahead_ms" : "")};
+}
+
+milliseconds clock_lead_allowed(const LeaseOptions& options) {
+  const milliseconds offset = options.max_peer_clock_offset;
+  return offset.count() > 0 ? std::min(offset, options.reserve_ahead) : options.reserve_ahead;
+}
+
+milliseconds takeover_floor(const LeaseOptions& options, milliseconds store_now_at_most,
+                            milliseconds claimer_now) {
+  return std::max(store_now_at_most, claimer_now) +
+         std::chrono::duration_cast<milliseconds>(options.lease_ttl) + options.reserve_ahead;
+}
+
+Status check_distinct_id_space(const LeaseOptions& options, std::string_view store,
+                               const std::vector<ClusterIdSpace>& spaces) {
+  if (options.share_id_space) return {};
+  const std::string ours = describe(options.layout);
+  for (const ClusterIdSpace& space : spaces) {
+    if (space.cluster == options.cluster || space.layout != ours) continue;
+    return invalid_argument(fmt::format(
+        "cluster '{}' in this {} has the layout of cluster '{}' ({}): under the node ids both "
+        "use they would issue the same IDs; give one of them another epoch or node-id bits, or "
+        "set share_id_space = true if their IDs never meet",
+        space.cluster, store, options.cluster, ours));
+  }
+  return {};
+}
+
 nanoseconds boot_time_now() {
   timespec now{};
   ::clock_gettime(CLOCK_BOOTTIME, &now);
@@ -270,13 +320,69 @@ void LeasedClaim::set_addresses(std::vector<std::string> addresses) {
   republish_ = true;
 }
 
+StepResult LeasedClaim::keep_alive() {
+  StepResult renewed = renew_lease();
+  if (renewed.outcome != StepOutcome::kDone) return renewed;
+  const std::optional<StoreTime> store_time = read_clock_of_store();
+  if (!store_time) return {};  // the cap keeps the last reading (reservation_cap())
+  Status agreed = check_store_clock(lease_, store_title(), *store_time, clock_->now_fresh());
+  if (!agreed.ok()) return {StepOutcome::kClockRefused, agreed.error().message};
+  return {};
+}
+
+std::optional<StoreTime> LeasedClaim::read_clock_of_store() {
+  Result<StoreTime> read = read_store_time();
+  if (!read.ok()) {
+    store_time_unread_ = read.error().message;
+    return std::nullopt;
+  }
+  store_time_unread_.clear();
+  store_time_ = *read;
+  store_read_at_ = boot_time_now();
+  return *read;
+}
+
+std::optional<milliseconds> LeasedClaim::reservation_cap() const {
+  if (!store_time_) return std::nullopt;
+  const milliseconds ttl = std::chrono::duration_cast<milliseconds>(lease_.lease_ttl);
+  return store_time_->at + ttl + lease_.reserve_ahead;
+}
+
 StepResult LeasedClaim::extend_reservation(bool force, milliseconds wanted) {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   if (StepResult ready = prepare_extension(); ready.outcome != StepOutcome::kDone) return ready;
   const milliseconds now = clock_->now_fresh();
-  const auto due =
-      next_reservation(witness_, lease_, reservation_, floor_, force || republish_, wanted);
+  auto due = next_reservation(witness_, lease_, reservation_, floor_, force || republish_, wanted);
   if (!due) return {};
+  // The takeover rule's bound: never reserve beyond what a successor's
+  // takeover floor covers: the store's clock as last read + lease_ttl +
+  // reserve_ahead, or, for a claim's first reservation, its floor (read
+  // from the store, or the takeover floor, whose reading came after the
+  // take). IDs above the floor wait until the clock nears it and the cap has
+  // moved past it. A node that wants more has a clock that ran ahead of its
+  // store's since the last reading: it stops, saying so.
+  auto cap = reservation_cap();
+  if (cap && *due > *cap) {
+    (void)read_clock_of_store();  // a fresher reading may allow more
+    cap = reservation_cap();
+  }
+  if (cap && *due > *cap) {
+    const milliseconds allowed = first_reservation_ ? std::max(*cap, first_bound_) : *cap;
+    // Beyond the bound because of the clock (or a wanted unit), not the
+    // floor: ahead of where the store's clock has got since the reading.
+    const auto since_read = std::chrono::duration_cast<milliseconds>(boot_time_now() - store_read_at_);
+    const bool clock_ahead =
+        std::max(now, wanted) + lease_.reserve_ahead > allowed + std::max(since_read, milliseconds{0});
+    if (clock_ahead && allowed <= reservation_ && !first_reservation_) {
+      return {StepOutcome::kClockRefused,
+              fmt::format("node id {} would need a reservation up to {}, beyond {} ({}'s clock "
+                          "as last read, {}, + lease_ttl + reserve_ahead): this node's clock ran "
+                          "ahead of its store's",
+                          node_id_, format_time(*due), format_time(*cap), store_title(),
+                          format_time(store_time_->at))};
+    }
+    due = std::max(allowed, reservation_);
+  }
   record_.wall_time = now;
   return write_reservation(*due);
 }
@@ -284,6 +390,7 @@ StepResult LeasedClaim::extend_reservation(bool force, milliseconds wanted) {
 void LeasedClaim::reservation_written(milliseconds value) {
   reservation_ = value;
   republish_ = false;
+  first_reservation_ = false;
 }
 
 Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
@@ -293,12 +400,20 @@ Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
   Status ready = seen.ok() ? check_peer_clocks(seen->peer_clocks, clock_->now_fresh(),
                                                lease_.max_peer_clock_offset)
                            : Status{seen.error()};
+  if (ready.ok()) ready = check_id_space();
   if (ready.ok()) {
     ready = claim_first_free(
         lease_, *seen, preferred, kMaxClaimAttempts,
         [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
   }
-  if (ready.ok()) ready = take_reservation();
+  if (ready.ok()) {
+    peers_vouched_ = !seen->peer_clocks.empty();
+    ready = take_reservation();
+  }
+  if (ready.ok() && !id_space_published_) {
+    ready = publish_id_space(describe(lease_.layout));
+    id_space_published_ = ready.ok();
+  }
   if (!ready.ok()) {
     abandon();
     return ready.error();
@@ -306,7 +421,57 @@ Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
   return granted();
 }
 
+Status LeasedClaim::raise_to_takeover_floor(bool peers_vouched) {
+  store_reservation_ = floor_;
+  floor_source_ = "the store's reservation for it";
+  const std::optional<StoreTime> store_time = read_clock_of_store();
+  const milliseconds now = clock_->now_fresh();
+  milliseconds store_latest = now;
+  if (store_time) {
+    Status agreed = check_store_clock(lease_, store_title(), *store_time, now);
+    if (!agreed.ok()) return agreed;
+    store_latest = store_time->at + store_time->resolution;
+  } else if (!peers_vouched || created_now_) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("cannot read {}'s clock ({}), and {}: a claim would rest on this "
+                             "node's clock alone, which may be behind the IDs an earlier holder "
+                             "issued; refusing to claim until the store's clock can be read",
+                             store_title(), store_time_unread_,
+                             created_now_ ? "the store lost this cluster's data"
+                                          : "no live peer vouched for this node's clock")};
+  }
+  const milliseconds takeover = takeover_floor(lease_, store_latest, now);
+  // The first reservation may reach the floor only as far as the store's
+  // clock alone vouches for it: a floor this node's clock put higher is
+  // reserved as the store's clock gets there (reservation_cap()).
+  first_bound_ = store_time ? std::max(floor_, takeover_floor(lease_, store_latest, store_latest))
+                            : takeover;
+  if (takeover > floor_) {
+    floor_ = takeover;
+    floor_source_ = fmt::format(
+        "the takeover floor ({}'s clock{} + lease_ttl + reserve_ahead: a record restored from a "
+        "backup may hide a live holder)",
+        store_title(), store_time ? "" : " unread: this node's, vouched for by live peers");
+  }
+  first_reservation_ = true;
+  return {};
+}
+
+Status LeasedClaim::check_id_space() {
+  auto spaces = read_id_spaces();
+  if (!spaces.ok()) return spaces.error();
+  bool ours_there = false;
+  for (const ClusterIdSpace& space : *spaces) {
+    ours_there = ours_there ||
+                 (space.cluster == lease_.cluster && space.layout == describe(lease_.layout));
+  }
+  // Published once per claim of this process, again if the store lost it.
+  if (!ours_there) id_space_published_ = false;
+  return check_distinct_id_space(lease_, store_title(), *spaces);
+}
+
 Status LeasedClaim::take_reservation() {
+  if (Status raised = raise_to_takeover_floor(peers_vouched_); !raised.ok()) return raised;
   StepResult first = extend_reservation(/*force=*/true);
   if (first.outcome != StepOutcome::kDone) {
     return Error{ErrorCode::kUnavailable, "cannot write the first reservation: " + first.message};
@@ -333,6 +498,8 @@ Claim LeasedClaim::granted() const {
   Claim claim = claim_of(node_id_, lease_.layout, floor_, reservation_);
   claim.store_created = created_;
   claim.store_created_now = created_now_;
+  claim.store_reservation = store_reservation_;
+  claim.floor_source = floor_source_;
   return claim;
 }
 

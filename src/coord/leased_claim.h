@@ -142,12 +142,61 @@ std::optional<std::uint64_t> parse_node_id(std::string_view text);
 Result<std::vector<std::string>> parse_host_port_list(std::string_view list, std::string_view store,
                                                       std::vector<std::string_view> schemes);
 
+// A cluster's ID space as published in a store: its name and its layout,
+// described (describe(Layout): bits, unit, epoch, sequence position).
+struct ClusterIdSpace {
+  std::string cluster;
+  std::string layout;
+};
+// kInvalidArgument naming the first other cluster of `spaces` whose layout
+// is `options.layout` (their IDs would repeat under shared node ids), unless
+// options.share_id_space; `store` as prose names it.
+Status check_distinct_id_space(const LeaseOptions& options, std::string_view store,
+                               const std::vector<ClusterIdSpace>& spaces);
+
 // How a step that talks to the store ended.
 enum class StepOutcome {
   kDone,         // did what it should (or had nothing to do)
   kClaimLost,    // the claim is gone: lease expired or revoked, key deleted or taken
   kStoreFailed,  // the store could not be reached or refused; the claim may still be held
+  // This node's clock is too far from the store's (or the store's clock has
+  // not been read for too long): the node must stop issuing at once.
+  kClockRefused,
 };
+
+// The store's own clock as one request read it (Unix ms): the store's time
+// lay in [at, at + resolution] while the request ran (etcd's HTTP Date is
+// cut to the second: resolution 1 s; the others 1 ms).
+struct StoreTime {
+  std::chrono::milliseconds at{0};
+  std::chrono::milliseconds resolution{1};
+};
+
+// How far this node's clock may run ahead of its store's:
+// min(reserve_ahead, max_peer_clock_offset), whatever the operator allows
+// beyond (the takeover rule below holds for a lead up to reserve_ahead).
+std::chrono::milliseconds clock_lead_allowed(const LeaseOptions& options);
+// Ok unless this node's clock (`now`) is ahead of the store's reading by
+// more than clock_lead_allowed(), or behind it by more than
+// max_peer_clock_offset (0: unchecked); else kUnavailable naming the store,
+// both clocks and the bound.
+Status check_store_clock(const LeaseOptions& options, std::string_view store, StoreTime store_time,
+                         std::chrono::milliseconds now);
+
+// THE TAKEOVER RULE (docs/design.md, "A node never trusts a store's record
+// to be current"): a claim cannot tell a dead holder from a live one whose
+// record was rewound (a store restored from a backup), so every claim starts
+// above the later of the store's clock (read after the take-over; its upper
+// bound, `store_now_at_most`) and the claimer's, plus lease_ttl +
+// reserve_ahead. A hidden holder issued nothing above that: it issues only
+// at or below reservations it wrote, and every reservation a holder writes
+// is at most a reading of the store's clock taken before the write +
+// lease_ttl + reserve_ahead (extend_reservation()'s cap), or, the first of a
+// claim, that claim's floor, which obeys the same bound with its reading
+// taken after its own take-over, before this one.
+std::chrono::milliseconds takeover_floor(const LeaseOptions& options,
+                                         std::chrono::milliseconds store_now_at_most,
+                                         std::chrono::milliseconds claimer_now);
 
 struct StepResult {
   StepOutcome outcome = StepOutcome::kDone;
@@ -163,15 +212,22 @@ class LeasedClaim {
   LeasedClaim(const LeasedClaim&) = delete;
   LeasedClaim& operator=(const LeasedClaim&) = delete;
 
-  // Reads the claims (read_claims()), checks the peers' clocks, claims the
+  // Reads the claims (read_claims()), checks the peers' clocks and that no
+  // other cluster in the store has this one's ID space
+  // (check_distinct_id_space()), claims the
   // preferred id if free else the lowest free one (try_claim(), at most
-  // kMaxClaimAttempts ids, with claim_first_free()'s errors), and writes the
-  // first reservation (take_reservation()); abandons what it took if a step
-  // fails. `preferred` overrides options.preferred_node_id (a re-claim
+  // kMaxClaimAttempts ids, with claim_first_free()'s errors), raises the
+  // floor to the takeover floor (the store's clock read after the take, and
+  // checked against this node's), and writes the first reservation
+  // (take_reservation()); abandons what it took if a step fails. A store
+  // whose clock cannot be read fails the claim unless live peers' clocks
+  // vouched for this node's and the store did not lose its data. `preferred` overrides options.preferred_node_id (a re-claim
   // prefers the old id). kUnavailable if a claim is held already.
   Result<Claim> claim(std::optional<std::uint64_t> preferred);
-  // One renewal of the lease; on success moves the deadline.
-  virtual StepResult keep_alive() = 0;
+  // One renewal of the lease (renew_lease()); on success moves the
+  // deadline, then reads the store's clock: kClockRefused if this node's
+  // clock is further from it than check_store_clock() allows.
+  StepResult keep_alive();
   // Raises the reservation to base + reserve_ahead if less than
   // reserve_min_left is left above base (always if `force`, or if the record
   // changed since it was last written), refreshing the published wall time.
@@ -180,7 +236,11 @@ class LeasedClaim {
   // move the reservation) and `wanted`, the unit the generator was refused
   // for (Unix ms; IDs are really wanted there). Succeeds only while this
   // claim is held: kClaimLost if it is not; else prepare_extension(), then
-  // write_reservation() if a new reservation is due.
+  // write_reservation() if a new reservation is due. The reservation written
+  // is at most the store's clock as last read + lease_ttl + reserve_ahead
+  // (a claim's first one: at most its floor, if that is higher): the bound
+  // the takeover rule rests on; a wanted unit beyond it ends the step with
+  // kClockRefused.
   StepResult extend_reservation(bool force = false,
                                 std::chrono::milliseconds wanted = std::chrono::milliseconds{0});
   // Deletes the claim (keeping the reservation, lowered to `last_issued` if
@@ -200,6 +260,10 @@ class LeasedClaim {
   std::chrono::nanoseconds deadline() const { return deadline_; }
   const std::string& instance() const { return record_.instance; }
   virtual const StoreCounters& counters() const = 0;
+  // The reservation the store held for the id when it was claimed (0: none).
+  std::chrono::milliseconds store_reservation() const { return store_reservation_; }
+  // Why the store's clock could not be read at the last attempt ("": it was).
+  const std::string& store_time_unread() const { return store_time_unread_; }
 
  protected:
   // The wall-clock witness's tolerance (WallClockWitness): a reading further
@@ -222,8 +286,26 @@ class LeasedClaim {
   // holder's claim value in `holder` if another node holds it.
   virtual Result<bool> try_claim(std::uint64_t node_id, std::string* holder) = 0;
   // Writes the first reservation of the id just claimed: by default
-  // extend_reservation(force), kUnavailable saying why if it fails.
+  // raise_to_takeover_floor(), then extend_reservation(force), kUnavailable
+  // saying why if it fails. A store that sets floor_ here, not in
+  // try_claim(), calls raise_to_takeover_floor() itself once it has.
   virtual Status take_reservation();
+  // Reads the store's clock, checks this node's against it and raises
+  // floor_ to takeover_floor(). `peers_vouched`: live peers' clocks agreed
+  // with this node's (claim() checked them: peers_vouched_).
+  Status raise_to_takeover_floor(bool peers_vouched);
+
+  // The store's own clock, read now; kUnavailable saying why if it cannot
+  // be read (the store unreachable, or etcd's HTTP Date not reachable).
+  virtual Result<StoreTime> read_store_time() = 0;
+  // Every cluster's ID space published in this store (this one's too).
+  virtual Result<std::vector<ClusterIdSpace>> read_id_spaces() = 0;
+  // Publishes this cluster's ID space (`layout`, described) in the store.
+  virtual Status publish_id_space(const std::string& layout) = 0;
+  // The store as prose names it in messages: "etcd", "PostgreSQL".
+  virtual std::string store_title() const = 0;
+  // One renewal of the lease; on success moves the deadline.
+  virtual StepResult renew_lease() = 0;
 
   // Before extend_reservation() computes the next reservation of a held
   // claim: what the store must learn first (ZooKeeper: the reservation's
@@ -249,9 +331,12 @@ class LeasedClaim {
 
   ClaimRecord record_;
   std::uint64_t node_id_ = 0;
+  // Set by try_claim(): the store's reservation H (or the floor a lost
+  // store's created marker implies); claim() raises it to the takeover floor.
   std::chrono::milliseconds floor_{0};
   std::chrono::milliseconds reservation_{0};
   std::chrono::nanoseconds deadline_{0};
+  bool peers_vouched_ = false;  // claim() checked live peers' clocks, and they agreed
   std::chrono::milliseconds created_{0};  // the store's created marker read with the claim
   bool created_now_ = false;              // this claim wrote the marker
 
@@ -263,6 +348,24 @@ class LeasedClaim {
 
   // The Claim handed out for the id now held (floor, reservation, created).
   Claim granted() const;
+  // check_distinct_id_space() over the store's ID spaces; notes whether
+  // this cluster's is published there.
+  Status check_id_space();
+  // Reads the store's clock into store_time_ (or store_time_unread_).
+  std::optional<StoreTime> read_clock_of_store();
+  // The highest reservation the takeover rule lets this claim write now.
+  std::optional<std::chrono::milliseconds> reservation_cap() const;
+
+  std::chrono::milliseconds store_reservation_{0};
+  std::string floor_source_;
+  std::optional<StoreTime> store_time_;  // the latest reading of the store's clock
+  std::chrono::nanoseconds store_read_at_{0};  // CLOCK_BOOTTIME when it was read
+  std::string store_time_unread_;
+  bool id_space_published_ = false;  // this cluster's ID space is in the store
+  bool first_reservation_ = false;   // the claim's first reservation is not written yet
+  // What that first reservation may reach: the store's reservation, or the
+  // takeover floor by the store's clock alone.
+  std::chrono::milliseconds first_bound_{0};
 };
 
 }  // namespace snowid::coord

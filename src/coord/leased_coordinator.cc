@@ -32,6 +32,12 @@ constexpr milliseconds kTick{100};
 constexpr milliseconds kFirstBackoff{200};
 constexpr milliseconds kMaxBackoff{5000};
 
+// A step after which the node must not issue another ID under its claim:
+// the claim is gone, or its clock and the store's disagree.
+bool stops_issuing(const StepResult& step) {
+  return step.outcome == StepOutcome::kClaimLost || step.outcome == StepOutcome::kClockRefused;
+}
+
 class LeasedCoordinator final : public Coordinator {
  public:
   LeasedCoordinator(std::unique_ptr<LeasedClaim> claim, LeasedStore store)
@@ -180,15 +186,14 @@ class LeasedCoordinator final : public Coordinator {
         if (now - last_keep_alive_ >= keep_alive_every ||
             node_claim_->deadline() - now < keep_alive_every) {
           last_keep_alive_ = now;
-          if (StepResult kept = node_claim_->keep_alive();
-              kept.outcome == StepOutcome::kClaimLost) {
+          if (StepResult kept = node_claim_->keep_alive(); stops_issuing(kept)) {
             lose_claim(lost_claims_, std::move(kept.message));
             continue;
           }
         }
         const milliseconds wanted{wanted_ms_.load(std::memory_order_relaxed)};
         if (StepResult extended = node_claim_->extend_reservation(false, wanted);
-            extended.outcome == StepOutcome::kClaimLost) {
+            stops_issuing(extended)) {
           lose_claim(lost_claims_, std::move(extended.message));
           continue;
         }

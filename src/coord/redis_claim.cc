@@ -52,6 +52,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "time_text.h"
 
@@ -125,6 +126,9 @@ local records = {}
 for i, key in ipairs(KEYS) do records[i] = redis.call('HGET', key, 'record') or '' end
 return records
 )lua";
+
+// Every cluster's ID space (check_distinct_id_space()): cluster -> layout.
+constexpr const char* kRedisIdSpacesKey = "snowid:~id-spaces";
 
 // A token is the process's instance, '-' and the number of its claim.
 std::string token_prefix(const ClaimRecord& record) { return record.instance + "-"; }
@@ -245,7 +249,40 @@ Result<bool> RedisClaim::try_claim(std::uint64_t node_id, std::string* holder) {
   return true;
 }
 
-StepResult RedisClaim::keep_alive() {
+Result<StoreTime> RedisClaim::read_store_time() {
+  auto answer = client_->command({"TIME"});
+  if (!answer.ok()) return answer.error();
+  const auto& parts = answer->elements;
+  std::int64_t seconds = 0;
+  std::int64_t micros = 0;
+  const auto number = [](const std::string& text, std::int64_t& out) {
+    const char* end = text.data() + text.size();
+    return !text.empty() && std::from_chars(text.data(), end, out).ptr == end && out >= 0;
+  };
+  if (parts.size() != 2 || !number(parts[0].text, seconds) || !number(parts[1].text, micros)) {
+    return Error{ErrorCode::kUnavailable, "redis answered TIME unexpectedly"};
+  }
+  return StoreTime{milliseconds{seconds * 1000 + micros / 1000}, milliseconds{1}};
+}
+
+Result<std::vector<ClusterIdSpace>> RedisClaim::read_id_spaces() {
+  auto answer = client_->command({"HGETALL", kRedisIdSpacesKey});
+  if (!answer.ok()) return answer.error();
+  std::vector<ClusterIdSpace> spaces;
+  const auto& parts = answer->elements;
+  for (std::size_t i = 0; i + 1 < parts.size(); i += 2) {
+    spaces.push_back({parts[i].text, parts[i + 1].text});
+  }
+  return spaces;
+}
+
+Status RedisClaim::publish_id_space(const std::string& layout) {
+  auto answer = client_->command({"HSET", kRedisIdSpacesKey, options_.cluster, layout});
+  if (!answer.ok()) return answer.error();
+  return {};
+}
+
+StepResult RedisClaim::renew_lease() {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   const nanoseconds sent = boot_time_now();
   auto answer = client_->eval(kRenewScript, {redis_claim_key(options_.cluster, node_id_)},

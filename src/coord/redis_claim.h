@@ -36,7 +36,6 @@ class RedisClaim final : public LeasedClaim {
   // Requires: options passed validation (make_redis_coordinator does it).
   RedisClaim(std::unique_ptr<RedisClient> client, const RedisOptions& options);
 
-  StepResult keep_alive() override;
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   void abandon() override;
 
@@ -48,6 +47,13 @@ class RedisClaim final : public LeasedClaim {
   Result<ClaimsSeen> read_claims(std::optional<std::uint64_t> preferred) override;
   // One script: take `node_id` if free. True if it is ours now.
   Result<bool> try_claim(std::uint64_t node_id, std::string* holder) override;
+  StepResult renew_lease() override;
+  // Redis's TIME.
+  Result<StoreTime> read_store_time() override;
+  std::string store_title() const override { return "Redis"; }
+  // The hash snowid:~id-spaces: cluster -> layout.
+  Result<std::vector<ClusterIdSpace>> read_id_spaces() override;
+  Status publish_id_space(const std::string& layout) override;
   // One script checking the token, then WAIT for the replicas.
   StepResult write_reservation(std::chrono::milliseconds target) override;
   std::string ttl_ms() const;

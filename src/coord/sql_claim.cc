@@ -86,6 +86,16 @@ constexpr const char* kRelease =
     "reservation = LEAST(reservation, $4), writes = writes + 1 "
     "WHERE cluster = $1 AND node_id = $2 AND holder = $3{matched}";
 
+// Every cluster's ID space, published in its created marker's record.
+constexpr const char* kReadIdSpaces =
+    "SELECT cluster, COALESCE(record, '') FROM snowid_node_claims WHERE node_id = -1";
+// $1 cluster, $2 its layout, described.
+constexpr const char* kPublishIdSpace =
+    "UPDATE snowid_node_claims SET record = $2 WHERE cluster = $1 AND node_id = -1";
+
+// The database's clock (Unix ms), for the takeover rule (leased_claim.h).
+constexpr const char* kReadClock = "SELECT {now}";
+
 constexpr std::int64_t kKeepReservation = std::numeric_limits<std::int64_t>::max();
 
 SqlValue id_value(std::uint64_t node_id) { return static_cast<std::int64_t>(node_id); }
@@ -179,7 +189,37 @@ Status SqlClaim::set_floor(std::uint64_t node_id, const std::string& reservation
   return {};
 }
 
-StepResult SqlClaim::keep_alive() {
+Result<StoreTime> SqlClaim::read_store_time() {
+  auto rows = client_->query(kReadClock, {});
+  if (!rows.ok()) return rows.error();
+  if (rows->size() != 1 || rows->front().size() != 1) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("{} answered the read of its clock with no value", store_title())};
+  }
+  auto at = parse_reservation(fmt::format("{}'s clock", store_title()), rows->front()[0]);
+  if (!at.ok()) return at.error();
+  return StoreTime{*at, milliseconds{1}};
+}
+
+Result<std::vector<ClusterIdSpace>> SqlClaim::read_id_spaces() {
+  auto rows = client_->query(kReadIdSpaces, {});
+  if (!rows.ok()) return rows.error();
+  std::vector<ClusterIdSpace> spaces;
+  for (const auto& row : *rows) {
+    if (row.size() == 2 && !row[1].empty()) spaces.push_back({row[0], row[1]});
+  }
+  return spaces;
+}
+
+Status SqlClaim::publish_id_space(const std::string& layout) {
+  auto written = client_->query(kPublishIdSpace, {options_.cluster, layout});
+  if (!written.ok()) return written.error();
+  return {};
+}
+
+std::string SqlClaim::store_title() const { return client_->dialect().title; }
+
+StepResult SqlClaim::renew_lease() {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   const nanoseconds sent = boot_time_now();
   auto renewed = client_->query(kRenew, {options_.cluster, id_value(node_id_), holder_, ttl_ms()});

@@ -24,7 +24,6 @@ class SqlClaim final : public LeasedClaim {
   // Requires: options passed check_lease_options() (connect_checked does it).
   SqlClaim(std::unique_ptr<SqlClient> client, const SqlStoreOptions& options);
 
-  StepResult keep_alive() override;
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   void abandon() override;
 
@@ -37,6 +36,13 @@ class SqlClaim final : public LeasedClaim {
   // Writes the created marker if missing, adds the id's row if missing,
   // takes it if free, then reads its reservation and the marker together.
   Result<bool> try_claim(std::uint64_t node_id, std::string* holder) override;
+  StepResult renew_lease() override;
+  // SELECT of the database's clock ({now}).
+  Result<StoreTime> read_store_time() override;
+  std::string store_title() const override;
+  // The record column of each cluster's created marker (row -1).
+  Result<std::vector<ClusterIdSpace>> read_id_spaces() override;
+  Status publish_id_space(const std::string& layout) override;
   // One UPDATE on our identity: raises H, republishes the record, renews.
   StepResult write_reservation(std::chrono::milliseconds target) override;
   // Sets created_now_ if this claim wrote the cluster's created marker.

@@ -95,6 +95,14 @@ std::string zookeeper_token_path(std::string_view cluster, std::uint64_t node_id
   return fmt::format("{}/{:016x}", zookeeper_holders_path(cluster, node_id),
                      static_cast<std::uint64_t>(session));
 }
+std::string zookeeper_id_space_path(std::string_view cluster) {
+  return zookeeper_cluster_path(cluster) + "/id_space";
+}
+
+std::string zookeeper_clock_path(std::string_view cluster) {
+  return zookeeper_cluster_path(cluster) + "/clock";
+}
+
 std::string zookeeper_created_path(std::string_view cluster) {
   return zookeeper_cluster_path(cluster) + "/created";
 }
@@ -137,7 +145,8 @@ Status ZooKeeperClaim::open_session() {
         {zookeeper_cluster_path(options_.cluster), false},
         {zookeeper_claims_path(options_.cluster), false},
         {zookeeper_reservations_path(options_.cluster), false},
-        {zookeeper_cluster_path(options_.cluster) + "/holders", false}}) {
+        {zookeeper_cluster_path(options_.cluster) + "/holders", false},
+        {zookeeper_clock_path(options_.cluster), false}}) {
     ZnodeAnswer made = session_->create(path, "", /*ephemeral=*/false, open_to_all);
     if (!made.ok() && made.code != ZNODEEXISTS) {
       return Error{ErrorCode::kUnavailable, "cannot create " + made.describe(path)};
@@ -270,6 +279,8 @@ Status ZooKeeperClaim::take_reservation() {
       }
     }
     reservation_ = floor_;
+    // THE TAKEOVER RULE (leased_claim.h), now that floor_ is the store's.
+    if (Status raised = raise_to_takeover_floor(peers_vouched_); !raised.ok()) return raised;
     // The first write, through extend_reservation(), also deletes `revoke`.
     revoke_ = std::move(revoke);
     claiming_ = true;
@@ -390,7 +401,45 @@ StepResult ZooKeeperClaim::reconcile() {
   return {};
 }
 
-StepResult ZooKeeperClaim::keep_alive() {
+Result<StoreTime> ZooKeeperClaim::read_store_time() {
+  if (!session_) return Error{ErrorCode::kUnavailable, "no ZooKeeper session"};
+  const std::string path = zookeeper_clock_path(options_.cluster);
+  std::vector<ZnodeStat> stats;
+  ZnodeAnswer written =
+      session_->multi({{ZnodeOp::Kind::kSet, path, record_.instance, -1, false}}, &stats);
+  if (!written.ok() || stats.size() != 1) {
+    return Error{ErrorCode::kUnavailable, "cannot write " + written.describe(path)};
+  }
+  return StoreTime{stats[0].modified, milliseconds{1}};
+}
+
+Result<std::vector<ClusterIdSpace>> ZooKeeperClaim::read_id_spaces() {
+  if (!session_) return Error{ErrorCode::kUnavailable, "no ZooKeeper session"};
+  std::vector<std::string> clusters;
+  ZnodeAnswer listed = session_->children("/snowid", &clusters);
+  if (!listed.ok()) return Error{ErrorCode::kUnavailable, "cannot list " + listed.describe("/snowid")};
+  std::vector<ClusterIdSpace> spaces;
+  for (const std::string& cluster : clusters) {
+    Znode node;
+    // Another cluster's znodes may be closed to this node's user: not seen.
+    if (session_->get(zookeeper_id_space_path(cluster), &node).ok() && !node.data.empty()) {
+      spaces.push_back({cluster, node.data});
+    }
+  }
+  return spaces;
+}
+
+Status ZooKeeperClaim::publish_id_space(const std::string& layout) {
+  const std::string path = zookeeper_id_space_path(options_.cluster);
+  ZnodeAnswer made = session_->create(path, layout, /*ephemeral=*/false, /*open_to_all=*/true);
+  if (made.ok()) return {};
+  ZnodeAnswer written =
+      session_->multi({{ZnodeOp::Kind::kSet, path, layout, -1, false}}, nullptr);
+  if (!written.ok()) return Error{ErrorCode::kUnavailable, "cannot write " + written.describe(path)};
+  return {};
+}
+
+StepResult ZooKeeperClaim::renew_lease() {
   if (!held()) return {StepOutcome::kClaimLost, "no claim is held"};
   if (versions_uncertain_) {
     StepResult known = reconcile();

@@ -29,6 +29,10 @@ std::string zookeeper_claim_path(std::string_view cluster, std::uint64_t node_id
 std::string zookeeper_reservations_path(std::string_view cluster);
 std::string zookeeper_reservation_path(std::string_view cluster, std::uint64_t node_id);
 std::string zookeeper_created_path(std::string_view cluster);
+// The cluster's ID space (its layout, described), readable by every user.
+std::string zookeeper_id_space_path(std::string_view cluster);
+// A znode each holder writes to read the leader's clock (its mtime).
+std::string zookeeper_clock_path(std::string_view cluster);
 // Where the tokens of `node_id`'s holders live, and the token of `session`.
 std::string zookeeper_holders_path(std::string_view cluster, std::uint64_t node_id);
 std::string zookeeper_token_path(std::string_view cluster, std::uint64_t node_id,
@@ -42,7 +46,6 @@ class ZooKeeperClaim final : public LeasedClaim {
   // Requires: check_zookeeper_options(options) passed.
   explicit ZooKeeperClaim(const ZooKeeperOptions& options);
 
-  StepResult keep_alive() override;
   Status release(std::optional<std::chrono::milliseconds> last_issued) override;
   void abandon() override;
 
@@ -61,6 +64,14 @@ class ZooKeeperClaim final : public LeasedClaim {
   // Reads the reservation and writes the first one above it, revoking the
   // former holders' tokens, until no former holder's write comes in between.
   Status take_reservation() override;
+  // A check of this holder's token and claim (a write: the leader answers).
+  StepResult renew_lease() override;
+  // The leader's clock: the mtime a write of the cluster's clock znode gets.
+  Result<StoreTime> read_store_time() override;
+  std::string store_title() const override { return "ZooKeeper"; }
+  // The znodes /snowid/<cluster>/id_space: the layout.
+  Result<std::vector<ClusterIdSpace>> read_id_spaces() override;
+  Status publish_id_space(const std::string& layout) override;
   // Learns the reservation's version first if a write left it uncertain.
   StepResult prepare_extension() override;
   // write_reservation(target, revoke_, &raced_ while claiming).

@@ -94,7 +94,8 @@ bool expected(int code) {
 }
 
 ZnodeStat stat_of(const Stat& stat) {
-  return {stat.version, stat.ephemeralOwner, std::chrono::milliseconds{stat.ctime}};
+  return {stat.version, stat.ephemeralOwner, std::chrono::milliseconds{stat.ctime},
+          std::chrono::milliseconds{stat.mtime}};
 }
 
 }  // namespace
@@ -328,7 +329,7 @@ ZnodeAnswer ZooKeeperSession::multi(const std::vector<ZnodeOp>& ops, std::vector
         stats->clear();
         for (std::size_t i = 0; i < ops.size(); ++i) {
           if (ops[i].kind == ZnodeOp::Kind::kSet) stats->push_back(stat_of(p.stats[i]));
-          if (ops[i].kind == ZnodeOp::Kind::kCreate) stats->push_back({0, 0});
+          if (ops[i].kind == ZnodeOp::Kind::kCreate) stats->push_back({});
         }
       },
       pending);

@@ -27,6 +27,8 @@ struct ZnodeStat {
   std::int64_t ephemeral_owner = 0;  // the session that holds an ephemeral znode
   // Unix ms the znode was created, by the clock of the ensemble's leader.
   std::chrono::milliseconds created{0};
+  // Unix ms the znode was last written, by the same clock.
+  std::chrono::milliseconds modified{0};
 };
 
 struct Znode {

@@ -199,7 +199,9 @@ class LeasePartition : public test::ChaosTest {
                                                   const std::string& name, const Lease& lease,
                                                   std::vector<std::string> extra = {}) {
     std::vector<std::string> args = store.flags(endpoint);
-    args.insert(args.end(), {"--cluster", cluster(), "--worker-id", "0", "--lease-ttl-s",
+    // Clusters of one layout side by side in the shared store, on purpose.
+    args.insert(args.end(), {"--cluster", cluster(), "--share-id-space", "true", "--worker-id", "0",
+                             "--lease-ttl-s",
                              std::to_string(lease.ttl.count()), "--lease-safety-margin-ms",
                              std::to_string(lease.margin.count()), "--claim-timeout-ms", "20000",
                              "--state-dir", scenario.dir.file(name)});

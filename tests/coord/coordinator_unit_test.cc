@@ -162,5 +162,67 @@ TEST(HttpDate, RefusesEverythingElse) {
   }
 }
 
+// THE TAKEOVER RULE's pieces (leased_claim.h), without a store.
+LeaseOptions takeover_options() {
+  LeaseOptions options;
+  options.cluster = "c";
+  options.lease_ttl = std::chrono::seconds{10};
+  options.reserve_ahead = milliseconds{3000};
+  options.max_peer_clock_offset = milliseconds{10'000};
+  return options;
+}
+
+TEST(TakeoverRule, TheFloorIsTheLaterClockPlusTheLeaseAndTheReservation) {
+  const LeaseOptions options = takeover_options();
+  const milliseconds store{1'800'000'000'000};
+  EXPECT_EQ(coord::takeover_floor(options, store, store - milliseconds{2000}),
+            store + milliseconds{13'000});
+  EXPECT_EQ(coord::takeover_floor(options, store, store + milliseconds{2000}),
+            store + milliseconds{15'000});
+}
+
+TEST(TakeoverRule, AClockAheadOfTheStoreBeyondTheReservationOrBehindBeyondTheOffsetIsRefused) {
+  LeaseOptions options = takeover_options();
+  const milliseconds store{1'800'000'000'000};
+  const coord::StoreTime read{store, milliseconds{1}};
+  EXPECT_TRUE(coord::check_store_clock(options, "Redis", read, store + milliseconds{2900}).ok());
+  Status ahead = coord::check_store_clock(options, "Redis", read, store + milliseconds{3500});
+  ASSERT_FALSE(ahead.ok());
+  EXPECT_NE(ahead.error().message.find("ahead of Redis's clock"), std::string::npos)
+      << ahead.error().message;
+  EXPECT_TRUE(coord::check_store_clock(options, "Redis", read, store - milliseconds{9000}).ok());
+  Status behind = coord::check_store_clock(options, "Redis", read, store - milliseconds{11'000});
+  ASSERT_FALSE(behind.ok());
+  EXPECT_NE(behind.error().message.find("behind Redis's clock"), std::string::npos);
+  // A smaller offset bounds both ways; 0 leaves the lead bounded all the same.
+  options.max_peer_clock_offset = milliseconds{1000};
+  EXPECT_FALSE(coord::check_store_clock(options, "Redis", read, store + milliseconds{1500}).ok());
+  options.max_peer_clock_offset = milliseconds{0};
+  EXPECT_TRUE(coord::check_store_clock(options, "Redis", read, store - milliseconds{60'000}).ok());
+  EXPECT_FALSE(coord::check_store_clock(options, "Redis", read, store + milliseconds{3500}).ok());
+  // etcd's Date is cut to the second: a reading vouches for [at, at + 1 s].
+  const coord::StoreTime date{store, milliseconds{1000}};
+  EXPECT_TRUE(coord::check_store_clock(takeover_options(), "etcd", date,
+                                       store + milliseconds{3900})
+                  .ok());
+}
+
+TEST(TakeoverRule, AnotherClusterWithTheSameLayoutIsRefusedUnlessShared) {
+  LeaseOptions options = takeover_options();
+  options.layout = *preset("twitter");
+  const std::string same = describe(options.layout);
+  Layout other_epoch = options.layout;
+  other_epoch.epoch += milliseconds{1};
+  EXPECT_TRUE(coord::check_distinct_id_space(options, "PostgreSQL", {{"c", same}}).ok());
+  EXPECT_TRUE(
+      coord::check_distinct_id_space(options, "PostgreSQL", {{"d", describe(other_epoch)}}).ok());
+  Status refused = coord::check_distinct_id_space(options, "PostgreSQL", {{"c", same}, {"d", same}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("cluster 'd'"), std::string::npos);
+  options.share_id_space = true;
+  EXPECT_TRUE(coord::check_distinct_id_space(options, "PostgreSQL", {{"d", same}}).ok());
+}
+
 }  // namespace
 }  // namespace snowid

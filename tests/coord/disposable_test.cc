@@ -102,7 +102,10 @@ class Disposable : public ::testing::Test {
                                      "--node-id-policy",
                                      "disposable",
                                      std::string("--") + kStore + "-url",
-                                     database_->url()};
+                                     database_->url(),
+                                     // Each start waits out the takeover floor.
+                                     "--lease-ttl-s",
+                                     "2"};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   }

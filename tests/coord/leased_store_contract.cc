@@ -36,7 +36,8 @@ std::unique_ptr<Coordinator> claims_the_preferred_id_of_a_new_cluster(
   EXPECT_GE(claim->floor, before + ahead);
   EXPECT_LE(claim->floor, wall_now() + ahead + store_clock_grain);
   EXPECT_TRUE(claim->ceiling.has_value());
-  EXPECT_GE(claim->ceiling.value_or(milliseconds{0}), claim->floor + milliseconds{3000});
+  // The first reservation is the floor; it is raised as the clock nears it.
+  EXPECT_GE(claim->ceiling.value_or(milliseconds{0}), claim->floor);
   EXPECT_EQ(store.stored_reservation(2), claim->ceiling.value_or(milliseconds{0}));
   EXPECT_TRUE(coordinator->may_issue());
   const CoordinatorStats stats = coordinator->stats();
@@ -107,9 +108,15 @@ void graceful_release_keeps_the_reservation(const LeasedStoreUnderTest& store) {
   auto taken = next->claim();
   ASSERT_TRUE(taken.ok());
   EXPECT_EQ(taken->node_id, 3u);
-  EXPECT_EQ(taken->floor, reservation);
-  ASSERT_TRUE(next->release(reservation + milliseconds{10}).ok());
-  EXPECT_EQ(store.stored_reservation(3), reservation + milliseconds{10});
+  EXPECT_EQ(taken->store_reservation, reservation);
+  // THE TAKEOVER RULE: above it, and above the take-over's moment + lease_ttl.
+  EXPECT_GE(taken->floor, reservation);
+  EXPECT_GE(taken->floor, wall_now() - milliseconds{1000} + store.lease_ttl);
+  // Its first reservation is its floor, raised as the clock nears it.
+  ASSERT_TRUE(eventually([&] { return next->reservation() > taken->floor + milliseconds{10}; },
+                         milliseconds{20'000}));
+  ASSERT_TRUE(next->release(taken->floor + milliseconds{10}).ok());
+  EXPECT_EQ(store.stored_reservation(3), taken->floor + milliseconds{10});
 }
 
 void lists_the_cluster_for_operators(const LeasedStoreUnderTest& store) {
@@ -227,26 +234,32 @@ void a_take_over_starts_above_the_old_reservation(const LeasedStoreUnderTest& st
   auto claim = successor->claim();
   ASSERT_TRUE(claim.ok()) << claim.error().message;
   ASSERT_EQ(claim->node_id, 1u);
-  EXPECT_EQ(claim->floor, old_reservation);
+  EXPECT_EQ(claim->store_reservation, old_reservation);
+  EXPECT_GE(claim->floor, old_reservation);
   EXPECT_GT(*claim->ceiling, old_reservation);
 
   const milliseconds successor_reservation = store.stored_reservation(1);
-  const coord::StepResult extended = old_holder.extend_reservation(true, wall_now() + seconds{60});
+  // Within what the takeover rule lets it reserve: the fence refuses it.
+  const coord::StepResult extended = old_holder.extend_reservation(true, wall_now() + seconds{1});
   EXPECT_EQ(extended.outcome, coord::StepOutcome::kClaimLost) << extended.message;
   EXPECT_EQ(old_holder.keep_alive().outcome, coord::StepOutcome::kClaimLost);
   EXPECT_EQ(store.stored_reservation(1), successor_reservation);
   EXPECT_TRUE(old_holder.release(old_reservation - seconds{10}).ok());
   EXPECT_EQ(store.stored_reservation(1), successor_reservation);
   EXPECT_TRUE(store.claim_exists(1));
-  a_take_over_issues_above(*claim, old_reservation);
+  a_take_over_issues_above(*claim, *successor, old_reservation);
 }
 
-void a_take_over_issues_above(const Claim& claim, milliseconds old_reservation) {
+void a_take_over_issues_above(const Claim& claim, Coordinator& coordinator,
+                              milliseconds old_reservation) {
+  // The first reservation is the floor, raised as the clock nears it.
+  ASSERT_TRUE(eventually([&] { return coordinator.reservation() > claim.floor; },
+                         milliseconds{20'000}));
   GeneratorOptions options;
   options.layout = small_layout();
   options.worker_id = claim.worker_id;
   options.start_above = claim.floor;
-  options.external_ceiling = claim.ceiling;
+  options.external_ceiling = coordinator.reservation();
   options.max_drift = milliseconds{20000};  // the old reservation is several s ahead
   auto generator = Generator::create(options);
   ASSERT_TRUE(generator.ok()) << generator.error().message;
@@ -282,6 +295,45 @@ void emptied_store_starts_the_next_claimer_above(const LeasedStoreUnderTest& sto
   EXPECT_GE(claim->floor, holder->reservation())
       << "the second claimer could repeat IDs the holder issued after the store lost its data";
   EXPECT_GE(claim->floor, lost_at + lease_ttl);
+}
+
+void a_record_restored_under_a_live_holder_is_never_trusted(const LeasedStoreUnderTest& store) {
+  const milliseconds lease_ttl = store.lease_ttl;
+  store.mark_new_cluster();
+  auto earlier = store.make(1, true);
+  ASSERT_TRUE(earlier->claim().ok());
+  ASSERT_TRUE(earlier->release(wall_now()).ok());  // lowered to its floor
+  const milliseconds old_reservation = store.stored_reservation(1);
+  ASSERT_GT(old_reservation, milliseconds{0});
+  const std::function<void()> restore = store.back_up();
+
+  auto holder = store.make(1, true);
+  auto held = holder->claim();
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_EQ(held->store_reservation, old_reservation);
+  ASSERT_TRUE(holder->may_issue());
+  restore();  // the store goes back: id 1 free, its reservation the old one
+  EXPECT_EQ(store.stored_reservation(1), old_reservation);
+
+  auto successor = store.make(1, true);
+  auto claim = successor->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_FALSE(claim->store_created_now);  // nothing in the store says it went back
+  EXPECT_EQ(claim->store_reservation, old_reservation);
+  const milliseconds taken_at = wall_now();
+  // The holder's next renewal or write finds its record changed: it stops.
+  ASSERT_TRUE(eventually([&] { return !holder->may_issue(); }, lease_ttl + milliseconds{1000}));
+  const milliseconds stopped_at = wall_now();
+  const CoordinatorStats stats = holder->stats();
+  EXPECT_GE(stats.lost_claims + stats.fencing_events, 1u);
+  EXPECT_FALSE(stats.last_loss.empty());
+  // Its last ID lies at or below its reservation, and at or below its clock
+  // (+ 1 s of a generator's drift) when it stopped.
+  const milliseconds holder_last = std::min(holder->reservation(), stopped_at + milliseconds{1000});
+  EXPECT_GT(claim->floor, holder_last)
+      << "the second claimer could repeat IDs the hidden holder issued";
+  EXPECT_GE(claim->floor, taken_at - milliseconds{1000} + lease_ttl);
+  EXPECT_NE(claim->floor_source.find("takeover floor"), std::string::npos) << claim->floor_source;
 }
 
 }  // namespace snowid::test

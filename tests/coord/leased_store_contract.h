@@ -65,8 +65,13 @@ struct LeasedStoreUnderTest {
   // the store would ("0"), so that its first claims start at the clock;
   std::function<void()> mark_new_cluster;
   // and deletes everything of the cluster in the store, as a wiped data
-  // directory, a flush or `del --prefix` would, while holders may be alive.
+  // directory, a flush or `del --prefix` would, while holders may be alive;
   std::function<void()> lose_data;
+  // and copies everything of the cluster in the store, as a backup would
+  // (live claims left out, as a copy restored after their leases would show
+  // them); the function it returns puts that copy back in place of what the
+  // store holds then, as a restore would, while holders may be alive.
+  std::function<std::function<void()>()> back_up;
 };
 
 // A store whose coordinators come from `make_coordinator` with the options
@@ -104,6 +109,7 @@ LeasedStoreUnderTest describe_store(
           std::move(unreachable_message),
           std::move(other_cli_flag),
           options(std::nullopt).lease_ttl,
+          {},
           {},
           {}};
 }
@@ -156,8 +162,17 @@ void a_take_over_starts_above_the_old_reservation(const LeasedStoreUnderTest& st
 // reports a store it had to mark as new, and the holder stops issuing
 // within the lease, saying why.
 void emptied_store_starts_the_next_claimer_above(const LeasedStoreUnderTest& store);
+// A node id used and released; a backup; a holder takes the id and serves;
+// the backup is restored (the id free again, its reservation the old one)
+// and a second claimer takes the id at once. THE TAKEOVER RULE: it starts
+// above every ID the hidden holder can issue (its reservation, or the clock
+// when it stops plus the generator's 1 s of drift), and the holder stops
+// within its lease, saying why.
+void a_record_restored_under_a_live_holder_is_never_trusted(const LeasedStoreUnderTest& store);
 // A generator started as a take-over's claim says issues above `old_reservation`.
-void a_take_over_issues_above(const Claim& claim, std::chrono::milliseconds old_reservation);
+// (`coordinator` made it; its reservation, once raised past the floor, is the ceiling.)
+void a_take_over_issues_above(const Claim& claim, Coordinator& coordinator,
+                              std::chrono::milliseconds old_reservation);
 
 }  // namespace snowid::test
 
@@ -187,6 +202,9 @@ void a_take_over_issues_above(const Claim& claim, std::chrono::milliseconds old_
   }                                                                                \
   TEST_F(Fixture, ClusterListAndReleaseFromTheCli) {                               \
     ::snowid::test::cluster_list_and_release_from_the_cli(store());                \
+  }                                                                                \
+  TEST_F(Fixture, ARecordRestoredUnderALiveHolderIsNeverTrusted) {                \
+    test::a_record_restored_under_a_live_holder_is_never_trusted(store());         \
   }                                                                                \
   TEST_F(Fixture, AStoreEmptiedUnderAHolderStartsTheNextClaimerAboveIt) {          \
     ::snowid::test::emptied_store_starts_the_next_claimer_above(store());          \

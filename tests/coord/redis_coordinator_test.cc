@@ -44,6 +44,7 @@ class RedisTest : public ::testing::Test {
     RedisOptions o;
     o.endpoints = {redis().endpoint()};
     o.cluster = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    o.share_id_space = true;  // a cluster per test, one layout, one store
     o.layout = small_layout();
     o.preferred_node_id = preferred;
     o.lease_ttl = seconds{2};
@@ -68,6 +69,24 @@ class RedisTest : public ::testing::Test {
       // As FLUSHALL would, for this cluster's keys alone.
       cli({"EVAL", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end",
            "0", coord::redis_prefix(options().cluster) + "*"});
+    };
+    store.back_up = [this] {
+      // The cluster's keys without a TTL (live claims expire), copied as an
+      // RDB snapshot would hold them, under another prefix.
+      const std::string prefix = coord::redis_prefix(options().cluster);
+      const std::string copy = "backup-of-" + prefix;
+      cli({"EVAL",
+           "for _, k in ipairs(redis.call('KEYS', ARGV[1] .. '*')) do "
+           "if redis.call('PTTL', k) < 0 then "
+           "redis.call('COPY', k, ARGV[2] .. string.sub(k, #ARGV[1] + 1), 'REPLACE') end end",
+           "0", prefix, copy});
+      return std::function<void()>([this, prefix, copy] {
+        cli({"EVAL",
+             "for _, k in ipairs(redis.call('KEYS', ARGV[1] .. '*')) do redis.call('DEL', k) end "
+             "for _, k in ipairs(redis.call('KEYS', ARGV[2] .. '*')) do "
+             "redis.call('RENAME', k, ARGV[1] .. string.sub(k, #ARGV[2] + 1)) end",
+             "0", prefix, copy});
+      });
     };
     return store;
   }
@@ -115,26 +134,39 @@ TEST_F(RedisTest, ClaimsThePreferredIdAndStartsAboveANewClustersFirstReservation
   EXPECT_LE(ttl, 2000);
 }
 
-TEST_F(RedisTest, AnIdFirstUsedLongAfterTheClusterBeganStartsAtTheClock) {
+// An id first used an hour after the cluster began: no reservation, an old
+// created marker. It might be a record restored from before a live holder
+// took it, so it starts above the takeover floor, by Redis's clock.
+TEST_F(RedisTest, AnIdFirstUsedLongAfterTheClusterBeganStartsAtTheTakeoverFloor) {
   cli({"SET", coord::redis_created_key(options().cluster),
        std::to_string((wall_now() - milliseconds{3'600'000}).count())});
+  const milliseconds before = wall_now();
   auto claim = make(1)->claim();
   ASSERT_TRUE(claim.ok()) << claim.error().message;
-  EXPECT_LT(claim->floor, wall_now());
+  EXPECT_GE(claim->floor, before + milliseconds{5000});  // lease_ttl + reserve_ahead
+  EXPECT_LE(claim->floor, wall_now() + milliseconds{5000});
+  EXPECT_NE(claim->floor_source.find("takeover floor"), std::string::npos);
 }
 
-// A claimer whose clock is an hour behind writes the created key of a
-// cluster that the store lost (or never had): Redis's own clock (TIME) keeps
-// the floor up.
+// A claimer whose clock is an hour behind Redis's is refused, saying so;
+// with the check off (max_peer_clock_offset 0) it writes the created key of a
+// cluster that the store lost (or never had), and Redis's own clock (TIME)
+// keeps the floor up.
 TEST_F(RedisTest, AClaimerWhoseClockIsBehindDoesNotLowerTheFloorOfALostCluster) {
   ManualClock behind(wall_now() - milliseconds{3'600'000});
   RedisOptions o = options(1);
   o.clock = &behind;
   const milliseconds before = wall_now();
+  coord::RedisClaim refused(std::move(*coord::RedisClient::connect(o)), o);
+  auto refusal = refused.claim(std::nullopt);
+  ASSERT_FALSE(refusal.ok());
+  EXPECT_NE(refusal.error().message.find("3600.0 s behind Redis's clock"), std::string::npos)
+      << refusal.error().message;
+
+  o.max_peer_clock_offset = milliseconds{0};
   coord::RedisClaim holder(std::move(*coord::RedisClient::connect(o)), o);
   auto claim = holder.claim(std::nullopt);
   ASSERT_TRUE(claim.ok()) << claim.error().message;
-  EXPECT_TRUE(claim->store_created_now);
   EXPECT_GE(claim->store_created, before);
   EXPECT_GE(claim->floor, before + milliseconds{5000});  // lease_ttl + reserve_ahead
 }
@@ -241,7 +273,8 @@ TEST_F(RedisTest, BadOptionsAreRefusedBeforeConnecting) {
 
 TEST_F(RedisTest, AuthenticatesWithAnAclUser) {
   const std::string prefix = coord::redis_prefix(options().cluster);
-  ASSERT_EQ(cli({"ACL", "SETUSER", "snowid-test", "on", ">s3cret", "~" + prefix + "*", "+@all"}),
+  ASSERT_EQ(cli({"ACL", "SETUSER", "snowid-test", "on", ">s3cret", "~" + prefix + "*",
+                 "~snowid:~id-spaces", "+@all"}),
             "OK");
   RedisOptions o = options(0);
   o.user = "snowid-test";
@@ -283,7 +316,7 @@ TEST_F(RedisFaultTest, SelfFencesBeforeTheLeaseCanExpireAndReclaimsAfter) {
   EXPECT_EQ(coordinator->claim_generation(), 2u);
   auto claim = coordinator->current_claim();
   ASSERT_TRUE(claim.has_value());
-  EXPECT_GT(*claim->ceiling, claim->floor);
+  EXPECT_GE(*claim->ceiling, claim->floor);  // the first reservation is the floor
 }
 
 TEST_F(RedisFaultTest, KilledAndRestartedStoreKeepsTheReservations) {
@@ -323,7 +356,7 @@ TEST_F(RedisFaultTest, AReservationCountsOnlyOnceEveryReplicaHasIt) {
             std::to_string(confirmed.count()) + "\n");
 
   replica.pause();
-  const coord::StepResult unconfirmed = holder->extend_reservation(true, wall_now() + seconds{5});
+  const coord::StepResult unconfirmed = holder->extend_reservation(true, wall_now() + seconds{1});
   EXPECT_EQ(unconfirmed.outcome, coord::StepOutcome::kStoreFailed);
   EXPECT_NE(unconfirmed.message.find("0 of 1 Redis replicas confirmed"), std::string::npos)
       << unconfirmed.message;
@@ -332,7 +365,7 @@ TEST_F(RedisFaultTest, AReservationCountsOnlyOnceEveryReplicaHasIt) {
   replica.resume();
   ASSERT_TRUE(eventually(
       [&] {
-        return holder->extend_reservation(true, wall_now() + seconds{5}).outcome ==
+        return holder->extend_reservation(true, wall_now() + seconds{1}).outcome ==
                coord::StepOutcome::kDone;
       },
       milliseconds{5000}));

@@ -10,7 +10,9 @@
 #include "sql_coordinator.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +55,9 @@ class Database {
     return server_.psql(statements, out);
   }
   bool restart() { return server_.stop(/*immediate=*/true) && server_.start(); }
+  // pg_dump of the database into `file`; psql puts it back as dumped.
+  bool dump(const std::string& file) { return server_.dump(file); }
+  bool restore(const std::string& file) { return server_.restore(file); }
 
  private:
   test::PostgresProcess server_;
@@ -74,6 +79,9 @@ class Database {
     server_.stop();
     return server_.start();
   }
+  // mariadb-dump of the database into `file`; mariadb puts it back as dumped.
+  bool dump(const std::string& file) { return server_.dump("snowid", file); }
+  bool restore(const std::string& file) { return server_.restore("snowid", file); }
 
  private:
   test::MariadbProcess server_;
@@ -108,6 +116,7 @@ class SqlStoreTest : public ::testing::Test {
     StoreOptions o;
     o.endpoints = {database().url()};
     o.cluster = cluster();
+    o.share_id_space = true;  // a cluster per test, one layout, one store
     o.layout = small_layout();
     o.preferred_node_id = preferred;
     o.lease_ttl = seconds{2};
@@ -157,6 +166,18 @@ class SqlStoreTest : public ::testing::Test {
     };
     store.lose_data = [this] {
       sql("DELETE FROM snowid_node_claims WHERE cluster = '" + cluster() + "'");
+    };
+    store.back_up = [this] {
+      // A real dump of the database (pg_dump, mariadb-dump), put back by the
+      // database's own client while the holders' connections are open.
+      const std::string file = (std::filesystem::temp_directory_path() /
+                                ("snowid-" + cluster() + "-" + std::to_string(::getpid()) + ".sql"))
+                                   .string();
+      EXPECT_TRUE(database().dump(file)) << database().why();
+      return std::function<void()>([file] {
+        EXPECT_TRUE(database().restore(file)) << database().why();
+        std::filesystem::remove(file);
+      });
     };
     return store;
   }

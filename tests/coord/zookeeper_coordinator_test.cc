@@ -50,6 +50,7 @@ class ZooKeeperTest : public ::testing::Test {
     ZooKeeperOptions o;
     o.endpoints = zookeeper().endpoints();
     o.cluster = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    o.share_id_space = true;  // a cluster per test, one layout, one store
     o.layout = small_layout();
     o.preferred_node_id = preferred;
     o.lease_ttl = seconds{3};
@@ -69,7 +70,30 @@ class ZooKeeperTest : public ::testing::Test {
         [this](std::uint64_t id) { return claim_exists(id); }, "no ZooKeeper server of", "--redis");
     store.mark_new_cluster = [this] { make_cluster(milliseconds{0}); };
     store.lose_data = [this] { remove_tree(coord::zookeeper_cluster_path(options().cluster)); };
+    store.back_up = [this] {
+      // The cluster's persistent znodes, parents first, as a copied data
+      // directory restored after the holders' sessions ended holds them.
+      const std::string root = coord::zookeeper_cluster_path(options().cluster);
+      std::vector<std::pair<std::string, std::string>> copy;
+      copy_tree(root, copy);
+      return std::function<void()>([this, root, copy] {
+        remove_tree(root);
+        for (const auto& [path, data] : copy) admin_->create(path, data, false);
+      });
+    };
     return store;
+  }
+
+  // Appends `path` and the persistent znodes below it to `copy`, parents first.
+  void copy_tree(const std::string& path,
+                 std::vector<std::pair<std::string, std::string>>& copy) {
+    coord::Znode node;
+    if (!admin_->get(path, &node).ok() || node.stat.ephemeral_owner != 0) return;
+    copy.emplace_back(path, node.data);
+    std::vector<std::string> children;
+    if (admin_->children(path, &children).ok()) {
+      for (const std::string& child : children) copy_tree(path + "/" + child, copy);
+    }
   }
 
   // Deletes `path` and everything below it, as a wiped data directory would.

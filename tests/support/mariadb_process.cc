@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "certificates.h"
@@ -14,6 +15,7 @@ namespace {
 const std::string kServer = "/usr/sbin/mariadbd";
 const std::string kInstall = "/usr/bin/mariadb-install-db";
 const std::string kClient = "/usr/bin/mariadb";
+const std::string kDump = "/usr/bin/mariadb-dump";
 
 std::string describe(const std::string& what, const ProcessResult& result) {
   return what + " failed (exit " + std::to_string(result.exit_code) +
@@ -206,6 +208,25 @@ bool MariadbProcess::sql_in(const std::string& database, const std::string& stat
   if (output != nullptr) *output = result.out;
   if (result.exit_code != 0) error_ = describe("mariadb", result);
   return result.exit_code == 0;
+}
+
+bool MariadbProcess::dump(const std::string& database, const std::string& file) {
+  const ProcessResult result = run_process(
+      {kDump, "--no-defaults", "--socket=" + socket(), "-u", "root", "--single-transaction",
+       database});
+  if (result.exit_code != 0) {
+    error_ = describe("mariadb-dump", result);
+    return false;
+  }
+  std::ofstream out(file, std::ios::trunc);
+  out << result.out;
+  out.close();
+  if (!out) error_ = "cannot write " + file;
+  return static_cast<bool>(out);
+}
+
+bool MariadbProcess::restore(const std::string& database, const std::string& file) {
+  return sql_in(database, "source " + file);
 }
 
 }  // namespace snowid::test

@@ -64,6 +64,11 @@ class MariadbProcess {
   // Runs SQL as root in database snowid (mariadb client, batch mode, no
   // column names); returns its output (error() says why on failure).
   bool sql(const std::string& statements, std::string* output = nullptr);
+  // A backup and its restore, as an operator makes them: mariadb-dump of
+  // `database` (with DROP TABLE statements) into `file`, and the mariadb
+  // client reading it back into the live server.
+  bool dump(const std::string& database, const std::string& file);
+  bool restore(const std::string& database, const std::string& file);
 
  private:
   // mariadb-install-db and the certificate, then start().

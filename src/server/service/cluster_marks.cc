@@ -67,8 +67,23 @@ Result<ClusterMarks::Start> ClusterMarks::prepare(const Claim& claim) {
   if (!incarnation.ok()) return incarnation.error();
   auto mark = mark_of(claim.node_id);
   if (!mark.ok()) return mark.error();
-  Start start{claim.floor, "the floor the store gave the claim"};
+  Start start{claim.floor,
+              claim.floor_source.empty() ? "the floor the store gave the claim" : claim.floor_source};
   const milliseconds own = (*mark)->mark().value_or(milliseconds{0});
+  // Every reservation this node marked, the store acknowledged first, and a
+  // release lowers both alike: a store below the mark went back.
+  const bool reported = pending_ && *pending_ == claim.store_created;
+  if (own > claim.store_reservation && !claim.store_created_now && !reported) {
+    report_loss(fmt::format("the {} store's reservation for node id {} of cluster '{}' is {}, "
+                            "below {} that this node reserved under it earlier ({}): the store's "
+                            "record went back (restored from an older copy, or rewritten)",
+                            store_, claim.node_id, cluster_,
+                            claim.store_reservation.count() > 0
+                                ? format_time(claim.store_reservation)
+                                : std::string("missing"),
+                            format_time(own), (*mark)->path().string()),
+                claim.store_created);
+  }
   if (own > start.above) {
     start = {own, fmt::format("this node's own mark in {} (the store's floor was {})",
                               (*mark)->path().string(), format_time(claim.floor))};

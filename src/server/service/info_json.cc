@@ -23,6 +23,7 @@ nlohmann::json fixed_node_json(const NodeInfo& info) {
   out[s.store + "_endpoints"] = s.endpoints;
   out["node_id"] = *s.node_id;
   out["node_id_starts_left"] = *starts_left;
+  out["last_loss"] = s.last_loss;  // why the node stopped issuing ("": it did not)
   return out;
 }
 

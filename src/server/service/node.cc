@@ -83,13 +83,25 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
     return Error{claim.error().code, fmt::format("no node id claimed within {} ms: {}",
                                                  claim_timeout.count(), claim.error().message)};
   }
-  ClusterMarks::Start start{claim->floor, ""};
+  ClusterMarks::Start start{claim->floor, claim->floor_source};
+  if (!leased && claim->floor.count() > 0) {
+    const milliseconds ahead = claim->floor - SystemClock::instance().now_fresh();
+    spdlog::warn("took node id {}; issuing above {}, {:.1f} s ahead of this node's clock, from {}",
+                 claim->node_id, format_time(claim->floor), seconds(ahead), claim->floor_source);
+  }
   if (leased) {
     auto prepared = node->marks_->prepare(*claim);
     if (!prepared.ok()) return prepared.error();
     start = *prepared;
-    spdlog::info("claimed node id {}; issuing above {}, from {}", claim->node_id,
-                 format_time(start.above), start.source);
+    const milliseconds ahead = start.above - SystemClock::instance().now_fresh();
+    if (ahead > config.generator.max_drift) {
+      spdlog::warn("claimed node id {}; issuing above {}, {:.1f} s ahead of this node's clock, "
+                   "from {}: waiting for the clock to pass it (within claim_timeout_ms)",
+                   claim->node_id, format_time(start.above), seconds(ahead), start.source);
+    } else {
+      spdlog::info("claimed node id {}; issuing above {}, from {}", claim->node_id,
+                   format_time(start.above), start.source);
+    }
   }
   // A floor ahead of the clock (the previous holder's reservation, or this
   // node's own mark) is waited out, within the claim timeout; the lease is
@@ -97,9 +109,11 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
   auto generator = retry_until<std::unique_ptr<Generator>>(
       deadline, kClockWaitStep, kClockWaitStep,
       [&] { return node->build_generator(*claim, start.above); },
-      [&](const Error& error) { return leased && error.code == ErrorCode::kClockBehind; });
+      [&](const Error& error) {
+        return (leased || claim->floor.count() > 0) && error.code == ErrorCode::kClockBehind;
+      });
   if (!generator.ok()) {
-    if (!leased) return generator.error();
+    if (!leased && claim->floor.count() == 0) return generator.error();
     return Error{generator.error().code,
                  fmt::format("{} (the high-water mark is {}; waited up to claim_timeout_ms, {} ms)",
                              generator.error().message, start.source, claim_timeout.count())};
@@ -134,10 +148,30 @@ Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim,
   // new at every start.
   options.datacenter_id = claim.datacenter_id;
   options.worker_id = claim.worker_id;
+  // A fixed id's floor is 0; a disposable one's is its takeover floor.
+  options.start_above = std::max(options.start_above, start_above);
   if (leased_) {
     options.state_file.clear();
-    options.start_above = start_above;
-    options.external_ceiling = claim.ceiling;
+    // A claim's first reservation is its floor: the coordinator raises it as
+    // the clock nears the floor. The generator waits for that, as for the
+    // clock, and starts with the reservation as it is then, in its mark.
+    milliseconds ceiling = claim.ceiling.value_or(milliseconds{0});
+    const std::uint64_t before = coordinator_->claim_generation();
+    const milliseconds now_reserved = coordinator_->reservation();
+    if (before == claim.generation && coordinator_->claim_generation() == before) {
+      ceiling = std::max(ceiling, now_reserved);  // see coordinator.h: of this claim
+    }
+    if (ceiling <= options.start_above) {
+      return Error{ErrorCode::kClockBehind,
+                   fmt::format("the reservation of node id {} ({}) has not passed the start ({}) "
+                               "yet",
+                               claim.node_id, format_time(ceiling),
+                               format_time(options.start_above))};
+    }
+    if (Status covered = marks_->cover(claim.node_id, ceiling); !covered.ok()) {
+      return covered.error();
+    }
+    options.external_ceiling = ceiling;
   }
   return Generator::create(options);
 }
@@ -152,7 +186,13 @@ void Node::install(std::unique_ptr<Generator> generator, std::uint64_t generatio
 }
 
 Status Node::may_issue() const {
-  if (!leased_) return {};
+  if (!leased_) {
+    if (coordinator_->may_issue()) return {};
+    const std::string why = coordinator_->stats().last_loss;
+    return Error{ErrorCode::kUnavailable,
+                 "this node's node id is not provably its own right now: " +
+                     (why.empty() ? std::string("its store has not answered") : why)};
+  }
   if (!coordinator_->may_issue()) {
     return Error{ErrorCode::kUnavailable,
                  "this node does not hold its node id claim right now (lease deadline passed or "
@@ -180,6 +220,7 @@ std::optional<std::string> Node::store_loss() const {
 
 void Node::maintain() {
   if (!leased_) {
+    report_lost_claims();
     if (waiting_for_clock_ && generator().readiness().ok()) {
       spdlog::info("the clock has passed the high-water mark: issuing IDs");
       waiting_for_clock_ = false;
@@ -260,10 +301,15 @@ void Node::report_lost_claims() {
   const std::uint64_t losses = s.lost_claims + s.fencing_events;
   if (losses == losses_logged_) return;
   losses_logged_ = losses;
+  const std::string id = s.node_id ? std::to_string(*s.node_id) : "?";
+  if (!leased_) {
+    spdlog::warn("stopped issuing under node id {} from {}: {}", id, s.store, s.last_loss);
+    return;
+  }
   spdlog::warn(
       "lost the claim on node id {} of cluster '{}' in {}: {}; issuing nothing until a node id is "
       "claimed again",
-      s.node_id ? std::to_string(*s.node_id) : "?", s.cluster, s.store, s.last_loss);
+      id, s.cluster, s.store, s.last_loss);
 }
 
 Status Node::stop() {
