@@ -25,7 +25,8 @@ for _ in $(seq 100); do redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PO
 
 now_ms() { date +%s%3N; }
 # serve NAME BINARY FLAGS...: starts a node, waits for its first ID (30 s at
-# most); prints the ms from the start to it ("never" if none), sets node_pid.
+# most); sets served_ms to the ms from the start to it ("never" if none) and
+# node_pid.
 serve() {
   local name=$1 binary=$2 began port=""
   shift 2
@@ -35,13 +36,15 @@ serve() {
     --node-id-policy require --claim-timeout-ms 30000 "$@" >"$bench_work/$name.log" 2>&1 &
   node_pid=$!
   bench_pids+=("$node_pid")
+  served_ms=never
   for _ in $(seq 1200); do
     port=$(grep -oP 'starting: .* http 127\.0\.0\.1:\K[0-9]+' "$bench_work/$name.log" || true)
-    [[ -n $port ]] && curl -sf "http://127.0.0.1:$port/v1/id" >/dev/null 2>&1 &&
-      { echo $(($(now_ms) - began)); return; }
+    if [[ -n $port ]] && curl -sf "http://127.0.0.1:$port/v1/id" >/dev/null 2>&1; then
+      served_ms=$(($(now_ms) - began))
+      return
+    fi
     sleep 0.025
   done
-  echo never
 }
 
 machine_line
@@ -53,11 +56,14 @@ for ttl in 2 10; do
       cluster="c$ttl-$try-$b"
       redis-cli -p "$redis_port" set "snowid:{$cluster}:created" 0 >/dev/null
       flags=(--cluster "$cluster" --lease-ttl-s "$ttl")
-      first=$(serve "$cluster-a" "$binary" "${flags[@]}")
+      serve "$cluster-a" "$binary" "${flags[@]}"
+      first=$served_ms
       kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
-      restart=$(serve "$cluster-b" "$binary" "${flags[@]}")
+      serve "$cluster-b" "$binary" "${flags[@]}"
+      restart=$served_ms
       kill -9 "$node_pid"; wait "$node_pid" 2>/dev/null || true
-      takeover=$(serve "$cluster-c" "$binary" "${flags[@]}")
+      serve "$cluster-c" "$binary" "${flags[@]}"
+      takeover=$served_ms
       kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
       echo "$binary try $try: first $first, restart $restart, take-over $takeover"
     done

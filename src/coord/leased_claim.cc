@@ -362,7 +362,7 @@ StepResult LeasedClaim::extend_reservation(bool force, milliseconds wanted) {
   // moved past it. A node that wants more has a clock that ran ahead of its
   // store's since the last reading: it stops, saying so.
   auto cap = reservation_cap();
-  if (cap && *due > *cap) {
+  if (cap && *due > *cap && !first_reservation_) {
     (void)read_clock_of_store();  // a fresher reading may allow more
     cap = reservation_cap();
   }
@@ -402,6 +402,11 @@ Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
                            : Status{seen.error()};
   if (ready.ok()) ready = check_id_space();
   if (ready.ok()) {
+    // The store's clock, read before the take (a slow round trip, such as
+    // etcd's HTTP Date, does not eat the new lease); its upper bound at the
+    // take adds the time elapsed since (raise_to_takeover_floor()).
+    store_time_.reset();
+    (void)read_clock_of_store();
     ready = claim_first_free(
         lease_, *seen, preferred, kMaxClaimAttempts,
         [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
@@ -424,7 +429,12 @@ Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
 Status LeasedClaim::raise_to_takeover_floor(bool peers_vouched) {
   store_reservation_ = floor_;
   floor_source_ = "the store's reservation for it";
-  const std::optional<StoreTime> store_time = read_clock_of_store();
+  std::optional<StoreTime> store_time = store_time_;
+  if (store_time) {
+    // The store's clock has gone on since the reading (claim()).
+    store_time->at += std::max(
+        milliseconds{0}, std::chrono::duration_cast<milliseconds>(boot_time_now() - store_read_at_));
+  }
   const milliseconds now = clock_->now_fresh();
   milliseconds store_latest = now;
   if (store_time) {
@@ -441,10 +451,11 @@ Status LeasedClaim::raise_to_takeover_floor(bool peers_vouched) {
                                           : "no live peer vouched for this node's clock")};
   }
   const milliseconds takeover = takeover_floor(lease_, store_latest, now);
-  // The first reservation may reach the floor only as far as the store's
-  // clock alone vouches for it: a floor this node's clock put higher is
+  // The first reservation reaches only as far as a lower bound of the
+  // store's clock vouches for (the bound every reservation keeps): the rest
+  // of the floor, the reading's resolution or this node's clock ahead, is
   // reserved as the store's clock gets there (reservation_cap()).
-  first_bound_ = store_time ? std::max(floor_, takeover_floor(lease_, store_latest, store_latest))
+  first_bound_ = store_time ? std::max(floor_, takeover_floor(lease_, store_time->at, store_time->at))
                             : takeover;
   if (takeover > floor_) {
     floor_ = takeover;

@@ -191,9 +191,9 @@ Status check_store_clock(const LeaseOptions& options, std::string_view store, St
 // reserve_ahead. A hidden holder issued nothing above that: it issues only
 // at or below reservations it wrote, and every reservation a holder writes
 // is at most a reading of the store's clock taken before the write +
-// lease_ttl + reserve_ahead (extend_reservation()'s cap), or, the first of a
-// claim, that claim's floor, which obeys the same bound with its reading
-// taken after its own take-over, before this one.
+// lease_ttl + reserve_ahead (extend_reservation()'s cap; the first of a
+// claim uses the reading taken for its own take-over, before this one), or
+// the reservation the store held already.
 std::chrono::milliseconds takeover_floor(const LeaseOptions& options,
                                          std::chrono::milliseconds store_now_at_most,
                                          std::chrono::milliseconds claimer_now);
@@ -238,9 +238,9 @@ class LeasedClaim {
   // claim is held: kClaimLost if it is not; else prepare_extension(), then
   // write_reservation() if a new reservation is due. The reservation written
   // is at most the store's clock as last read + lease_ttl + reserve_ahead
-  // (a claim's first one: at most its floor, if that is higher): the bound
-  // the takeover rule rests on; a wanted unit beyond it ends the step with
-  // kClockRefused.
+  // (a claim's first one: at most the store's reservation, if that is
+  // higher): the bound the takeover rule rests on; a clock or wanted unit
+  // beyond it ends the step with kClockRefused.
   StepResult extend_reservation(bool force = false,
                                 std::chrono::milliseconds wanted = std::chrono::milliseconds{0});
   // Deletes the claim (keeping the reservation, lowered to `last_issued` if

@@ -329,7 +329,8 @@ ZnodeAnswer ZooKeeperSession::multi(const std::vector<ZnodeOp>& ops, std::vector
         stats->clear();
         for (std::size_t i = 0; i < ops.size(); ++i) {
           if (ops[i].kind == ZnodeOp::Kind::kSet) stats->push_back(stat_of(p.stats[i]));
-          if (ops[i].kind == ZnodeOp::Kind::kCreate) stats->push_back({});
+          // A created znode's version is 0.
+          if (ops[i].kind == ZnodeOp::Kind::kCreate) stats->push_back(ZnodeStat{0, 0, {}, {}});
         }
       },
       pending);

@@ -72,6 +72,9 @@ struct LeasedStoreUnderTest {
   // them); the function it returns puts that copy back in place of what the
   // store holds then, as a restore would, while holders may be alive.
   std::function<std::function<void()>()> back_up;
+  // A claim of the store preferring `preferred`, without a coordinator's
+  // background thread: it renews when told (its steps are the test's).
+  std::function<std::unique_ptr<coord::LeasedClaim>(std::uint64_t preferred)> make_claim;
 };
 
 // A store whose coordinators come from `make_coordinator` with the options
@@ -111,6 +114,7 @@ LeasedStoreUnderTest describe_store(
           options(std::nullopt).lease_ttl,
           {},
           {},
+          {},
           {}};
 }
 
@@ -118,10 +122,11 @@ LeasedStoreUnderTest describe_store(
 // a floor `ahead` (lease_ttl + reserve_ahead) above the clock, the stored
 // reservation, and the stats. The coordinator, for the store's own checks.
 // `store_clock_grain`: how far above the real time the store's clock reading
-// may lie (etcd's Date has whole seconds, and Date + 1 s is taken).
+// may lie (its resolution: 1 ms; etcd's Date has whole seconds, and Date + 1 s
+// is taken).
 std::unique_ptr<Coordinator> claims_the_preferred_id_of_a_new_cluster(
     const LeasedStoreUnderTest& store, std::chrono::milliseconds ahead,
-    std::chrono::milliseconds store_clock_grain = std::chrono::milliseconds{0});
+    std::chrono::milliseconds store_clock_grain = std::chrono::milliseconds{1});
 // Preferred id 1 taken: the next claimers get 0, then 2.
 void takes_the_lowest_free_id_when_the_preferred_is_taken(const LeasedStoreUnderTest& store);
 // Four holders, then a fifth claimer: kUnavailable naming the cluster.
@@ -162,12 +167,12 @@ void a_take_over_starts_above_the_old_reservation(const LeasedStoreUnderTest& st
 // reports a store it had to mark as new, and the holder stops issuing
 // within the lease, saying why.
 void emptied_store_starts_the_next_claimer_above(const LeasedStoreUnderTest& store);
-// A node id used and released; a backup; a holder takes the id and serves;
-// the backup is restored (the id free again, its reservation the old one)
-// and a second claimer takes the id at once. THE TAKEOVER RULE: it starts
-// above every ID the hidden holder can issue (its reservation, or the clock
-// when it stops plus the generator's 1 s of drift), and the holder stops
-// within its lease, saying why.
+// A node id used and released; a backup; a holder takes the id and raises
+// its reservation; the backup is restored (the id free again, its
+// reservation the old one) and a second claimer takes the id at once. THE
+// TAKEOVER RULE: it starts above every reservation the hidden holder wrote,
+// the holder's next renewal and write find the claim gone, and its
+// reservation stays below the newcomer's floor.
 void a_record_restored_under_a_live_holder_is_never_trusted(const LeasedStoreUnderTest& store);
 // A generator started as a take-over's claim says issues above `old_reservation`.
 // (`coordinator` made it; its reservation, once raised past the floor, is the ceiling.)

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -167,6 +168,9 @@ class SqlStoreTest : public ::testing::Test {
     store.lose_data = [this] {
       sql("DELETE FROM snowid_node_claims WHERE cluster = '" + cluster() + "'");
     };
+    store.make_claim = [this](std::uint64_t preferred) {
+      return std::unique_ptr<coord::LeasedClaim>(raw_claim(options(preferred)));
+    };
     store.back_up = [this] {
       // A real dump of the database (pg_dump, mariadb-dump), put back by the
       // database's own client while the holders' connections are open.
@@ -176,7 +180,7 @@ class SqlStoreTest : public ::testing::Test {
       EXPECT_TRUE(database().dump(file)) << database().why();
       return std::function<void()>([file] {
         EXPECT_TRUE(database().restore(file)) << database().why();
-        std::filesystem::remove(file);
+        if (std::getenv("SNOWID_KEEP_DUMP") == nullptr) std::filesystem::remove(file);
       });
     };
     return store;

@@ -226,7 +226,13 @@ bool MariadbProcess::dump(const std::string& database, const std::string& file) 
 }
 
 bool MariadbProcess::restore(const std::string& database, const std::string& file) {
-  return sql_in(database, "source " + file);
+  // The client's `source` goes on past a failed statement: abort instead, so
+  // that a restore that did not apply is a failure, not a silent no-op.
+  const ProcessResult result =
+      run_process({kClient, "--no-defaults", "--socket=" + socket(), "-u", "root", "--batch",
+                   "--abort-source-on-error", "-D", database, "-e", "source " + file});
+  if (result.exit_code != 0) error_ = describe("mariadb < dump", result);
+  return result.exit_code == 0;
 }
 
 }  // namespace snowid::test
