@@ -67,11 +67,12 @@ done
 zookeeper_flags="--coordinator zookeeper --zookeeper-endpoints 127.0.0.1:$zookeeper_port"
 zookeeper_flags+=" --zookeeper-tick-ms 200"
 
+# Clusters "bench" and "takeover" share each store and its layout on purpose.
 declare -A store_flags=(
   [static]=""
-  [etcd]="--coordinator etcd --etcd-endpoints 127.0.0.1:$etcd_client"
-  [redis]="--coordinator redis --redis-endpoints 127.0.0.1:$redis_port"
-  [zookeeper]="$zookeeper_flags"
+  [etcd]="--coordinator etcd --etcd-endpoints 127.0.0.1:$etcd_client --share-id-space true"
+  [redis]="--coordinator redis --redis-endpoints 127.0.0.1:$redis_port --share-id-space true"
+  [zookeeper]="$zookeeper_flags --share-id-space true"
 )
 declare -A port_of pid_of
 for mode in static etcd redis zookeeper; do

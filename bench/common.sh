@@ -36,10 +36,11 @@ machine_line() {
   echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 }
 
-# wait_for_line FILE PATTERN: waits up to 5 s for a line matching PATTERN
-# (grep's) in FILE, such as a server's start-up line.
+# wait_for_line FILE PATTERN: waits up to 30 s for a line matching PATTERN
+# (grep's) in FILE, such as a server's start-up line (a cluster node's comes
+# after its takeover floor, lease_ttl + reserve_ahead after its claim).
 wait_for_line() {
-  for _ in $(seq 50); do
+  for _ in $(seq 300); do
     grep -q "$2" "$1" 2>/dev/null && return
     sleep 0.1
   done

@@ -45,6 +45,7 @@ serve() {
     fi
     sleep 0.025
   done
+  tail -3 "$bench_work/$name.log" >&2
 }
 
 machine_line
@@ -54,17 +55,19 @@ for ttl in 2 10; do
     for b in "${!binaries[@]}"; do
       binary=${binaries[$b]}
       cluster="c$ttl-$try-$b"
+      # One cluster at a time: two of one layout in one store are refused.
+      redis-cli -p "$redis_port" flushall >/dev/null
       redis-cli -p "$redis_port" set "snowid:{$cluster}:created" 0 >/dev/null
       flags=(--cluster "$cluster" --lease-ttl-s "$ttl")
       serve "$cluster-a" "$binary" "${flags[@]}"
       first=$served_ms
-      kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
+      kill "$node_pid" 2>/dev/null || true; wait "$node_pid" 2>/dev/null || true
       serve "$cluster-b" "$binary" "${flags[@]}"
       restart=$served_ms
-      kill -9 "$node_pid"; wait "$node_pid" 2>/dev/null || true
+      kill -9 "$node_pid" 2>/dev/null || true; wait "$node_pid" 2>/dev/null || true
       serve "$cluster-c" "$binary" "${flags[@]}"
       takeover=$served_ms
-      kill "$node_pid"; wait "$node_pid" 2>/dev/null || true
+      kill "$node_pid" 2>/dev/null || true; wait "$node_pid" 2>/dev/null || true
       echo "$binary try $try: first $first, restart $restart, take-over $takeover"
     done
   done
