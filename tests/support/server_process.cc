@@ -93,7 +93,7 @@ ServerProcess::ServerProcess(const std::string& binary, std::vector<std::string>
   // grpc with --grpc off. Read once the whole line is written.
   // (No std::regex: tests start servers from several threads, and
   // libstdc++'s regex compiler races on a locale cache there.)
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{40};
   while (std::chrono::steady_clock::now() < deadline) {
     const std::string text = read_file(log_path_);
     const std::size_t start = text.find(" starting: ");

@@ -18,8 +18,9 @@ class ServerProcess {
  public:
   // Starts `binary` with `args` (plus --http 127.0.0.1:0 and --grpc
   // 127.0.0.1:0 unless `args` names those listeners) and waits until it
-  // logs the port it listens on. `env` adds environment variables (or
-  // replaces inherited ones).
+  // logs the port it listens on (40 s at most: a cluster node first waits
+  // out its takeover floor, 12 s with the default lease). `env` adds
+  // environment variables (or replaces inherited ones).
   ServerProcess(const std::string& binary, std::vector<std::string> args,
                 const std::map<std::string, std::string>& env = {});
   ~ServerProcess();
