@@ -27,6 +27,7 @@
 
 #include "chaos.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 
 namespace snowid {
@@ -135,7 +136,7 @@ std::string injection(const ClockFault& fault) {
 class ClockChaos : public test::ChaosTest {
  protected:
   void start(const Policy& policy) {
-    if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+    if (!clock.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
     std::vector<std::string> args = policy.args;
     args.insert(args.end(), {"--state-dir", scenario.dir.file("state")});
     server = std::make_unique<test::ServerProcess>(SNOWIDD_PATH, args, clock.env());

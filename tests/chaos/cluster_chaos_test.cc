@@ -22,14 +22,15 @@
 #include "etcd_process.h"
 #include "faketime.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_process.h"
 #include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
-#include "sql_cluster.h"
-#include "sql_coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
+#include "sql_cluster.h"
+#include "sql_coordinator.h"
 #include "subprocess.h"
 #include "zookeeper_claim.h"
 #include "zookeeper_coordinator.h"
@@ -229,6 +230,7 @@ class ClusterChaosTest : public test::ChaosTest {
   // Runs `run` on a fresh PostgreSQL server, cluster "c" marked new to it;
   // its stop is immediate (a crash: no checkpoint).
   void on_postgres(const SqlScenario& run) {
+    if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
     test::PostgresProcess postgres;
     ASSERT_TRUE(postgres.started()) << postgres.error();
     ASSERT_TRUE(test::mark_new_sql_cluster(
@@ -241,6 +243,7 @@ class ClusterChaosTest : public test::ChaosTest {
   }
   // The same on a fresh MariaDB server; its stop is SIGTERM.
   void on_mysql(const SqlScenario& run) {
+    if (!test::MariadbProcess::available()) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
     test::MariadbProcess mariadb;
     ASSERT_TRUE(mariadb.started()) << mariadb.error();
     ASSERT_TRUE(test::mark_new_sql_cluster(
@@ -630,14 +633,6 @@ TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
   check(stop_all(clients));
 }
 
-std::string faketime_library() {
-  for (const char* c : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"}) {
-    if (std::filesystem::exists(c)) return c;
-  }
-  return "";
-}
-
 // A node whose clock is 2 s behind takes over a released id. It must start
 // above the previous holder's reservation H: under "monotonic" its logical
 // clock starts above H at once (within max_drift_ms); under "reject" it
@@ -646,8 +641,8 @@ class ClockBehindTakeOver : public ClusterChaosTest,
                             public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
-  const std::string faketime = faketime_library();
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const std::string faketime = test::faketime_library();
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::string policy = GetParam();
   scenario.describe("cluster_clock_behind_takeover/" + policy,
                     "a node whose clock is 2 s behind takes over a released id; policy " + policy,
@@ -700,7 +695,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, ClockBehindTakeOver, ::testing::Values("monot
 // item 6, cluster mode.)
 TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) {
   test::FaketimeControl glitch;
-  if (!glitch.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!glitch.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   scenario.describe(
       "hardening/6/cluster_forward_glitch_then_kill9",
       "a node's clock jumps 1 h ahead for 1 s while no request comes, then the node is "

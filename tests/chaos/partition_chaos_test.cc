@@ -38,13 +38,14 @@
 #include "etcd_process.h"
 #include "fault_proxy.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_suite.h"
 #include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
-#include "sql_coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
+#include "sql_coordinator.h"
 #include "zookeeper_claim.h"
 #include "zookeeper_coordinator.h"
 #include "zookeeper_process.h"
@@ -336,7 +337,12 @@ class SharedServer : public LeasePartition {
     delete server_;
     server_ = nullptr;
   }
-  void SetUp() override { ASSERT_TRUE(server_->started()) << server_->why(); }
+  void SetUp() override {
+    if constexpr (requires { Server::kMissing; }) {
+      if (!Server::available()) SNOWID_SKIP_MISSING(Server::kMissing);
+    }
+    ASSERT_TRUE(server_->started()) << server_->why();
+  }
 
   // Names the scenario "<store>/<fault>" and runs it.
   void run(const LinkFault& fault) {
@@ -538,6 +544,8 @@ struct SqlServer {
   Process process;
   bool started() const { return process.started(); }
   const std::string& why() const { return process.error(); }
+  static bool available() { return Process::available(); }
+  static constexpr const char* kMissing = Process::kMissing;
 };
 struct PostgresServer : SqlServer<test::PostgresProcess> {
   std::string url(const std::string& endpoint) const {

@@ -23,6 +23,7 @@
 
 #include "chaos.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 
 namespace snowid {
@@ -95,7 +96,7 @@ void PrintTo(const StopCase& stop, std::ostream* out) { *out << stop.name; }
 class RestartLoop : public RestartChaos, public ::testing::WithParamInterface<StopCase> {};
 
 TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const StopCase& stop = GetParam();
   const std::string how = stop.signal == SIGKILL ? "killed with SIGKILL" : "stopped with SIGTERM";
   scenario.record.scenario = std::string(stop.name) + "_restart_loop";

@@ -14,6 +14,7 @@
 
 #include "chaos.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 #include "subprocess.h"
 
@@ -91,7 +92,7 @@ TEST_F(StartupHardening, OptionsWithoutMeaningAreRefusedAndTheOrdinalWorksInStat
                    {"node_id_from_hostname", host});
   }
   if (test::run_process({"/usr/bin/unshare", "--uts", "/bin/true"}).exit_code != 0) {
-    GTEST_SKIP() << "no UTS namespace here (needs root): the StatefulSet part is not run";
+    SNOWID_SKIP_MISSING("no UTS namespace here (needs root): the StatefulSet part is not run");
   }
   test::ServerProcess pod(
       "/usr/bin/unshare",

@@ -13,6 +13,7 @@
 
 #include "chaos.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 #include "subprocess.h"
 
@@ -120,7 +121,7 @@ TEST_F(StateDirChaos, SecondProcessOnTheStateDirectoryRefusesAndTheFirstServesOn
 // mark: `snowid check --state-file` says so, and the node starts above them
 // or refuses (here: refuses, the gap being beyond max_drift), never below.
 TEST_F(StateDirChaos, AStateDirectoryRestoredFromAnOlderCopyIsCaughtByTheAuditLog) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   scenario.describe(
       "state_dir_restored_from_older_copy",
       "the state directory replaced by a copy taken 1 s into the load, the clock 4 s behind at the "

@@ -33,10 +33,11 @@
 #include "etcd_process.h"
 #include "faketime.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_process.h"
-#include "sql_cluster.h"
 #include "redis_process.h"
 #include "server_process.h"
+#include "sql_cluster.h"
 #include "subprocess.h"
 #include "zookeeper_claim.h"
 #include "zookeeper_coordinator.h"
@@ -193,7 +194,7 @@ void StoreLossChaos::restart_behind(const LossStore& store, test::NodeAddress& a
 
 void StoreLossChaos::loss_then_restart_behind(const LossStore& store, milliseconds behind,
                                               bool waits) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::string seconds_behind = std::to_string(-behind.count() / 1000);
   scenario.describe(
       "store_loss/" + store.name + "_lost_then_restart_clock_behind_" + seconds_behind + "s",
@@ -255,6 +256,7 @@ TEST_F(StoreLossChaos, ZooKeeperWipedThenRestartWithTheClock20sBehind) {
 }
 
 TEST_F(StoreLossChaos, PostgresClaimsDroppedThenRestartWithTheClock20sBehind) {
+  if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
   test::PostgresProcess postgres;
   ASSERT_TRUE(postgres.started()) << postgres.error();
   loss_then_restart_behind(
@@ -264,6 +266,7 @@ TEST_F(StoreLossChaos, PostgresClaimsDroppedThenRestartWithTheClock20sBehind) {
 }
 
 TEST_F(StoreLossChaos, MysqlClaimsDroppedThenRestartWithTheClock20sBehind) {
+  if (!test::MariadbProcess::available()) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
   test::MariadbProcess mariadb;
   ASSERT_TRUE(mariadb.started()) << mariadb.error();
   loss_then_restart_behind(
@@ -384,7 +387,7 @@ void draw_ids(const ServerProcess& node, int requests, test::Source& source) {
 // 20 s behind it refuses, with its clock right it starts above them, and
 // both times it says why at error level.
 TEST_F(LeasedStateDirectoryChaos, LostWithTheStoreIsCaughtByTheAuditLog) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   scenario.describe("leased_state_dir_lost_with_the_store",
                     "a leased node's state directory and its Redis store's data lost while it is "
                     "stopped; its audit log kept elsewhere",

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "leased_store_contract.h"
+#include "missing.h"
 #include "sql_claim.h"
 #include "sql_client.h"
 #include "sql_dialect.h"
@@ -46,6 +47,7 @@ constexpr const char* kUpsertCreatedZero =
     " ON CONFLICT (cluster, node_id) DO UPDATE SET reservation = 0";
 class Database {
  public:
+  using Server = test::PostgresProcess;
   bool started() const { return server_.started(); }
   const std::string& why() const { return server_.error(); }
   std::string url() const { return server_.url(); }
@@ -55,7 +57,7 @@ class Database {
   bool restart() { return server_.stop(/*immediate=*/true) && server_.start(); }
 
  private:
-  test::PostgresProcess server_;
+  Server server_;
 };
 #else
 using StoreOptions = MysqlOptions;
@@ -66,6 +68,7 @@ constexpr const char* kUnreachable = "mysql connect";
 constexpr const char* kUpsertCreatedZero = " ON DUPLICATE KEY UPDATE reservation = 0";
 class Database {
  public:
+  using Server = test::MariadbProcess;
   bool started() const { return server_.started(); }
   const std::string& why() const { return server_.error(); }
   std::string url() const { return server_.url(); }
@@ -76,7 +79,7 @@ class Database {
   }
 
  private:
-  test::MariadbProcess server_;
+  Server server_;
 };
 #endif
 
@@ -95,6 +98,7 @@ std::string file_text(const std::string& path) {
 class SqlStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!Database::Server::available()) SNOWID_SKIP_MISSING(Database::Server::kMissing);
     ASSERT_TRUE(database().started()) << database().why();
     // The schema as operators apply it by hand (a no-op once it exists).
     sql(file_text(std::string(SNOWID_SOURCE_DIR) + kSchemaFile));
