@@ -390,12 +390,13 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
       "cluster_race_for_one_id", "20 nodes started at once all require node id 7; 3 rounds",
       "20 snowidd processes with --node-id-policy require, one etcd; the winner stopped "
       "with SIGTERM between rounds",
-      "exactly one winner per round; the 19 others exit 1 naming it; each winner starts "
-      "above the previous one");
+      "exactly one winner per round; the 19 others exit 1 naming it; each winner's first ID "
+      "lies above the reservation the previous winner left for id 7");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::vector<Id>> winners_ids;
+  std::vector<std::chrono::milliseconds> reservations_left;  // by each round's winner
   for (int round = 0; round < 3; ++round) {
     std::vector<std::unique_ptr<ServerProcess>> racers(20);
     std::vector<std::thread> starters;
@@ -429,11 +430,14 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
     winners_ids.push_back(ids);
     winners[0]->signal(SIGTERM);  // releases id 7 for the next round
     EXPECT_EQ(winners[0]->wait(), 0) << winners[0]->log();
+    // The claim is gone; the reservation stays, at or above every ID it issued.
+    reservations_left.push_back(reservation_of(etcd, 7));
+    EXPECT_GE(reservations_left.back(), timestamp_of(ids.back())) << "round " << round;
   }
-  // Each winner started above the previous one's reservation.
+  // Each winner started above the reservation the previous one left.
   check(winners_ids);
   for (std::size_t r = 1; r < winners_ids.size(); ++r) {
-    EXPECT_GT(winners_ids[r].front(), winners_ids[r - 1].back());
+    EXPECT_GT(timestamp_of(winners_ids[r].front()), reservations_left[r - 1]) << "round " << r;
   }
 }
 
