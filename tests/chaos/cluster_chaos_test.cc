@@ -317,7 +317,9 @@ class ClusterChaosTest : public test::ChaosTest {
     return false;
   }
 
-  void kill9_takeover(const StoreHooks& store);
+  // SIGKILL to a node under load; a successor requires its id. `lease_ttl`:
+  // the store's lease (or session) the nodes ask for.
+  void kill9_takeover(const StoreHooks& store, std::chrono::milliseconds lease_ttl);
   void frozen_node(const StoreHooks& store);
   // The store dies under load (`kill`) and comes back 1 s later (`restart`).
   void store_down(const StoreHooks& store, std::chrono::seconds lease_ttl, const std::string& name,
@@ -443,7 +445,8 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
 
 // kill -9: the claim outlives the process until its lease expires, and the
 // next holder's first ID lies above the dead node's reservation.
-void ClusterChaosTest::kill9_takeover(const StoreHooks& store) {
+void ClusterChaosTest::kill9_takeover(const StoreHooks& store,
+                                      std::chrono::milliseconds lease_ttl) {
   auto victim = store.start("victim", 0, {});
   ASSERT_TRUE(victim->started()) << victim->log();
   std::vector<std::unique_ptr<Client>> clients;
@@ -465,7 +468,15 @@ void ClusterChaosTest::kill9_takeover(const StoreHooks& store) {
       store.start("successor", 0, {"--node-id-policy", "require", "--claim-timeout-ms", "10000"});
   ASSERT_TRUE(successor->started()) << successor->log();
   const auto waited = Clock::now() - killed_at;
-  EXPECT_GE(waited, 1000ms) << "id 0 was free before the dead node's lease could expire";
+  // The dead node renewed its lease every lease_ttl / 3, checked every
+  // 100 ms (src/coord/leased_coordinator.cc), so at the kill at least
+  // lease_ttl - lease_ttl / 3 - 100 ms of it was left: 1.23 s of a 2 s lease.
+  const auto lease_left_at_least = lease_ttl - lease_ttl / 3 - 100ms;
+  EXPECT_GE(waited, lease_left_at_least)
+      << "id 0 was free before the dead node's lease could expire";
+  scenario.record.measured = "the successor held id 0 " + std::to_string(waited / 1ms) +
+                             " ms after the kill (the lease had at least " +
+                             std::to_string(lease_left_at_least / 1ms) + " ms left)";
   EXPECT_NE(successor->log().find("is held by"), std::string::npos) << successor->log();
 
   clients.push_back(std::make_unique<Client>(successor->port()));
@@ -492,7 +503,7 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
-  kill9_takeover(etcd_hooks(etcd));
+  kill9_takeover(etcd_hooks(etcd), std::chrono::seconds{kLeaseTtlSeconds});
 }
 
 TEST_F(ClusterChaosTest, RedisKilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
@@ -504,7 +515,7 @@ TEST_F(ClusterChaosTest, RedisKilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHold
   test::RedisServer redis;
   ASSERT_TRUE(redis.started()) << redis.why();
   mark_new_cluster(redis);
-  kill9_takeover(redis_hooks(redis));
+  kill9_takeover(redis_hooks(redis), std::chrono::seconds{kLeaseTtlSeconds});
 }
 
 // SIGSTOP for three lease lifetimes while a newcomer takes the id over. The
@@ -908,7 +919,7 @@ TEST_F(ClusterChaosTest,
   test::ZooKeeperEnsemble zookeeper;
   ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
   mark_new_cluster(zookeeper);
-  kill9_takeover(zookeeper_hooks(zookeeper));
+  kill9_takeover(zookeeper_hooks(zookeeper), std::chrono::seconds{kZooKeeperLeaseTtlSeconds});
 }
 
 TEST_F(ClusterChaosTest, ZooKeeperNodeFrozenPastItsSessionNeverPassesItsReservation) {
