@@ -449,15 +449,15 @@ TEST_F(RedisPartition, NodeWhoseConnectionsAreResetStopsBeforeItsLeaseEnds) { ru
 
 // A slow link costs latency, not the claim: with every byte 150 ms late
 // each way (renewals take 300 ms and more), A keeps id 0, never fences
-// itself and serves on.
+// itself and serves on without refusing a request.
 TEST_F(RedisPartition, SlowLinkCostsLatencyNotTheClaim) {
   scenario.describe("partition/redis/delay",
                     "redis: every byte between node A and Redis 150 ms late each way, for 5 "
                     "s",
                     "fault proxy (tests/support/fault_proxy.h) between A and Redis, delay "
                     "mode",
-                    "A keeps node id 0: no fencing event, no lost claim, no re-claim; Redis "
-                    "requests take at least 300 ms; 0 duplicates");
+                    "A keeps node id 0: no fencing event, no lost claim, no re-claim, no "
+                    "refusal; Redis requests take at least 300 ms; 0 duplicates");
   FaultProxy proxy(server_->port());
   ASSERT_NE(proxy.port(), 0);
   auto a = start_node(store(), proxy.endpoint(), "a", kLongLease);
@@ -483,6 +483,7 @@ TEST_F(RedisPartition, SlowLinkCostsLatencyNotTheClaim) {
   EXPECT_EQ(cluster_info["reclaims"], 0);
   EXPECT_GE(cluster_info["redis_latency_max_ms"].get<double>(), 300.0);
   EXPECT_GT(served, 100u) << "A hardly served through the slow link";
+  EXPECT_EQ(refused, 0u) << "A refused requests through the slow link";
   scenario.record.measured =
       std::to_string(served) + " answers served and " + std::to_string(refused) +
       " refused in the " +
