@@ -37,6 +37,7 @@
 #include "postgres_process.h"
 #include "redis_process.h"
 #include "server_process.h"
+#include "snowid/decode.h"
 #include "sql_cluster.h"
 #include "subprocess.h"
 #include "zookeeper_claim.h"
@@ -286,6 +287,14 @@ TEST_F(StoreLossChaos, EtcdWipedThenRestartWithTheClock8sBehind) {
 
 class EtcdEmptiedUnderANode : public StoreLossChaos, public ::testing::WithParamInterface<bool> {};
 
+// The node id an ID (twitter layout, the nodes' default) was issued under.
+std::uint64_t node_id_of(test::Number id) {
+  const auto fields = decode(*preset("twitter"), static_cast<Id>(id));
+  EXPECT_TRUE(fields.ok()) << id;
+  return fields.ok() ? fields->datacenter << preset("twitter")->worker_bits | fields->worker
+                     : ~std::uint64_t{0};
+}
+
 // A serves id 0; etcd is emptied; B starts preferring id 0 at once. After
 // `del` B gets it (A's lease lives on, its key is gone); after a wipe A may
 // notice first and take it back. Either way, whoever issues under id 0 next
@@ -310,6 +319,19 @@ TEST_P(EtcdEmptiedUnderANode, ASecondNodeForItsIdStartsAboveIt) {
   ASSERT_TRUE(a->started()) << a->log();
   a_address.set(a->port(), a->grpc_port());
   ASSERT_TRUE(test::wait_until([&] { return load.served(0) >= 20; }, 15000ms)) << a->log();
+  // The load paused, one more ID from A lies above every ID A issued before
+  // it (one generator): the mark every ID under id 0 issued after the loss
+  // must pass. A's connections from here on belong to its next incarnation
+  // number, so that its sources split at the mark.
+  load.pause(true);
+  std::this_thread::sleep_for(200ms);  // a request under way finishes
+  const test::HttpReply mark_reply = test::http_get(a->port(), "/v1/ids?count=1&format=text");
+  ASSERT_EQ(mark_reply.status, 200) << mark_reply.body;
+  const test::Number a_mark = std::stoll(mark_reply.body);
+  a_address.retire();
+  a_address.set(a->port(), a->grpc_port());
+  const std::uint64_t a_incarnation_after_mark = a_address.get().incarnation;
+  load.pause(false);
 
   ASSERT_TRUE(store.lose_data());
   const auto lost_at = test::SteadyClock::now();
@@ -325,6 +347,25 @@ TEST_P(EtcdEmptiedUnderANode, ASecondNodeForItsIdStartsAboveIt) {
   load.stop();
   EXPECT_NE(a->log().find("warning lost the claim on node id 0"), std::string::npos) << a->log();
   EXPECT_EQ(load.unexpected(), "");
+  // Every ID under id 0 from after the mark, A's or B's, lies above it.
+  std::uint64_t after_mark = 0, not_above = 0;
+  std::string first_not_above;
+  for (const test::Source& source : load.sources()) {
+    if (source.node == 0 && source.incarnation < a_incarnation_after_mark) continue;
+    for (const test::Number id : source.ids) {
+      if (node_id_of(id) != 0) continue;
+      ++after_mark;
+      if (id > a_mark) continue;
+      if (not_above++ == 0) first_not_above = std::to_string(id) + " (" + source.name + ")";
+    }
+  }
+  EXPECT_GT(after_mark, 0u) << "no ID under node id 0 after the loss";
+  EXPECT_EQ(not_above, 0u) << not_above << " IDs under node id 0 issued after the loss lie at or "
+                           << "below A's last ID before it, " << a_mark << ", the first "
+                           << first_not_above;
+  scenario.record.measured = std::to_string(after_mark) + " IDs under node id 0 after the loss, " +
+                             (not_above == 0 ? "all" : std::to_string(not_above) + " not") +
+                             " above A's last ID before it";
   scenario.count(load);
   scenario.check(load.sources());
 }
