@@ -146,6 +146,10 @@ TEST_F(StartupHardening, PeersGuardStaticModeAgainstASharedNodeId) {
   EXPECT_TRUE(e.started()) << e.log();
   EXPECT_NE(e.log().find("not checked"), std::string::npos) << e.log();
   scenario.record.answers += 4;
+  if (faketime.empty()) {
+    SNOWID_SKIP_MISSING(std::string(test::kFaketimeMissing) +
+                        ": node D, whose clock runs 20 s ahead, was left out (the rest ran)");
+  }
 }
 
 TEST_F(StartupHardening, UnusableLayoutsStopTheStart) {
