@@ -86,10 +86,16 @@ awk -v nproc="$(nproc)" -v machine="$(uname -sm)" '
     for (i = 1; i <= count; i++) {
       n = names[i]; total_ids += ids[n]; total_dups += dups[n]; total_order += order[n]
       tally[result[n]]++
+      if (ids[n] > 0) drawing++
     }
-    printf "Run of %s to %s on %s, %d cores: %d scenarios, %d passed, %d failed, %d skipped; " \
-           "%d IDs checked, %d duplicates, %d order violations.\n\n", first_date, last_date,
-           machine, nproc, count, tally["pass"], tally["fail"], tally["skipped"], total_ids,
+    # What the count counts: scenarios that drew IDs and checked them for
+    # uniqueness and order, and those that check other behaviour (a refusal
+    # or a warning at start, a protocol answer) without drawing any.
+    printf "Run of %s to %s on %s, %d cores: %d fault scenarios, %d of them drawing IDs and " \
+           "checking them for duplicates and order, %d checking other behaviour without IDs; " \
+           "%d passed, %d failed, %d skipped; %d IDs checked, %d duplicates, " \
+           "%d order violations.\n\n", first_date, last_date, machine, nproc, count, drawing,
+           count - drawing, tally["pass"], tally["fail"], tally["skipped"], total_ids,
            total_dups, total_order
     print "| scenario | fault | how injected | expected | refused / answers | IDs checked | duplicates / order violations | recovery ms | seconds | result |"
     print "|---|---|---|---|---:|---:|---:|---:|---:|---|"

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "abuse_server.h"
+#include "missing.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -65,7 +66,8 @@ TEST_F(ConnectionFloodTest, ThousandsOfConnectionsHoldTheLimitAndAreAllReleased)
   constexpr int kLimit = 3000;
   constexpr int kFlood = 4000;
   if (test::raise_open_file_limit(kFlood + kLimit + 1000) < kFlood + 200) {
-    GTEST_SKIP() << "the open-file limit is too low for " << kFlood << " connections";
+    SNOWID_SKIP_MISSING("the open-file limit is too low for " + std::to_string(kFlood) +
+                        " connections");
   }
   // Long enough for the whole flood to be accepted or refused before the
   // first flood connection times out, also under the sanitizers.
@@ -129,7 +131,9 @@ TEST_F(ConnectionFloodTest, ThousandsOfConnectionsHoldTheLimitAndAreAllReleased)
 // refuses connections beyond the rest (closing each at once, so a flood of
 // refused connections does not hold descriptors either).
 TEST_F(ConnectionFloodTest, ConnectionsStopShortOfTheOpenFileLimit) {
-  if (!std::filesystem::exists(kPrlimit)) GTEST_SKIP() << "prlimit is not installed";
+  if (!std::filesystem::exists(kPrlimit)) {
+    SNOWID_SKIP_MISSING("prlimit is not installed (Debian package util-linux)");
+  }
   start_with(kPrlimit, {"--nofile=256:256", SNOWIDD_PATH});
   std::smatch room;
   const std::string log = server().log();
@@ -167,10 +171,12 @@ TEST_F(ConnectionFloodTest, ConnectionsStopShortOfTheOpenFileLimit) {
 // second and gives each listener its new share, so the spare descriptors
 // stay free for the state file, the audit log and the probes.
 TEST_F(ConnectionFloodTest, AnOpenFileLimitLoweredWhileServingIsFollowed) {
-  if (!std::filesystem::exists(kPrlimit)) GTEST_SKIP() << "prlimit is not installed";
+  if (!std::filesystem::exists(kPrlimit)) {
+    SNOWID_SKIP_MISSING("prlimit is not installed (Debian package util-linux)");
+  }
   constexpr int kIdleGrpc = 1200;
   if (test::raise_open_file_limit(kIdleGrpc + 500) < kIdleGrpc + 200) {
-    GTEST_SKIP() << "this process cannot open enough connections";
+    SNOWID_SKIP_MISSING("the open-file limit is too low for this test's connections");
   }
   start();
   HttpConnection observer(port());

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "abuse_server.h"
+#include "missing.h"
 
 namespace snowid {
 namespace {
@@ -70,7 +71,7 @@ class SlowClientsTest : public AbuseTest {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(kSlowHttpTest)) {
-      GTEST_SKIP() << "slowhttptest is not installed (scripts/install-deps.sh installs it)";
+      SNOWID_SKIP_MISSING("slowhttptest is not installed (scripts/install-deps.sh installs it)");
     }
   }
 

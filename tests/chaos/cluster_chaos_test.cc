@@ -22,14 +22,15 @@
 #include "etcd_process.h"
 #include "faketime.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_process.h"
 #include "redis_coordinator.h"
 #include "redis_process.h"
 #include "server_process.h"
-#include "sql_cluster.h"
-#include "sql_coordinator.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
+#include "sql_cluster.h"
+#include "sql_coordinator.h"
 #include "subprocess.h"
 #include "zookeeper_claim.h"
 #include "zookeeper_coordinator.h"
@@ -229,6 +230,7 @@ class ClusterChaosTest : public test::ChaosTest {
   // Runs `run` on a fresh PostgreSQL server, cluster "c" marked new to it;
   // its stop is immediate (a crash: no checkpoint).
   void on_postgres(const SqlScenario& run) {
+    if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
     test::PostgresProcess postgres;
     ASSERT_TRUE(postgres.started()) << postgres.error();
     ASSERT_TRUE(test::mark_new_sql_cluster(
@@ -241,6 +243,7 @@ class ClusterChaosTest : public test::ChaosTest {
   }
   // The same on a fresh MariaDB server; its stop is SIGTERM.
   void on_mysql(const SqlScenario& run) {
+    if (!test::MariadbProcess::available()) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
     test::MariadbProcess mariadb;
     ASSERT_TRUE(mariadb.started()) << mariadb.error();
     ASSERT_TRUE(test::mark_new_sql_cluster(
@@ -314,7 +317,9 @@ class ClusterChaosTest : public test::ChaosTest {
     return false;
   }
 
-  void kill9_takeover(const StoreHooks& store);
+  // SIGKILL to a node under load; a successor requires its id. `lease_ttl`:
+  // the store's lease (or session) the nodes ask for.
+  void kill9_takeover(const StoreHooks& store, std::chrono::milliseconds lease_ttl);
   void frozen_node(const StoreHooks& store);
   // The store dies under load (`kill`) and comes back 1 s later (`restart`).
   void store_down(const StoreHooks& store, std::chrono::seconds lease_ttl, const std::string& name,
@@ -387,12 +392,13 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
       "cluster_race_for_one_id", "20 nodes started at once all require node id 7; 3 rounds",
       "20 snowidd processes with --node-id-policy require, one etcd; the winner stopped "
       "with SIGTERM between rounds",
-      "exactly one winner per round; the 19 others exit 1 naming it; each winner starts "
-      "above the previous one");
+      "exactly one winner per round; the 19 others exit 1 naming it; each winner's first ID "
+      "lies above the reservation the previous winner left for id 7");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::vector<Id>> winners_ids;
+  std::vector<std::chrono::milliseconds> reservations_left;  // by each round's winner
   for (int round = 0; round < 3; ++round) {
     std::vector<std::unique_ptr<ServerProcess>> racers(20);
     std::vector<std::thread> starters;
@@ -426,17 +432,21 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
     winners_ids.push_back(ids);
     winners[0]->signal(SIGTERM);  // releases id 7 for the next round
     EXPECT_EQ(winners[0]->wait(), 0) << winners[0]->log();
+    // The claim is gone; the reservation stays, at or above every ID it issued.
+    reservations_left.push_back(reservation_of(etcd, 7));
+    EXPECT_GE(reservations_left.back(), timestamp_of(ids.back())) << "round " << round;
   }
-  // Each winner started above the previous one's reservation.
+  // Each winner started above the reservation the previous one left.
   check(winners_ids);
   for (std::size_t r = 1; r < winners_ids.size(); ++r) {
-    EXPECT_GT(winners_ids[r].front(), winners_ids[r - 1].back());
+    EXPECT_GT(timestamp_of(winners_ids[r].front()), reservations_left[r - 1]) << "round " << r;
   }
 }
 
 // kill -9: the claim outlives the process until its lease expires, and the
 // next holder's first ID lies above the dead node's reservation.
-void ClusterChaosTest::kill9_takeover(const StoreHooks& store) {
+void ClusterChaosTest::kill9_takeover(const StoreHooks& store,
+                                      std::chrono::milliseconds lease_ttl) {
   auto victim = store.start("victim", 0, {});
   ASSERT_TRUE(victim->started()) << victim->log();
   std::vector<std::unique_ptr<Client>> clients;
@@ -458,7 +468,15 @@ void ClusterChaosTest::kill9_takeover(const StoreHooks& store) {
       store.start("successor", 0, {"--node-id-policy", "require", "--claim-timeout-ms", "10000"});
   ASSERT_TRUE(successor->started()) << successor->log();
   const auto waited = Clock::now() - killed_at;
-  EXPECT_GE(waited, 1000ms) << "id 0 was free before the dead node's lease could expire";
+  // The dead node renewed its lease every lease_ttl / 3, checked every
+  // 100 ms (src/coord/leased_coordinator.cc), so at the kill at least
+  // lease_ttl - lease_ttl / 3 - 100 ms of it was left: 1.23 s of a 2 s lease.
+  const auto lease_left_at_least = lease_ttl - lease_ttl / 3 - 100ms;
+  EXPECT_GE(waited, lease_left_at_least)
+      << "id 0 was free before the dead node's lease could expire";
+  scenario.record.measured = "the successor held id 0 " + std::to_string(waited / 1ms) +
+                             " ms after the kill (the lease had at least " +
+                             std::to_string(lease_left_at_least / 1ms) + " ms left)";
   EXPECT_NE(successor->log().find("is held by"), std::string::npos) << successor->log();
 
   clients.push_back(std::make_unique<Client>(successor->port()));
@@ -485,7 +503,7 @@ TEST_F(ClusterChaosTest, KilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderSta
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
-  kill9_takeover(etcd_hooks(etcd));
+  kill9_takeover(etcd_hooks(etcd), std::chrono::seconds{kLeaseTtlSeconds});
 }
 
 TEST_F(ClusterChaosTest, RedisKilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHolderStartsAbove) {
@@ -497,7 +515,7 @@ TEST_F(ClusterChaosTest, RedisKilledNodesIdIsFreeOnlyAfterItsLeaseAndTheNextHold
   test::RedisServer redis;
   ASSERT_TRUE(redis.started()) << redis.why();
   mark_new_cluster(redis);
-  kill9_takeover(redis_hooks(redis));
+  kill9_takeover(redis_hooks(redis), std::chrono::seconds{kLeaseTtlSeconds});
 }
 
 // SIGSTOP for three lease lifetimes while a newcomer takes the id over. The
@@ -630,14 +648,6 @@ TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
   check(stop_all(clients));
 }
 
-std::string faketime_library() {
-  for (const char* c : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-                        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"}) {
-    if (std::filesystem::exists(c)) return c;
-  }
-  return "";
-}
-
 // A node whose clock is 2 s behind takes over a released id. It must start
 // above the previous holder's reservation H: under "monotonic" its logical
 // clock starts above H at once (within max_drift_ms); under "reject" it
@@ -646,8 +656,8 @@ class ClockBehindTakeOver : public ClusterChaosTest,
                             public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(ClockBehindTakeOver, StartsAboveTheReservationPerItsPolicy) {
-  const std::string faketime = faketime_library();
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const std::string faketime = test::faketime_library();
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::string policy = GetParam();
   scenario.describe("cluster_clock_behind_takeover/" + policy,
                     "a node whose clock is 2 s behind takes over a released id; policy " + policy,
@@ -700,7 +710,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, ClockBehindTakeOver, ::testing::Values("monot
 // item 6, cluster mode.)
 TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) {
   test::FaketimeControl glitch;
-  if (!glitch.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!glitch.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   scenario.describe(
       "hardening/6/cluster_forward_glitch_then_kill9",
       "a node's clock jumps 1 h ahead for 1 s while no request comes, then the node is "
@@ -909,7 +919,7 @@ TEST_F(ClusterChaosTest,
   test::ZooKeeperEnsemble zookeeper;
   ASSERT_TRUE(zookeeper.started()) << zookeeper.why();
   mark_new_cluster(zookeeper);
-  kill9_takeover(zookeeper_hooks(zookeeper));
+  kill9_takeover(zookeeper_hooks(zookeeper), std::chrono::seconds{kZooKeeperLeaseTtlSeconds});
 }
 
 TEST_F(ClusterChaosTest, ZooKeeperNodeFrozenPastItsSessionNeverPassesItsReservation) {

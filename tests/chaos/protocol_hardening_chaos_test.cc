@@ -19,6 +19,7 @@
 #include "etcd_coordinator.h"
 #include "etcd_process.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 #include "snowid/layout.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -114,7 +115,7 @@ TEST_F(ProtocolHardening, WaitingForTheClockHoldsNoIoThread) {
       "/healthz answers within 500 ms while /v1/id waits about 3 s and then serves an ID "
       "above the earlier ones; max_wait_ms above 10000 stops the start (exit 2)");
   test::FaketimeControl clock;
-  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!clock.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   test::ServerProcess server(SNOWIDD_PATH,
                              {"--clock-policy", "wait", "--max-wait-ms", "8000", "--io-threads",
                               "1", "--state-dir", scenario.dir.file("state")},
@@ -220,7 +221,9 @@ TEST_F(ProtocolHardening, IdleGrpcConnectionsTakeNoDescriptorsFromTheRest) {
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
   files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
-  if (files.rlim_cur < 1400) GTEST_SKIP() << "this test needs 1400 descriptors of its own";
+  if (files.rlim_cur < 1400) {
+    SNOWID_SKIP_MISSING("an open-file limit of 1400 (this test needs 1400 descriptors of its own)");
+  }
   test::ServerProcess server("/usr/bin/prlimit", {"--nofile=1024:1024", SNOWIDD_PATH, "--state-dir",
                                                   scenario.dir.file("state")});
   ASSERT_TRUE(server.started()) << server.log();
@@ -301,7 +304,7 @@ TEST_F(ProtocolHardening, ClusterNodesPublishBoundPortsAndAgeCorrectPeerClocks) 
       "the listed addresses are the bound ports; the +9.5 s node starts; the +20 s node "
       "is refused saying how old the samples were");
   const std::string faketime = test::faketime_library();
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");

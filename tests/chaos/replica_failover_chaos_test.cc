@@ -32,6 +32,7 @@
 #include "chaos.h"
 #include "fault_proxy.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_process.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -265,6 +266,7 @@ void ReplicaFailoverTest::check_claims(
 
 // A PostgreSQL primary with a synchronous standby, cluster "c" marked new on it.
 void ReplicaFailoverTest::on_postgres(milliseconds promotion_delay) {
+  if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
   test::PostgresProcess primary;
   ASSERT_TRUE(primary.started()) << primary.error();
   test::PostgresProcess standby(primary, "standby");
@@ -296,6 +298,7 @@ void ReplicaFailoverTest::on_postgres(milliseconds promotion_delay) {
 // both servers, whose replica refuses their writes until it is promoted
 // (read_only) but answers their reads.
 void ReplicaFailoverTest::on_mysql(milliseconds promotion_delay, bool host_list) {
+  if (!test::MariadbProcess::available()) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
   test::MariadbProcess primary(true);
   ASSERT_TRUE(primary.started()) << primary.error();
   test::MariadbProcess replica(primary);

@@ -23,6 +23,7 @@
 
 #include "chaos.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 
 namespace snowid {
@@ -95,7 +96,11 @@ void PrintTo(const StopCase& stop, std::ostream* out) { *out << stop.name; }
 class RestartLoop : public RestartChaos, public ::testing::WithParamInterface<StopCase> {};
 
 TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  // Only the starts with the clock behind need libfaketime. Without it every
+  // start has the clock right, the stops and restarts under load still run
+  // and are checked, and the test then ends as skipped (failed under CI),
+  // saying what was left out.
+  const bool clock_behind = !test::faketime_library().empty();
   const StopCase& stop = GetParam();
   const std::string how = stop.signal == SIGKILL ? "killed with SIGKILL" : "stopped with SIGTERM";
   scenario.record.scenario = std::string(stop.name) + "_restart_loop";
@@ -104,8 +109,9 @@ TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
                           "behind the high-water mark at some starts";
   scenario.record.injection =
       std::string(stop.signal == SIGKILL ? "SIGKILL" : "SIGTERM") +
-      " while 3 HTTP clients and a gRPC client take IDs; libfaketime FAKETIME=-0.2 s or "
-      "-6 s at every second start";
+      " while 3 HTTP clients and a gRPC client take IDs; " +
+      (clock_behind ? "libfaketime FAKETIME=-0.2 s or -6 s at every second start"
+                    : "the clock right at every start (libfaketime missing)");
   scenario.record.expected =
       "every incarnation above the previous; a start with the clock behind beyond the policy's "
       "bound exits 1 naming the gap, and starts once the clock is right";
@@ -157,7 +163,7 @@ TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
   for (int i = 0; i < stop.incarnations; ++i) {
     const Policy& policy = kPolicies[i % 3];
     auto spawned = SteadyClock::now();
-    auto server = try_start(i, policy, kOffsets[i % 4]);
+    auto server = try_start(i, policy, clock_behind ? kOffsets[i % 4] : milliseconds{0});
     if (!server) {
       ++refused_starts;
       // What an operator does: set the clock right and, for reject, let it pass the mark.
@@ -193,6 +199,11 @@ TEST_P(RestartLoop, NoRepeatsAcrossIncarnations) {
   RecordProperty("refused_starts", refused_starts);
   scenario.count(load);
   scenario.check(load.sources(), /*histories=*/true);
+  if (!clock_behind) {
+    SNOWID_SKIP_MISSING(std::string(test::kFaketimeMissing) +
+                        ": the starts with the clock behind the high-water mark were left out "
+                        "(the stops and restarts under load ran and were checked)");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EachStop, RestartLoop,

@@ -23,6 +23,7 @@
 
 #include "chaos.h"
 #include "faketime.h"
+#include "missing.h"
 #include "server_process.h"
 #include "subprocess.h"
 
@@ -335,7 +336,7 @@ TEST_F(StateHardening, ForwardGlitchWithoutIssuanceCostsNothingAtRestart) {
       "every restart serves within 4 s (reject: the usual reserve_ahead gap, <= 0.5 s); the "
       "mark stays below now + 1 s; IDs after the restart lie above those before");
   test::FaketimeControl clock;
-  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!clock.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   std::vector<test::Source> sources;
   for (const char* policy : {"reject", "wait", "monotonic"}) {
     SCOPED_TRACE(policy);
@@ -417,7 +418,7 @@ TEST_F(StateHardening, IssuedAheadIsRefusedUntilTheOperatorContinuesOrLowersTheM
       "earlier ID at once; `state lower` refuses while snowidd runs, changes nothing "
       "without --yes, and after it a reject restart serves at once; 0 duplicates");
   test::FaketimeControl clock;
-  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!clock.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::string state = scenario.dir.file("state");
   const std::string audit = scenario.dir.file("audit.log");
   const std::vector<std::string> base{"--clock-policy", "reject", "--audit-log", audit};
@@ -563,7 +564,7 @@ TEST_F(StateHardening, WaitPolicyRestartAnswersProbesWhileItWaits) {
       "it listens at once and logs what it waits for and until when; /healthz 200, "
       "/readyz and /v1/id 503 until the clock passes the mark, then IDs above the earlier "
       "ones");
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::string state = scenario.dir.file("state");
   const std::vector<std::string> args{"--clock-policy", "wait"};
   test::NodeAddress node;

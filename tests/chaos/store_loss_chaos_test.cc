@@ -33,10 +33,12 @@
 #include "etcd_process.h"
 #include "faketime.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_process.h"
-#include "sql_cluster.h"
 #include "redis_process.h"
 #include "server_process.h"
+#include "snowid/decode.h"
+#include "sql_cluster.h"
 #include "subprocess.h"
 #include "zookeeper_claim.h"
 #include "zookeeper_coordinator.h"
@@ -193,7 +195,7 @@ void StoreLossChaos::restart_behind(const LossStore& store, test::NodeAddress& a
 
 void StoreLossChaos::loss_then_restart_behind(const LossStore& store, milliseconds behind,
                                               bool waits) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::string seconds_behind = std::to_string(-behind.count() / 1000);
   scenario.describe(
       "store_loss/" + store.name + "_lost_then_restart_clock_behind_" + seconds_behind + "s",
@@ -255,6 +257,7 @@ TEST_F(StoreLossChaos, ZooKeeperWipedThenRestartWithTheClock20sBehind) {
 }
 
 TEST_F(StoreLossChaos, PostgresClaimsDroppedThenRestartWithTheClock20sBehind) {
+  if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
   test::PostgresProcess postgres;
   ASSERT_TRUE(postgres.started()) << postgres.error();
   loss_then_restart_behind(
@@ -264,6 +267,7 @@ TEST_F(StoreLossChaos, PostgresClaimsDroppedThenRestartWithTheClock20sBehind) {
 }
 
 TEST_F(StoreLossChaos, MysqlClaimsDroppedThenRestartWithTheClock20sBehind) {
+  if (!test::MariadbProcess::available()) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
   test::MariadbProcess mariadb;
   ASSERT_TRUE(mariadb.started()) << mariadb.error();
   loss_then_restart_behind(
@@ -282,6 +286,14 @@ TEST_F(StoreLossChaos, EtcdWipedThenRestartWithTheClock8sBehind) {
 }
 
 class EtcdEmptiedUnderANode : public StoreLossChaos, public ::testing::WithParamInterface<bool> {};
+
+// The node id an ID (twitter layout, the nodes' default) was issued under.
+std::uint64_t node_id_of(test::Number id) {
+  const auto fields = decode(*preset("twitter"), static_cast<Id>(id));
+  EXPECT_TRUE(fields.ok()) << id;
+  return fields.ok() ? fields->datacenter << preset("twitter")->worker_bits | fields->worker
+                     : ~std::uint64_t{0};
+}
 
 // A serves id 0; etcd is emptied; B starts preferring id 0 at once. After
 // `del` B gets it (A's lease lives on, its key is gone); after a wipe A may
@@ -307,6 +319,19 @@ TEST_P(EtcdEmptiedUnderANode, ASecondNodeForItsIdStartsAboveIt) {
   ASSERT_TRUE(a->started()) << a->log();
   a_address.set(a->port(), a->grpc_port());
   ASSERT_TRUE(test::wait_until([&] { return load.served(0) >= 20; }, 15000ms)) << a->log();
+  // The load paused, one more ID from A lies above every ID A issued before
+  // it (one generator): the mark every ID under id 0 issued after the loss
+  // must pass. A's connections from here on belong to its next incarnation
+  // number, so that its sources split at the mark.
+  load.pause(true);
+  std::this_thread::sleep_for(200ms);  // a request under way finishes
+  const test::HttpReply mark_reply = test::http_get(a->port(), "/v1/ids?count=1&format=text");
+  ASSERT_EQ(mark_reply.status, 200) << mark_reply.body;
+  const test::Number a_mark = std::stoll(mark_reply.body);
+  a_address.retire();
+  a_address.set(a->port(), a->grpc_port());
+  const std::uint64_t a_incarnation_after_mark = a_address.get().incarnation;
+  load.pause(false);
 
   ASSERT_TRUE(store.lose_data());
   const auto lost_at = test::SteadyClock::now();
@@ -322,6 +347,25 @@ TEST_P(EtcdEmptiedUnderANode, ASecondNodeForItsIdStartsAboveIt) {
   load.stop();
   EXPECT_NE(a->log().find("warning lost the claim on node id 0"), std::string::npos) << a->log();
   EXPECT_EQ(load.unexpected(), "");
+  // Every ID under id 0 from after the mark, A's or B's, lies above it.
+  std::uint64_t after_mark = 0, not_above = 0;
+  std::string first_not_above;
+  for (const test::Source& source : load.sources()) {
+    if (source.node == 0 && source.incarnation < a_incarnation_after_mark) continue;
+    for (const test::Number id : source.ids) {
+      if (node_id_of(id) != 0) continue;
+      ++after_mark;
+      if (id > a_mark) continue;
+      if (not_above++ == 0) first_not_above = std::to_string(id) + " (" + source.name + ")";
+    }
+  }
+  EXPECT_GT(after_mark, 0u) << "no ID under node id 0 after the loss";
+  EXPECT_EQ(not_above, 0u) << not_above << " IDs under node id 0 issued after the loss lie at or "
+                           << "below A's last ID before it, " << a_mark << ", the first "
+                           << first_not_above;
+  scenario.record.measured = std::to_string(after_mark) + " IDs under node id 0 after the loss, " +
+                             (not_above == 0 ? "all" : std::to_string(not_above) + " not") +
+                             " above A's last ID before it";
   scenario.count(load);
   scenario.check(load.sources());
 }
@@ -384,7 +428,7 @@ void draw_ids(const ServerProcess& node, int requests, test::Source& source) {
 // 20 s behind it refuses, with its clock right it starts above them, and
 // both times it says why at error level.
 TEST_F(LeasedStateDirectoryChaos, LostWithTheStoreIsCaughtByTheAuditLog) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   scenario.describe("leased_state_dir_lost_with_the_store",
                     "a leased node's state directory and its Redis store's data lost while it is "
                     "stopped; its audit log kept elsewhere",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "faketime.h"
+#include "missing.h"
 #include "snowid/decode.h"
 #include "snowid/generator.h"
 #include "subprocess.h"
@@ -200,7 +201,7 @@ TEST(Cli, GenFormattedKindsWithAStateFileStayAboveAcrossRunsWithTheClockBehind) 
   test::TempDir dir;
   const std::string state = dir.file("gen.state");
   const auto behind = test::faketime_fixed_env(std::chrono::milliseconds{-10'000});
-  if (behind.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (behind.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   for (const std::string kind : {"uuid7", "ulid", "objectid"}) {
     const ProcessResult first =
         snowid_cli({"gen", "--kind", kind, "-n", "1000", "--state-file", state});
@@ -289,7 +290,7 @@ TEST(Cli, LongTimeUnitsGenerate) {
 }
 
 TEST(Cli, WriteErrorIsReportedNotCrashed) {
-  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  if (!std::filesystem::exists("/dev/full")) SNOWID_SKIP_MISSING("no /dev/full");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"gen", "-n", "3"}, std::vector<std::string>{"decode", "1"}}) {
     std::string command = std::string(SNOWID_CLI_PATH);
@@ -303,13 +304,8 @@ TEST(Cli, WriteErrorIsReportedNotCrashed) {
 // Restarts with the clock set back by libfaketime: the state file keeps every
 // run's IDs above the previous run's.
 TEST(Cli, StateFileSurvivesRestartsWithTheClockSetBack) {
-  const char* candidates[] = {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-                              "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"};
-  std::string faketime;
-  for (const char* c : candidates) {
-    if (std::filesystem::exists(c)) faketime = c;
-  }
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed (Debian package faketime)";
+  const std::string faketime = test::faketime_library();
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   test::TempDir dir;
   const std::string state = dir.file("gen.state");
   auto gen = [&](const std::string& offset, const std::string& policy) {

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "missing.h"
 #include "server_process.h"
 #include "subprocess.h"
 #ifdef SNOWID_SQL_POSTGRES
@@ -88,6 +89,7 @@ class Disposable : public ::testing::Test {
     database_ = nullptr;
   }
   void SetUp() override {
+    if (!DatabaseServer::available()) SNOWID_SKIP_MISSING(DatabaseServer::kMissing);
     ASSERT_TRUE(database_->started()) << database_->why();
     ASSERT_TRUE(database_->sql("DROP TABLE IF EXISTS WORKER_NODE")) << database_->why();
   }

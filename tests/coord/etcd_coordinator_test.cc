@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "etcd_claim.h"
 #include "etcd_client.h"
@@ -256,12 +258,23 @@ TEST_F(EtcdTest, SelfFencesBeforeTheLeaseCanExpireAndReclaimsAfter) {
   ASSERT_TRUE(coordinator->claim().ok());
   ASSERT_TRUE(eventually([&] { return coordinator->stats().store_requests >= 4; },
                          milliseconds{3000}));  // a keep-alive went through
+  // Each id's reservation as etcd holds it just before the hang. Only this
+  // coordinator writes under this cluster, and not while etcd hangs, so a
+  // reservation can only be higher than this when the re-claim reads it.
+  std::vector<milliseconds> reservation_before(std::uint64_t{1} << small_layout().worker_bits);
+  for (std::uint64_t id = 0; id < reservation_before.size(); ++id) {
+    reservation_before[id] = stored_reservation(id);
+  }
+  ASSERT_GT(reservation_before[2], milliseconds{0});
   etcd_.pause(0);  // etcd hangs: keep-alives time out
   const auto paused = steady_clock::now();
   // Deadline = send time of the last acknowledged keep-alive + 2 s TTL - 0.5 s margin.
   ASSERT_TRUE(eventually([&] { return !coordinator->may_issue(); }, milliseconds{3000}));
   const auto fenced_after = steady_clock::now() - paused;
   EXPECT_LT(fenced_after, milliseconds{1600});
+  // The last reservation it knew etcd to hold for id 2 (a later extension,
+  // if one reached etcd unanswered, can only raise what the re-claim reads).
+  const milliseconds reservation_after_fence = coordinator->reservation();
   ASSERT_TRUE(eventually([&] { return coordinator->stats().fencing_events == 1; },
                          milliseconds{3000}));
   EXPECT_EQ(coordinator->stats().state, ClaimState::kReclaiming);
@@ -274,9 +287,15 @@ TEST_F(EtcdTest, SelfFencesBeforeTheLeaseCanExpireAndReclaimsAfter) {
   const CoordinatorStats stats = coordinator->stats();
   EXPECT_EQ(stats.reclaims, 1u);
   EXPECT_GT(stats.store_errors, 0u);
-  // Whatever id it got, it starts above that id's reservation.
+  // Whatever id it got, it starts at or above the reservation that id had
+  // (its own old one, if it got id 2 back, extended up to the hang at the
+  // latest), and its new reservation lies above that.
   auto claim = coordinator->current_claim();
   ASSERT_TRUE(claim.has_value());
+  ASSERT_LT(claim->node_id, reservation_before.size());
+  milliseconds had = reservation_before[claim->node_id];
+  if (claim->node_id == 2) had = std::max(had, reservation_after_fence);
+  EXPECT_GE(claim->floor, had) << "node id " << claim->node_id;
   // The first reservation is the floor, less the store clock's grain.
   EXPECT_GE(*claim->ceiling + milliseconds{1000}, claim->floor);
 }

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "leased_store_contract.h"
+#include "missing.h"
 #include "sql_claim.h"
 #include "sql_client.h"
 #include "sql_dialect.h"
@@ -49,6 +50,7 @@ constexpr const char* kUpsertCreatedZero =
     " ON CONFLICT (cluster, node_id) DO UPDATE SET reservation = 0";
 class Database {
  public:
+  using Server = test::PostgresProcess;
   bool started() const { return server_.started(); }
   const std::string& why() const { return server_.error(); }
   std::string url() const { return server_.url(); }
@@ -61,7 +63,7 @@ class Database {
   bool restore(const std::string& file) { return server_.restore(file); }
 
  private:
-  test::PostgresProcess server_;
+  Server server_;
 };
 #else
 using StoreOptions = MysqlOptions;
@@ -72,6 +74,7 @@ constexpr const char* kUnreachable = "mysql connect";
 constexpr const char* kUpsertCreatedZero = " ON DUPLICATE KEY UPDATE reservation = 0";
 class Database {
  public:
+  using Server = test::MariadbProcess;
   bool started() const { return server_.started(); }
   const std::string& why() const { return server_.error(); }
   std::string url() const { return server_.url(); }
@@ -85,7 +88,7 @@ class Database {
   bool restore(const std::string& file) { return server_.restore("snowid", file); }
 
  private:
-  test::MariadbProcess server_;
+  Server server_;
 };
 #endif
 
@@ -104,6 +107,7 @@ std::string file_text(const std::string& path) {
 class SqlStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!Database::Server::available()) SNOWID_SKIP_MISSING(Database::Server::kMissing);
     ASSERT_TRUE(database().started()) << database().why();
     // The schema as operators apply it by hand (a no-op once it exists).
     sql(file_text(std::string(SNOWID_SOURCE_DIR) + kSchemaFile));

@@ -12,6 +12,7 @@
 #include "chaos.h"
 #include "faketime.h"
 #include "http_checks.h"
+#include "missing.h"
 #include "server_process.h"
 #include "snowid/id_formats.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -212,7 +213,7 @@ class FormatsRestartTest : public FormatsTest,
 
 TEST_P(FormatsRestartTest, KillNineThenClockTenSecondsBehindStaysAbove) {
   const std::string faketime = test::faketime_library();
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const std::vector<std::string> args = GetParam();
   std::map<std::string, std::string> highest;
   {

@@ -25,6 +25,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "id_checks.h"
+#include "missing.h"
 #include "resp_ids.h"
 #include "server_process.h"
 #include "snowid/decode.h"
@@ -431,7 +432,7 @@ HealthAnswer check_health(int grpc_port, const std::string& service) {
 
 TEST_F(GrpcTest, HealthServiceAnswersAsTheProbesDo) {
   const std::string faketime = test::faketime_library();
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   using grpc::health::v1::HealthCheckResponse;
   const std::vector<std::string> args{"--clock-policy", "wait",        "--max-start-wait-ms",
                                       "8000",           "--state-dir", dir.file("state")};

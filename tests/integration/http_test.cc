@@ -14,6 +14,7 @@
 #include "faketime.h"
 #include "http_checks.h"
 #include "id_checks.h"
+#include "missing.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "subprocess.h"
@@ -508,7 +509,7 @@ TEST_F(HttpTest, SigtermWritesTheExactMarkAndExitsZero) {
 // gets a 503 with the reason at once, as a gRPC call gets UNAVAILABLE.
 TEST_F(HttpTest, SigtermAnswersARequestWaitingForTheClock503) {
   test::FaketimeControl clock;
-  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!clock.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   test::ServerProcess server(
       SNOWIDD_PATH,
       {"--clock-policy", "wait", "--max-wait-ms", "8000", "--state-dir", dir.file("state")},
@@ -548,7 +549,7 @@ class RestartTest : public HttpTest, public ::testing::WithParamInterface<Restar
 
 TEST_P(RestartTest, KillNineThenClockBehindNeverRepeats) {
   const std::string faketime = test::faketime_library();
-  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   const RestartCase c = GetParam();
   std::vector<std::string> args{"--clock-policy", c.policy};
   args.insert(args.end(), c.extra.begin(), c.extra.end());

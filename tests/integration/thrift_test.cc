@@ -14,6 +14,7 @@
 #include "Snowflake.h"
 #include "faketime.h"
 #include "id_checks.h"
+#include "missing.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
@@ -127,7 +128,7 @@ TEST_F(ThriftTest, TheGeneratedPythonClientCallsEveryMethod) {
 
 TEST_F(ThriftTest, AClockSteppedBackIsRefusedAsInvalidSystemClock) {
   test::FaketimeControl clock;
-  if (!clock.available()) GTEST_SKIP() << "libfaketime is not installed";
+  if (!clock.available()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   auto server = start(dir, {"--clock-policy", "reject"}, clock.env());
   const int port = server->listener_port("thrift");
   ASSERT_TRUE(python_client(port, "one").contains("id"));

@@ -11,6 +11,7 @@
 #include "certificates.h"
 #include "id_checks.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "segment_test_support.h"
 #include "server_process.h"
 #include "snowid/ext/segment.h"
@@ -47,7 +48,7 @@ class SegmentMariadb : public ::testing::Test {
     server_ = nullptr;
   }
   void SetUp() override {
-    if (server_ == nullptr) GTEST_SKIP() << "MariaDB (mariadb-server) is not installed";
+    if (server_ == nullptr) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
     ASSERT_TRUE(server_->started()) << server_->error();
   }
 

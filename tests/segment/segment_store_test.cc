@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "missing.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -220,7 +221,9 @@ TEST(SegmentStore, TheOperatorSchemaFileIsTheOneSnowidUses) {
   const std::string path = dir.file("operator.db");
   const auto applied = test::run_process(
       {"/bin/sh", "-c", "sqlite3 '" + path + "' < '" SNOWID_SEGMENTS_SQL_PATH "'"});
-  if (applied.exit_code == 127) GTEST_SKIP() << "no sqlite3 shell to apply the file with";
+  if (applied.exit_code == 127) {
+    SNOWID_SKIP_MISSING("no sqlite3 shell to apply the file with (Debian package sqlite3)");
+  }
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
   auto store = open_segment_store("sqlite://" + path);
   ASSERT_TRUE(store.ok()) << store.error().message;

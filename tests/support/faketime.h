@@ -22,8 +22,12 @@
 
 namespace snowid::test {
 
-// The path of libfaketime (`multithreaded`: libfaketimeMT), or "" if it is not installed.
+// The path of libfaketime (`multithreaded`: libfaketimeMT), or "" if it is
+// not installed (or SNOWID_TEST_PRETEND_MISSING names `faketime`, missing.h).
 std::string faketime_library(bool multithreaded = false);
+
+// What a test that needs libfaketime and lacks it says (SNOWID_SKIP_MISSING).
+constexpr const char* kFaketimeMissing = "libfaketime is not installed (Debian package faketime)";
 
 // FAKETIME's text for an offset: "+0.005000", "-3600.000000" (seconds).
 std::string faketime_offset(std::chrono::milliseconds offset);

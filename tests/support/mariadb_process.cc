@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "certificates.h"
+#include "missing.h"
 
 namespace snowid::test {
 namespace {
@@ -25,6 +26,7 @@ std::string describe(const std::string& what, const ProcessResult& result) {
 }  // namespace
 
 bool MariadbProcess::available() {
+  if (pretended_missing("mariadb")) return false;
   return std::filesystem::exists(kServer) && std::filesystem::exists(kInstall) &&
          std::filesystem::exists(kClient);
 }
@@ -53,6 +55,10 @@ MariadbProcess::MariadbProcess(MariadbProcess& primary) : replica_(true) {
 }
 
 bool MariadbProcess::install() {
+  if (!available()) {
+    error_ = kMissing;
+    return false;
+  }
   port_ = free_loopback_ports(1).front();
   std::vector<std::string> argv = {kInstall, "--no-defaults", "--datadir=" + dir_.file("data"),
                                    "--auth-root-authentication-method=normal", "--skip-test-db"};

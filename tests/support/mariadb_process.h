@@ -38,8 +38,12 @@ class MariadbProcess {
   MariadbProcess(const MariadbProcess&) = delete;
   MariadbProcess& operator=(const MariadbProcess&) = delete;
 
-  // True if the MariaDB server and client are installed.
+  // True if the MariaDB server and client are installed (and not named by
+  // SNOWID_TEST_PRETEND_MISSING, missing.h); otherwise the constructors fail
+  // with kMissing as error().
   static bool available();
+  static constexpr const char* kMissing =
+      "MariaDB is not installed (Debian packages mariadb-server, mariadb-client)";
 
   bool started() const { return server_ != nullptr; }
   const std::string& error() const { return error_; }

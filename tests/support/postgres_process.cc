@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "missing.h"
 #include "orphan_guard.h"
 
 namespace snowid::test {
@@ -39,10 +40,15 @@ std::string describe(const std::string& what, const ProcessResult& result) {
 }  // namespace
 
 bool PostgresProcess::available() {
+  if (pretended_missing("postgres")) return false;
   return std::filesystem::exists(kBin + "initdb") && std::filesystem::exists(kBin + "pg_ctl");
 }
 
 PostgresProcess::PostgresProcess() : data_dir_(dir_.file("data")) {
+  if (!available()) {
+    error_ = kMissing;
+    return;
+  }
   if (!own_directory()) return;
   const ProcessResult init =
       run_as_owner({kBin + "initdb", "-D", data_dir_, "-U", "postgres", "-A", "trust", "--no-sync",

@@ -32,8 +32,12 @@ class PostgresProcess {
   PostgresProcess(const PostgresProcess&) = delete;
   PostgresProcess& operator=(const PostgresProcess&) = delete;
 
-  // True if the PostgreSQL 15 binaries are installed.
+  // True if the PostgreSQL 15 binaries are installed (and not named by
+  // SNOWID_TEST_PRETEND_MISSING, missing.h); otherwise the constructors fail
+  // with kMissing as error().
   static bool available();
+  static constexpr const char* kMissing =
+      "PostgreSQL 15 is not installed (Debian package postgresql)";
 
   bool started() const { return running_; }
   const std::string& error() const { return error_; }

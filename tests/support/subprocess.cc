@@ -46,7 +46,9 @@ std::vector<std::string> child_environment(const std::map<std::string, std::stri
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry(*e);
     const auto name = entry.substr(0, entry.find('='));
-    if (env.count(name) == 0 && name.rfind("SNOWID_CHAOS_", 0) != 0) entries.push_back(entry);
+    const bool test_setting =
+        name.rfind("SNOWID_CHAOS_", 0) == 0 || name.rfind("SNOWID_TEST_", 0) == 0;
+    if (env.count(name) == 0 && !test_setting) entries.push_back(entry);
   }
   for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
   return entries;

@@ -44,8 +44,8 @@ class BackgroundProcess {
 
 // The environment for a child process, as NAME=VALUE entries: this
 // process's, with `env` added (replacing inherited entries of the same name)
-// and without the test settings SNOWID_CHAOS_*, which are not snowidd
-// options (snowidd refuses SNOWID_ variables it does not know).
+// and without the test settings SNOWID_CHAOS_* and SNOWID_TEST_*, which are
+// not snowidd options (snowidd refuses SNOWID_ variables it does not know).
 std::vector<std::string> child_environment(const std::map<std::string, std::string>& env);
 
 // The whole content of a file ("" if it cannot be read).
