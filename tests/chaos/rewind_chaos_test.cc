@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@
 #include "chaos.h"
 #include "faketime.h"
 #include "mariadb_process.h"
+#include "missing.h"
 #include "postgres_process.h"
 #include "redis_process.h"
 #include "server_process.h"
@@ -68,11 +70,13 @@ RewindStore mysql_store(test::MariadbProcess& mariadb) {
           [&mariadb](const std::string& file) { return mariadb.restore("snowid", file); }};
 }
 
-// libfaketime's environment for a clock `offset` from the real one, or none
-// if libfaketime is missing (the scenario then runs with every clock right).
+// libfaketime's environment for a clock `offset` from the real one; without
+// libfaketime the scenario runs with every clock right, and fails under CI,
+// which must run all of it.
 std::map<std::string, std::string> clock_offset(milliseconds offset) {
-  if (test::faketime_library().empty()) return {};
-  return test::faketime_fixed_env(offset);
+  if (!test::faketime_library().empty()) return test::faketime_fixed_env(offset);
+  if (test::running_in_ci()) ADD_FAILURE() << test::kFaketimeMissing << " (CI=true)";
+  return {};
 }
 
 class RewindChaos : public test::ChaosTest {
@@ -85,16 +89,16 @@ class RewindChaos : public test::ChaosTest {
                                             const std::string& cluster = "c") {
     std::vector<std::string> args = store_args;
     args.insert(args.end(), {"--cluster", cluster, "--worker-id", "0", "--lease-safety-margin-ms",
-                             "500", "--claim-timeout-ms", "20000", "--state-dir",
-                             scenario.dir.file(name)});
+                             "500", "--state-dir", scenario.dir.file(name)});
+    if (std::find(extra.begin(), extra.end(), "--claim-timeout-ms") == extra.end()) {
+      args.insert(args.end(), {"--claim-timeout-ms", "20000"});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<ServerProcess>(SNOWIDD_PATH, args, env);
   }
 
   static test::LoadOptions load_options() {
-    return {.http_target = "/v1/ids?count=20&format=text",
-            .pause = std::chrono::microseconds{300},
-            .connection_loss_expected = true};
+    return test::batches_across_restarts();
   }
 
   void claims_restored_under_a_node(const RewindStore& store);
@@ -141,12 +145,14 @@ void RewindChaos::claims_restored_under_a_node(const RewindStore& store) {
 }
 
 TEST_F(RewindChaos, PostgresClaimsRestoredFromADumpUnderANode) {
+  if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
   test::PostgresProcess postgres;
   ASSERT_TRUE(postgres.started()) << postgres.error();
   claims_restored_under_a_node(postgres_store(postgres));
 }
 
 TEST_F(RewindChaos, MysqlClaimsRestoredFromADumpUnderANode) {
+  if (!test::MariadbProcess::available()) SNOWID_SKIP_MISSING(test::MariadbProcess::kMissing);
   test::MariadbProcess mariadb;
   ASSERT_TRUE(mariadb.started()) << mariadb.error();
   claims_restored_under_a_node(mysql_store(mariadb));
@@ -171,6 +177,7 @@ TEST_F(RewindChaos, DisposableWorkerNodeRestoredUnderANode) {
       "with its clock 3 s behind",
       "N3 gets N2's node id again and starts above the takeover floor; N2 stops once its row is "
       "gone, saying so; 0 duplicates");
+  if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
   test::PostgresProcess postgres;
   ASSERT_TRUE(postgres.started()) << postgres.error();
   const std::vector<std::string> store = {"--coordinator",   "postgres",   "--postgres-url",
@@ -209,7 +216,7 @@ TEST_F(RewindChaos, DisposableWorkerNodeRestoredUnderANode) {
 // A node 20 s ahead of Redis's clock neither claims nor issues: it retries
 // until claim_timeout_ms and exits 1, naming Redis's clock.
 TEST_F(RewindChaos, ANodeWhoseClockRunsAheadOfItsStoreIsRefused) {
-  if (test::faketime_library().empty()) GTEST_SKIP() << "libfaketime is not installed";
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
   test::RedisServer redis;
   ASSERT_TRUE(redis.started()) << redis.why();
   const std::vector<std::string> store = {"--coordinator", "redis", "--redis-endpoints",
@@ -226,6 +233,7 @@ TEST_F(RewindChaos, ANodeWhoseClockRunsAheadOfItsStoreIsRefused) {
 // default layout: the second is refused at start (exit 2, naming "one"),
 // and starts once share_id_space says their IDs never meet.
 TEST_F(RewindChaos, TwoClustersWithOneLayoutInOneTableAreRefused) {
+  if (!test::PostgresProcess::available()) SNOWID_SKIP_MISSING(test::PostgresProcess::kMissing);
   test::PostgresProcess postgres;
   ASSERT_TRUE(postgres.started()) << postgres.error();
   const RewindStore sql = postgres_store(postgres);

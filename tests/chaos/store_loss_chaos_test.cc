@@ -130,9 +130,7 @@ class StoreLossChaos : public test::ChaosTest {
 
   // Two HTTP clients and a gRPC client per node; nodes stop and start.
   static test::LoadOptions load_options() {
-    return {.http_target = "/v1/ids?count=20&format=text",
-            .pause = std::chrono::microseconds{300},
-            .connection_loss_expected = true};
+    return test::batches_across_restarts();
   }
 
   // Two faults: the store loses its data while its only node is stopped,

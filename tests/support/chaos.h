@@ -80,6 +80,14 @@ struct LoadOptions {
   bool connection_loss_expected = false;
 };
 
+// Nodes that stop, start and lose their claims under load: batches of 20
+// IDs over HTTP every 0.3 ms, lost connections expected.
+inline LoadOptions batches_across_restarts() {
+  return {.http_target = "/v1/ids?count=20&format=text",
+          .pause = std::chrono::microseconds{300},
+          .connection_loss_expected = true};
+}
+
 struct Source {
   std::string name;  // "n0-http1-c2": node 0, HTTP client 1, its connection 2
   std::size_t node = 0;
