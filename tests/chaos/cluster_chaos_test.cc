@@ -405,7 +405,7 @@ TEST_F(ClusterChaosTest, TwentyProcessesRaceForOneRequiredIdAndOneWins) {
     for (std::size_t i = 0; i < racers.size(); ++i) {
       starters.emplace_back([&, i] {
         racers[i] = start_node(etcd, "r" + std::to_string(round) + "-" + std::to_string(i), 7,
-                               {"--node-id-policy", "require", "--claim-timeout-ms", "3000"});
+                               {"--node-id-policy", "require", "--claim-timeout-ms", "12000"});
       });
     }
     for (auto& t : starters) t.join();

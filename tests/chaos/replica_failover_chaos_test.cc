@@ -50,8 +50,9 @@ using test::SteadyClock;
 constexpr int kLeaseTtlSeconds = 2;
 constexpr int kNodes = 3;
 // The bound stated in docs/reliability.md: from the kill of the primary until
-// every node serves again (the promotion itself takes about a second).
-constexpr auto kServeAgainBound = 10s;
+// every node serves again (the promotion itself takes about a second; a node
+// that re-claims waits out its takeover floor, lease_ttl + reserve_ahead).
+constexpr auto kServeAgainBound = 15s;
 
 // An ID's node id (datacenter and worker bits together) and timestamp.
 struct IdParts {
@@ -337,7 +338,7 @@ void ReplicaFailoverTest::on_mysql(milliseconds promotion_delay, bool host_list)
 
 const char* const kExpected =
     "no node serves from one lease after the kill until the promotion; every node serves again "
-    "within 10 s of the promotion (and still does three leases later); no node id live on two "
+    "within 15 s of the promotion (and still does three leases later); no node id live on two "
     "nodes at any look at /v1/info; one live claim per node on the promoted server, held by its "
     "process; every ID, before and after, at or below the promoted server's reservation for its "
     "node id; 0 duplicates";
