@@ -34,12 +34,16 @@ class ClusterMarksTest : public ::testing::Test {
   ClusterMarks marks() const { return ClusterMarks(dir_, "redis", "c", layout()); }
   static Layout layout() { return *preset("twitter"); }
 
+  // A claim whose store still holds a reservation as high as this node ever
+  // marked (`store_reservation`, the largest by default): it did not go back.
   static Claim claim(std::uint64_t node_id, milliseconds floor, milliseconds ceiling,
-                     milliseconds created, bool created_now = false) {
+                     milliseconds created, bool created_now = false,
+                     milliseconds store_reservation = milliseconds::max()) {
     Claim c;
     c.node_id = node_id;
     c.floor = floor;
     c.ceiling = ceiling;
+    c.store_reservation = store_reservation;
     c.store_created = created;
     c.store_created_now = created_now;
     c.datacenter_id = node_id >> layout().worker_bits;
@@ -122,6 +126,24 @@ TEST_F(ClusterMarksTest, AnotherCreatedMarkerIsALossUntilAnOperatorConfirms) {
   // The new incarnation is the one served now.
   ClusterMarks node = marks();
   ASSERT_TRUE(node.prepare(claim(0, milliseconds{0}, milliseconds{7000}, milliseconds{8})).ok());
+  EXPECT_FALSE(node.loss().has_value());
+}
+
+// The store's reservation for an id below what this node reserved under it
+// (a store restored from an older copy, with its created marker): a loss,
+// reported until an operator confirms.
+TEST_F(ClusterMarksTest, AStoreReservationBelowTheOwnMarkIsALoss) {
+  ASSERT_TRUE(marks().prepare(claim(0, milliseconds{0}, milliseconds{5000}, milliseconds{7})).ok());
+  ClusterMarks node = marks();
+  auto start = node.prepare(
+      claim(0, milliseconds{4000}, milliseconds{9000}, milliseconds{7}, false, milliseconds{3000}));
+  ASSERT_TRUE(start.ok()) << start.error().message;
+  EXPECT_EQ(start->above, milliseconds{5000});  // its own mark, above the store's floor
+  ASSERT_TRUE(node.loss().has_value());
+  EXPECT_NE(node.loss()->find("record went back"), std::string::npos) << *node.loss();
+  EXPECT_EQ(node.losses(), 1u);
+  std::ofstream(dir_ / kConfirmStoreLossFile) << "yes\n";
+  node.poll_confirmation();
   EXPECT_FALSE(node.loss().has_value());
 }
 

@@ -157,6 +157,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"lease_ttl_s", {"20", leased}},
       {"lease_safety_margin_ms", {"2000", leased}},
       {"max_peer_clock_offset_ms", {"5000", leased}},
+      {"share_id_space", {"true", leased}},
       {"claim_timeout_ms", {"1000", leased}},
       {"store_request_timeout_ms", {"1500", leased}},
       {"etcd_user", {"user", etcd}},
