@@ -141,17 +141,29 @@ class LeasedCoordinator final : public Coordinator {
       current_ = claim;
     }
     generation_.store(claim.generation);
+    claimed_at_ = boot_time_now();
+    confirmed_ = false;
+    first_reservation_ = node_claim_->reservation();
     publish_progress();
     claims_.fetch_add(1);
     state_.store(ClaimState::kHeld, std::memory_order_release);
-    last_keep_alive_ = boot_time_now();
+    last_keep_alive_ = claimed_at_;
     return claim;
   }
 
   // Requires: work_mutex_ is held.
+  // CONFIRMATION (docs/takeover-model.md). A claim's first reservation is at
+  // most its floor, so nothing is issued under it until a raised one is
+  // published; that waits for a renewal sent a lease after the claim. A store
+  // restored from a copy taken before the claim may bring back the former
+  // holder's claim, live for as long as that holder's renewals still come
+  // within its own lease, which began before this claim: by then the claim is
+  // gone from the store and that renewal fails instead.
   void publish_progress() {
     deadline_ns_.store(node_claim_->deadline().count(), std::memory_order_release);
-    reservation_ms_.store(node_claim_->reservation().count(), std::memory_order_release);
+    const milliseconds reservation =
+        confirmed_ ? node_claim_->reservation() : std::min(node_claim_->reservation(), first_reservation_);
+    reservation_ms_.store(reservation.count(), std::memory_order_release);
   }
 
   // Requires: work_mutex_ is held.
@@ -186,9 +198,14 @@ class LeasedCoordinator final : public Coordinator {
         if (now - last_keep_alive_ >= keep_alive_every ||
             node_claim_->deadline() - now < keep_alive_every) {
           last_keep_alive_ = now;
-          if (StepResult kept = node_claim_->keep_alive(); stops_issuing(kept)) {
+          StepResult kept = node_claim_->keep_alive();
+          if (stops_issuing(kept)) {
             lose_claim(lost_claims_, std::move(kept.message));
             continue;
+          }
+          // Sent a lease after the claim and acknowledged (see CONFIRMATION).
+          if (kept.outcome == StepOutcome::kDone && now >= claimed_at_ + store_.lease_ttl) {
+            confirmed_ = true;
           }
         }
         const milliseconds wanted{wanted_ms_.load(std::memory_order_relaxed)};
@@ -232,6 +249,9 @@ class LeasedCoordinator final : public Coordinator {
   std::mutex work_mutex_;  // the background thread, claim() and release() take turns
   std::unique_ptr<LeasedClaim> node_claim_;
   nanoseconds last_keep_alive_{0};
+  nanoseconds claimed_at_{0};  // CLOCK_BOOTTIME when the current claim was published
+  bool confirmed_ = false;     // a renewal sent a lease after it was acknowledged
+  milliseconds first_reservation_{0};  // published until then
   std::optional<std::uint64_t> lost_node_id_;
   nanoseconds next_attempt_{0};
   milliseconds backoff_{kFirstBackoff};
