@@ -51,6 +51,8 @@ if [ "$what" = test ]; then
     help2man dpkg-dev systemd man-db
     # The Go client's toolchain (clients/go/test.sh).
     golang-go
+    # SPIN, which checks the node-id take-over model (tests/model).
+    spin
     # The Java client (clients/java): the JDK (javac, jar) and JUnit 4 with Hamcrest.
     openjdk-17-jdk-headless junit4
   )
