@@ -48,8 +48,9 @@ configurations=(
   "new/restore/3n2id|unique|-DRULE=NEW -DWIPE=0 -DNODES=3 -DIDS=2|the same with 3 nodes and 2 ids"
   "new/wipe/2n1id|unique|-DRULE=NEW -DBACKUP_RESTORE=0|the takeover rule covers a wipe"
   "new/wipe/3n2id|unique|-DRULE=NEW -DBACKUP_RESTORE=0 -DNODES=3 -DIDS=2|the same with 3 nodes and 2 ids"
-  # Expected, not wanted: the takeover rule as it stands leaves this hole;
-  # make it `unique` once the rule that ships closes it (CONFIRM_TAKEOVER).
+  # Rules 1-4 of design.md alone leave this hole (so the model can fail
+  # here); snowid ships rule 5, the confirmation (CONFIRM_TAKEOVER,
+  # src/coord/leased_coordinator.cc), checked by the next line.
   "new/wipe-then-restore/2n2id|duplicate|-DRULE=NEW -DIDS=2|a hole the takeover rule leaves: a restore brings back a claim the wipe erased"
   "new+confirm/wipe-then-restore/2n2id|unique|-DRULE=NEW -DIDS=2 -DCONFIRM_TAKEOVER=1|closed by confirming a claim after one lease TTL"
   "new/wipe/fast-clock-8/no-check/2n1id|unique|-DRULE=NEW -DBACKUP_RESTORE=0 -DFAST_CLOCK=8 -DCLOCK_CHECK=0|the reservation cap alone covers a clock far ahead"
