@@ -299,9 +299,9 @@ TEST_F(ProtocolHardening, ClusterNodesPublishBoundPortsAndAgeCorrectPeerClocks) 
       "`snowid cluster list` showed the configured port 0; the peer clock check compared "
       "against readings up to a refresh interval old, so a node 9.5 s off looked 11.7 s "
       "off and was refused under a 10 s bound",
-      "two etcd-mode nodes on port 0, the second with libfaketime +9.5 s, then a third "
-      "with +20 s",
-      "the listed addresses are the bound ports; the +9.5 s node starts; the +20 s node "
+      "two etcd-mode nodes on port 0, the second with libfaketime -9.5 s, then a third "
+      "with -20 s",
+      "the listed addresses are the bound ports; the -9.5 s node starts; the -20 s node "
       "is refused saying how old the samples were");
   const std::string faketime = test::faketime_library();
   if (faketime.empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
@@ -321,7 +321,7 @@ TEST_F(ProtocolHardening, ClusterNodesPublishBoundPortsAndAgeCorrectPeerClocks) 
   auto node = [&](const std::string& name, const std::string& offset, int worker) {
     std::vector<std::string> args = cluster;
     args.insert(args.end(), {"--state-dir", scenario.dir.file(name), "--worker-id",
-                             std::to_string(worker), "--claim-timeout-ms", "3000"});
+                             std::to_string(worker), "--claim-timeout-ms", "25000"});
     std::map<std::string, std::string> env;
     if (!offset.empty()) {
       env = {{"LD_PRELOAD", faketime}, {"FAKETIME", offset}, {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}};
@@ -353,10 +353,10 @@ TEST_F(ProtocolHardening, ClusterNodesPublishBoundPortsAndAgeCorrectPeerClocks) 
   note(false);
   // Let the first node's published reading age (it is refreshed every ~2.2 s).
   std::this_thread::sleep_for(milliseconds{1500});
-  auto close_enough = node("close", "+9.5", 1);
+  auto close_enough = node("close", "-9.5", 1);
   EXPECT_TRUE(close_enough->started()) << close_enough->log();
   note(!close_enough->started());
-  auto too_far = node("far", "+20", 2);
+  auto too_far = node("far", "-20", 2);
   EXPECT_FALSE(too_far->started());
   EXPECT_NE(too_far->log().find("s old"), std::string::npos) << too_far->log();
   note(true);

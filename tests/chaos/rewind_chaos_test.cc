@@ -136,9 +136,13 @@ void RewindChaos::claims_restored_under_a_node(const RewindStore& store) {
   ASSERT_TRUE(c->started()) << c->log();
   c_address.set(c->port(), c->grpc_port());
   ASSERT_TRUE(test::wait_until([&] { return load.served(1) >= 20; }, 20000ms)) << c->log();
+  // A, resumed past its lease, fences at its next tick and says so.
+  EXPECT_TRUE(test::wait_until(
+      [&] { return a->log().find("warning lost the claim on node id 0") != std::string::npos; },
+      5000ms))
+      << a->log();
   load.stop();
   EXPECT_NE(c->log().find("takeover floor"), std::string::npos) << c->log();
-  EXPECT_NE(a->log().find("warning lost the claim on node id 0"), std::string::npos) << a->log();
   EXPECT_EQ(load.unexpected(), "");
   scenario.count(load);
   scenario.check(load.sources());

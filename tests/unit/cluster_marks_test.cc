@@ -34,6 +34,7 @@ class ClusterMarksTest : public ::testing::Test {
   ClusterMarks marks() const { return ClusterMarks(dir_, "redis", "c", layout()); }
   static Layout layout() { return *preset("twitter"); }
 
+  static inline std::uint64_t generations_ = 0;  // each claim() a new claim
   // A claim whose store still holds a reservation as high as this node ever
   // marked (`store_reservation`, the largest by default): it did not go back.
   static Claim claim(std::uint64_t node_id, milliseconds floor, milliseconds ceiling,
@@ -44,6 +45,7 @@ class ClusterMarksTest : public ::testing::Test {
     c.floor = floor;
     c.ceiling = ceiling;
     c.store_reservation = store_reservation;
+    c.generation = ++generations_;
     c.store_created = created;
     c.store_created_now = created_now;
     c.datacenter_id = node_id >> layout().worker_bits;

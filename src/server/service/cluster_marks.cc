@@ -72,8 +72,12 @@ Result<ClusterMarks::Start> ClusterMarks::prepare(const Claim& claim) {
   const milliseconds own = (*mark)->mark().value_or(milliseconds{0});
   // Every reservation this node marked, the store acknowledged first, and a
   // release lowers both alike: a store below the mark went back.
+  // Once per claim: a claim prepared again (its generator still waiting)
+  // finds the mark raised by its own first reservation.
   const bool reported = pending_ && *pending_ == claim.store_created;
-  if (own > claim.store_reservation && !claim.store_created_now && !reported) {
+  const bool first_look = claim.generation != went_back_checked_;
+  went_back_checked_ = claim.generation;
+  if (first_look && own > claim.store_reservation && !claim.store_created_now && !reported) {
     report_loss(fmt::format("the {} store's reservation for node id {} of cluster '{}' is {}, "
                             "below {} that this node reserved under it earlier ({}): the store's "
                             "record went back (restored from an older copy, or rewritten)",

@@ -115,6 +115,7 @@ class ClusterMarks {
   std::unique_ptr<MarkFile> directory_lock_;  // hold_state_directory()
   std::map<std::uint64_t, std::unique_ptr<MarkFile>> marks_;
   std::map<std::uint64_t, std::chrono::milliseconds> started_above_;  // per id, the last prepare()
+  std::uint64_t went_back_checked_ = 0;  // the claim generation last checked for a record gone back
   std::unique_ptr<MarkFile> incarnation_;
   // The new incarnation of a loss an operator has not confirmed yet.
   std::optional<std::chrono::milliseconds> pending_;
