@@ -36,6 +36,7 @@
 #include "coordinator_options.h"
 #include "leased_claim.h"
 #include "node_id.h"
+#include "sql_claim.h"
 #include "sql_client.h"
 #include "sql_dialect.h"
 #include "worker_node_schema.h"
@@ -202,21 +203,7 @@ class DisposableCoordinator final : public Coordinator {
     return id;
   }
 
-  // The database's clock, read now.
-  Result<coord::StoreTime> database_time() {
-    auto rows = client_->query("SELECT {now}", {});
-    if (!rows.ok()) return rows.error();
-    std::int64_t ms = 0;
-    const std::string text = rows->empty() || rows->front().empty() ? "" : rows->front()[0];
-    if (std::from_chars(text.data(), text.data() + text.size(), ms).ptr !=
-            text.data() + text.size() ||
-        text.empty()) {
-      return Error{ErrorCode::kUnavailable,
-                   fmt::format("{} answered the read of its clock with '{}'",
-                               store_.dialect->title, text.substr(0, 24))};
-    }
-    return coord::StoreTime{std::chrono::milliseconds{ms}, std::chrono::milliseconds{1}};
-  }
+  Result<coord::StoreTime> database_time() { return coord::read_database_clock(*client_); }
 
   Status clock_agrees(coord::StoreTime database) const {
     return coord::check_store_clock(lease_, store_.dialect->title, database,

@@ -262,8 +262,6 @@ class LeasedClaim {
   virtual const StoreCounters& counters() const = 0;
   // The reservation the store held for the id when it was claimed (0: none).
   std::chrono::milliseconds store_reservation() const { return store_reservation_; }
-  // Why the store's clock could not be read at the last attempt ("": it was).
-  const std::string& store_time_unread() const { return store_time_unread_; }
 
  protected:
   // The wall-clock witness's tolerance (WallClockWitness): a reading further
@@ -360,7 +358,7 @@ class LeasedClaim {
   std::string floor_source_;
   std::optional<StoreTime> store_time_;  // the latest reading of the store's clock
   std::chrono::nanoseconds store_read_at_{0};  // CLOCK_BOOTTIME when it was read
-  std::string store_time_unread_;
+  std::string store_time_unread_;  // why the last reading failed ("": it did not)
   bool id_space_published_ = false;  // this cluster's ID space is in the store
   bool first_reservation_ = false;   // the claim's first reservation is not written yet
   // What that first reservation may reach: the store's reservation, or the

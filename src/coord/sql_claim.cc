@@ -189,17 +189,20 @@ Status SqlClaim::set_floor(std::uint64_t node_id, const std::string& reservation
   return {};
 }
 
-Result<StoreTime> SqlClaim::read_store_time() {
-  auto rows = client_->query(kReadClock, {});
+Result<StoreTime> read_database_clock(SqlClient& client) {
+  const char* title = client.dialect().title;
+  auto rows = client.query(kReadClock, {});
   if (!rows.ok()) return rows.error();
   if (rows->size() != 1 || rows->front().size() != 1) {
     return Error{ErrorCode::kUnavailable,
-                 fmt::format("{} answered the read of its clock with no value", store_title())};
+                 fmt::format("{} answered the read of its clock with no value", title)};
   }
-  auto at = parse_reservation(fmt::format("{}'s clock", store_title()), rows->front()[0]);
+  auto at = parse_reservation(fmt::format("{}'s clock", title), rows->front()[0]);
   if (!at.ok()) return at.error();
   return StoreTime{*at, milliseconds{1}};
 }
+
+Result<StoreTime> SqlClaim::read_store_time() { return read_database_clock(*client_); }
 
 Result<std::vector<ClusterIdSpace>> SqlClaim::read_id_spaces() {
   auto rows = client_->query(kReadIdSpaces, {});

@@ -19,6 +19,11 @@
 
 namespace snowid::coord {
 
+// The database's clock ({now}, Unix ms, 1 ms resolution), read now through
+// `client`; kUnavailable naming the database if it gives no Unix-ms value.
+// The takeover rule's reading for the SQL claims and disposable node ids.
+Result<StoreTime> read_database_clock(SqlClient& client);
+
 class SqlClaim final : public LeasedClaim {
  public:
   // Requires: options passed check_lease_options() (connect_checked does it).
