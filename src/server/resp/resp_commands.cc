@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace snowid::server {
 
@@ -51,6 +52,35 @@ static_assert(rows_in_order(), "row i of kRespCommands must be RespCommandId i")
 }  // namespace
 
 const std::array<RespCommand, kOther> kRespCommands = kRows;
+
+std::optional<std::int64_t> integer_argument(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+bool incrby_increment(std::string_view text, std::int64_t& count, std::string& refusal) {
+  const auto value = integer_argument(text);
+  if (!value) {
+    refusal = "ERR value is not an integer or out of range";
+  } else if (*value < 1) {
+    refusal = "ERR increment must be at least 1: numbers are only handed out";
+  } else {
+    count = *value;
+  }
+  return refusal.empty();
+}
+
+bool snowid_ids_count(std::string_view text, std::int64_t& count, std::string& refusal) {
+  const auto value = integer_argument(text);
+  if (!value || *value < 1) {
+    refusal = "ERR count must be a positive integer";
+    return false;
+  }
+  count = *value;
+  return true;
+}
 
 bool same_name(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
