@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "resp_request_parser.h"
+
 namespace snowid::server {
 
 namespace {
@@ -80,6 +82,58 @@ bool snowid_ids_count(std::string_view text, std::int64_t& count, std::string& r
   }
   count = *value;
   return true;
+}
+
+namespace {
+
+// The name of the first command of a multi-bulk request at the front of
+// `bytes` (*<n>\r\n$<len>\r\n<name>), "" if the bytes cannot begin one,
+// nullopt until it has arrived whole. `longest`: a longer name is "".
+std::optional<std::string_view> multibulk_name(std::string_view bytes, std::size_t longest) {
+  const std::size_t count_end = bytes.find("\r\n");
+  if (count_end == std::string_view::npos) {
+    if (bytes.size() > kMaxRespCountLineBytes) return std::string_view();
+    return std::nullopt;
+  }
+  std::string_view rest = bytes.substr(count_end + 2);
+  if (rest.empty()) return std::nullopt;
+  const std::size_t length_end = rest.find("\r\n");
+  if (rest[0] != '$') return std::string_view();
+  if (length_end == std::string_view::npos) {
+    if (rest.size() > kMaxRespCountLineBytes) return std::string_view();
+    return std::nullopt;
+  }
+  std::size_t length = 0;
+  const auto [end, ec] = std::from_chars(rest.data() + 1, rest.data() + length_end, length);
+  if (ec != std::errc{} || end != rest.data() + length_end || length > longest) {
+    return std::string_view();
+  }
+  rest = rest.substr(length_end + 2);
+  if (rest.size() < length) return std::nullopt;
+  return rest.substr(0, length);
+}
+
+}  // namespace
+
+std::optional<bool> resp_first_command_authenticates(std::string_view bytes) {
+  constexpr std::size_t kLongest = 5;  // "HELLO"
+  std::optional<std::string_view> name;
+  if (!bytes.empty() && bytes[0] == '*') {
+    name = multibulk_name(bytes, kLongest);
+  } else {
+    // An inline command: its first word.
+    const std::size_t start = bytes.find_first_not_of(" \t");
+    const std::size_t end = bytes.find_first_of(" \t\r\n", start);
+    if (start == std::string_view::npos || end == std::string_view::npos) {
+      const bool too_long = start != std::string_view::npos && bytes.size() - start > kLongest;
+      if (!too_long) return std::nullopt;
+      name = std::string_view();
+    } else {
+      name = bytes.substr(start, end - start);
+    }
+  }
+  if (!name) return std::nullopt;
+  return same_name(*name, "AUTH") || same_name(*name, "HELLO");
 }
 
 bool same_name(std::string_view a, std::string_view b) {

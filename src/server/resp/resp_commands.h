@@ -100,6 +100,12 @@ bool incrby_increment(std::string_view text, std::int64_t& count, std::string& r
 // false with `refusal` set to the RESP error otherwise.
 bool snowid_ids_count(std::string_view text, std::int64_t& count, std::string& refusal);
 
+// Whether the first command in `bytes`, the start of a connection's input
+// (which may end anywhere), is one that authenticates (AUTH, or HELLO, which
+// may carry AUTH); nullopt until its name has arrived whole. Bytes that
+// cannot begin a command do not authenticate.
+std::optional<bool> resp_first_command_authenticates(std::string_view bytes);
+
 // True if `a` and `b` are equal ignoring ASCII case (command names, options).
 bool same_name(std::string_view a, std::string_view b);
 

@@ -597,7 +597,7 @@ std::unique_ptr<Listener> make_resp_listener(boost::asio::io_context& acceptor_i
       [shared, metrics](bool trusted) {
         return std::make_unique<RespConnection>(shared, metrics, trusted);
       },
-      "-ERR max number of clients reached\r\n");
+      "-ERR max number of clients reached\r\n", resp_first_command_authenticates);
 }
 
 }  // namespace snowid::server
