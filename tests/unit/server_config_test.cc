@@ -134,6 +134,8 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"resp_max_pending_bytes", {"65536", never}},
       {"resp_max_bulk_bytes", {"4096", never}},
       {"resp_max_arguments", {"64", never}},
+      {"resp_max_queued_commands", {"100", never}},
+      {"resp_max_queued_bytes", {"1048576", never}},
       {"resp_auth_timeout_ms", {"2000", never}},
       {"resp_unauthenticated_share", {"0.5", never}},
       {"resp_trusted_networks", {"10.0.0.0/8", never}},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,6 +12,7 @@
 
 #include "connection_workers.h"
 #include "trusted_networks.h"
+#include "unauthenticated_share.h"
 
 namespace snowid::server {
 
@@ -25,6 +27,10 @@ constexpr std::chrono::seconds kLingerTime{2};
 
 // What one read takes at most; a session holds a buffer of this size.
 constexpr std::size_t kReadChunkBytes = 4 * 1024;
+
+// What the acceptor looks at of a new unauthenticated connection's first
+// bytes: enough for the name of its first request.
+constexpr std::size_t kPeekedBytes = 256;
 
 }  // namespace
 
@@ -50,15 +56,21 @@ void StreamMetrics::render(std::string& out) const {
                  "# TYPE snowid_{0}_unauthenticated_connections gauge\n"
                  "snowid_{0}_unauthenticated_connections {3}\n"
                  "# HELP snowid_{0}_refused_unauthenticated_total {0} connections refused "
-                 "because unauthenticated ones held their share ({0}_unauthenticated_share).\n"
+                 "because unauthenticated ones held their share ({0}_unauthenticated_share) "
+                 "and none could be closed to make room.\n"
                  "# TYPE snowid_{0}_refused_unauthenticated_total counter\n"
                  "snowid_{0}_refused_unauthenticated_total {4}\n"
+                 "# HELP snowid_{0}_evicted_unauthenticated_total Unauthenticated {0} "
+                 "connections closed to make room for a new one.\n"
+                 "# TYPE snowid_{0}_evicted_unauthenticated_total counter\n"
+                 "snowid_{0}_evicted_unauthenticated_total {5}\n"
                  "# HELP snowid_{0}_auth_timeouts_total {0} connections closed for not "
                  "authenticating within {0}_auth_timeout_ms.\n"
                  "# TYPE snowid_{0}_auth_timeouts_total counter\n"
-                 "snowid_{0}_auth_timeouts_total {5}\n",
+                 "snowid_{0}_auth_timeouts_total {6}\n",
                  p, open_.load(), refused_.load(), unauthenticated_.load(),
-                 refused_unauthenticated_.load(), auth_timeouts_.load());
+                 refused_unauthenticated_.load(), evicted_unauthenticated_.load(),
+                 auth_timeouts_.load());
   if (names_.empty()) return;
   fmt::format_to(std::back_inserter(out),
                  "# HELP snowid_{0}_commands_total {0} commands received, by name.\n"
@@ -75,23 +87,30 @@ namespace {
 // One connection: see stream_server.h for its life.
 class StreamSession : public Connection, public std::enable_shared_from_this<StreamSession> {
  public:
-  // `unauthenticated`: counted in metrics' unauthenticated_connections at
-  // admission; the session takes it off once its handler authenticated.
+  // `share_member`: its slot in `share` if it is unauthenticated (null if
+  // not), then counted in metrics' unauthenticated_connections too; the
+  // session gives both back once its handler authenticated.
   StreamSession(tcp::socket socket, Worker& worker, IdService& service,
                 const StreamListenerOptions& options, StreamMetrics& metrics,
-                std::unique_ptr<StreamHandler> handler, bool unauthenticated)
+                std::unique_ptr<StreamHandler> handler, UnauthenticatedShare& share,
+                UnauthenticatedShare::Handle share_member)
       : socket_(std::move(socket)),
         worker_(worker),
         service_(service),
         options_(options),
         metrics_(metrics),
         handler_(std::move(handler)),
-        unauthenticated_(unauthenticated) {
+        share_(share),
+        share_member_(std::move(share_member)),
+        unauthenticated_(share_member_ != nullptr) {
     position_ = worker_.connections.insert(worker_.connections.end(), this);
   }
   ~StreamSession() override {
     worker_.connections.erase(position_);
-    if (unauthenticated_) metrics_.unauthenticated_connections().fetch_sub(1);
+    if (unauthenticated_) {
+      share_.leave(share_member_);
+      metrics_.unauthenticated_connections().fetch_sub(1);
+    }
     metrics_.open_connections().fetch_sub(1, std::memory_order_relaxed);
   }
 
@@ -110,9 +129,29 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
     close();
   }
 
+  // Calls evict() if the session still exists; to be called on its thread.
+  std::function<void()> evicter() {
+    return [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->evict();
+    };
+  }
+
+  // Its slot of the unauthenticated share went to a new connection
+  // (unauthenticated_share.h): closes it unless it authenticated since.
+  void evict() {
+    if (!unauthenticated_ || closed_) return;
+    spdlog::debug("{}: closing an unauthenticated connection to make room for a new one",
+                  metrics_.protocol());
+    metrics_.evicted_unauthenticated().fetch_add(1, std::memory_order_relaxed);
+    close();
+  }
+
   void close() override {
     if (closed_) return;
     closed_ = true;
+    // Out of the share before its descriptor closes: the share looks at the
+    // connections it holds (UnauthenticatedShare::admit's `look`).
+    if (unauthenticated_) share_.leave(share_member_);
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     socket_.close(ignored);
@@ -180,7 +219,12 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
     if (unauthenticated_ && handler_->authenticated()) {
       unauthenticated_ = false;
       auth_deadline_ = SteadyTime::max();
+      share_.leave(share_member_);
       metrics_.unauthenticated_connections().fetch_sub(1);
+    } else if (unauthenticated_ && !spent_) {
+      // Its first bytes were answered without authenticating it.
+      spent_ = true;
+      share_.spent(share_member_);
     }
     in_.erase(0, step.consumed);
     close_after_write_ = close_after_write_ || step.close;
@@ -231,7 +275,10 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
   const StreamListenerOptions& options_;
   StreamMetrics& metrics_;
   std::unique_ptr<StreamHandler> handler_;
+  UnauthenticatedShare& share_;
+  const UnauthenticatedShare::Handle share_member_;
   bool unauthenticated_;
+  bool spent_ = false;  // share_.spent() was called
   SteadyTime auth_deadline_ = SteadyTime::max();
   std::list<Connection*>::iterator position_;
   std::array<char, kReadChunkBytes> read_chunk_;
@@ -246,46 +293,116 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
 struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
   Impl(IdService& id_service, std::string name, StreamListenerOptions listener_options,
        std::shared_ptr<StreamMetrics> listener_metrics, NewHandler make_handler,
-       std::string refusal)
+       std::string refusal, FirstRequestAuthenticates authenticates)
       : service(id_service),
         protocol(std::move(name)),
         options(std::move(listener_options)),
         metrics(std::move(listener_metrics)),
         new_handler(std::move(make_handler)),
         over_limit_answer(std::move(refusal)),
+        first_request_authenticates(std::move(authenticates)),
         token_required(!id_service.config().bearer_token.empty()),
         // check_stream_listener() accepted the option.
         trusted_networks(TrustedNetworks::parse(options.trusted_networks).value()) {}
+
+  // Evicts the session a connection becomes (StreamSession::evict): set on
+  // its worker's thread when the session is made there, called only there.
+  using EvictSession = std::shared_ptr<std::function<void()>>;
 
   // On the acceptor's thread; the connection then moves to `worker`.
   void admit(tcp::socket socket, Worker& worker) {
     boost::system::error_code ec;
     const auto peer = socket.remote_endpoint(ec);
     const bool trusted = !ec && trusted_networks.contains(peer.address());
-    const bool unauthenticated = token_required && !trusted;
     const std::int64_t limit = max_connections.load(std::memory_order_relaxed);
-    if (metrics->open_connections().load() >= limit) {
+    auto evict_session = std::make_shared<std::function<void()>>();
+    UnauthenticatedShare::Handle member;
+    if (token_required && !trusted) {
+      const std::string source = ec ? std::string() : peer.address().to_string();
+      member = take_unauthenticated_slot(socket, source, limit, worker, evict_session);
+      if (member == nullptr) return refuse(std::move(socket));
+      metrics->unauthenticated_connections().fetch_add(1);
+    } else if (!take_connection(limit)) {
       metrics->refused_connections().fetch_add(1, std::memory_order_relaxed);
       return refuse(std::move(socket));
     }
-    if (unauthenticated &&
-        metrics->unauthenticated_connections().load() >= unauthenticated_slots(options, limit)) {
-      metrics->refused_unauthenticated().fetch_add(1, std::memory_order_relaxed);
-      return refuse(std::move(socket));
-    }
-    metrics->open_connections().fetch_add(1, std::memory_order_relaxed);
-    if (unauthenticated) metrics->unauthenticated_connections().fetch_add(1);
-    socket.set_option(tcp::no_delay(true), ec);
     // A weak reference: a hand-over still queued when the worker stops is
-    // destroyed with the worker's io_context, which the Impl owns.
-    asio::post(worker.io, [weak = weak_from_this(), &worker, trusted, unauthenticated,
+    // destroyed with the worker's io_context, which the Impl owns. Posted
+    // before any eviction of this connection, so it runs before one.
+    asio::post(worker.io, [weak = weak_from_this(), &worker, trusted, evict_session, member,
                            socket = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
       auto self = weak.lock();
       if (!self) return;
-      std::make_shared<StreamSession>(std::move(*socket), worker, self->service, self->options,
-                                      *self->metrics, self->new_handler(trusted), unauthenticated)
-          ->start();
+      boost::system::error_code ignored;  // on the worker: the acceptor has enough to do
+      socket->set_option(tcp::no_delay(true), ignored);
+      auto made = std::make_shared<StreamSession>(std::move(*socket), worker, self->service,
+                                                  self->options, *self->metrics,
+                                                  self->new_handler(trusted), self->share, member);
+      *evict_session = made->evicter();
+      made->start();
     });
+  }
+
+  // A slot of the unauthenticated share for a new connection from `source`
+  // (an address; "" if unknown), displacing a member if need be
+  // (unauthenticated_share.h): its handle, or null (counted) if it is
+  // refused.
+  //
+  // While the share is full (churn), the last `slots` connections of the
+  // listener's limit are kept for a newcomer whose first request
+  // authenticates: connections closed to make room, but not yet closed by
+  // their threads (busy with the churn), cannot keep such a client out.
+  UnauthenticatedShare::Handle take_unauthenticated_slot(tcp::socket& socket,
+                                                         const std::string& source,
+                                                         std::int64_t limit, Worker& worker,
+                                                         const EvictSession& evict_session) {
+    const std::int64_t slots = unauthenticated_slots(options, limit);
+    const int descriptor = socket.native_handle();
+    const UnauthenticatedShare::Standing standing = standing_of(descriptor);
+    const bool kept =
+        share.full(source, slots) && standing != UnauthenticatedShare::Standing::kAuthenticating;
+    if (!take_connection(limit - (kept ? slots : 0))) {
+      (kept ? metrics->refused_unauthenticated() : metrics->refused_connections())
+          .fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    const auto evict = [&worker, evict_session] {
+      // On the member's own worker, after the hand-over that made it.
+      asio::post(worker.io, [evict_session] {
+        if (*evict_session) (*evict_session)();
+      });
+    };
+    // Called while the member is held, so its descriptor is still open
+    // (StreamSession::close leaves the share first).
+    const auto look = [this, descriptor] { return standing_of(descriptor); };
+    auto admission = share.admit(source, standing, slots, evict, look);
+    if (admission.evict) admission.evict();
+    if (admission.member == nullptr) {
+      metrics->open_connections().fetch_sub(1, std::memory_order_relaxed);
+      metrics->refused_unauthenticated().fetch_add(1, std::memory_order_relaxed);
+    }
+    return std::move(admission.member);
+  }
+
+  // Counts one more open connection unless `bound` are open already (then
+  // false). Only the acceptor's thread adds to the count.
+  bool take_connection(std::int64_t bound) {
+    if (metrics->open_connections().load() >= bound) return false;
+    metrics->open_connections().fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // A connection's standing in the share, from the first bytes it sent, if
+  // any arrived and are not read yet (peeked: they stay for its handler).
+  UnauthenticatedShare::Standing standing_of(int descriptor) const {
+    std::array<char, kPeekedBytes> first;
+    const ssize_t got = ::recv(descriptor, first.data(), first.size(), MSG_PEEK | MSG_DONTWAIT);
+    if (got <= 0 || !first_request_authenticates) return UnauthenticatedShare::Standing::kSilent;
+    const std::optional<bool> authenticates =
+        first_request_authenticates(std::string_view(first.data(), static_cast<std::size_t>(got)));
+    if (!authenticates) return UnauthenticatedShare::Standing::kSilent;
+    return *authenticates ? UnauthenticatedShare::Standing::kAuthenticating
+                          : UnauthenticatedShare::Standing::kSpent;
   }
 
   // At once, on the acceptor's thread: the answer fits a new connection's
@@ -303,9 +420,13 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
   std::shared_ptr<StreamMetrics> metrics;
   NewHandler new_handler;
   std::string over_limit_answer;
+  FirstRequestAuthenticates first_request_authenticates;
   bool token_required;
   TrustedNetworks trusted_networks;
   std::shared_ptr<TcpAcceptor> acceptor;
+  // Which unauthenticated connections hold slots; declared before `workers`,
+  // whose sessions leave it as they are destroyed.
+  UnauthenticatedShare share;
   // The listener's share of the open-file limit, which may change while it
   // serves (descriptor_budget.h).
   std::atomic<std::int64_t> max_connections{1};
@@ -316,11 +437,13 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
 
 StreamServer::StreamServer(asio::io_context& acceptor_io, IdService& service, std::string protocol,
                            StreamListenerOptions options, std::shared_ptr<StreamMetrics> metrics,
-                           NewHandler new_handler, std::string over_limit_answer)
+                           NewHandler new_handler, std::string over_limit_answer,
+                           FirstRequestAuthenticates first_request_authenticates)
     : protocol_(protocol),
       impl_(std::make_shared<Impl>(service, std::move(protocol), std::move(options),
                                    std::move(metrics), std::move(new_handler),
-                                   std::move(over_limit_answer))) {
+                                   std::move(over_limit_answer),
+                                   std::move(first_request_authenticates))) {
   impl_->acceptor =
       std::make_shared<TcpAcceptor>(acceptor_io, protocol_, impl_->workers,
                                     [impl = impl_.get()](tcp::socket socket, Worker& worker) {

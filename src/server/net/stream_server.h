@@ -18,10 +18,14 @@
 // authenticated (RESP's AUTH, Thrift's authenticate), unless its peer is in
 // the listener's trusted_networks (then it is authenticated from the
 // start). Unauthenticated connections hold at most unauthenticated_slots()
-// of the listener's slots (a new one beyond them is refused as at
-// max_connections, and counted apart), and one still unauthenticated
-// auth_timeout after it opened is closed and counted: connections that never
-// authenticate cannot keep authenticated clients out.
+// of the listener's slots; when they are all held, a new one closes the
+// oldest of them that had its chance (unauthenticated_share.h: the rules,
+// and the half of the share one address may hold), or is refused as at
+// max_connections if none did; both counted apart. One still
+// unauthenticated auth_timeout after it opened is closed and counted.
+// So connections that never authenticate can keep out neither
+// authenticated clients nor a new one that authenticates in its first
+// request.
 #pragma once
 
 #include <atomic>
@@ -29,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,8 +91,11 @@ class StreamMetrics : public MetricsSource {
   std::atomic<std::uint64_t>& refused_connections() { return refused_; }
   // Open connections not yet authenticated.
   std::atomic<std::int64_t>& unauthenticated_connections() { return unauthenticated_; }
-  // New connections refused because unauthenticated ones held their share.
+  // New connections refused because unauthenticated ones held their share
+  // and none could be displaced.
   std::atomic<std::uint64_t>& refused_unauthenticated() { return refused_unauthenticated_; }
+  // Unauthenticated connections closed to make room for a new one.
+  std::atomic<std::uint64_t>& evicted_unauthenticated() { return evicted_unauthenticated_; }
   // Connections closed at auth_timeout, still unauthenticated.
   std::atomic<std::uint64_t>& auth_timeouts() { return auth_timeouts_; }
 
@@ -101,6 +109,7 @@ class StreamMetrics : public MetricsSource {
   std::atomic<std::uint64_t> refused_{0};
   std::atomic<std::int64_t> unauthenticated_{0};
   std::atomic<std::uint64_t> refused_unauthenticated_{0};
+  std::atomic<std::uint64_t> evicted_unauthenticated_{0};
   std::atomic<std::uint64_t> auth_timeouts_{0};
 };
 
@@ -109,14 +118,21 @@ class StreamServer final : public Listener {
   // Makes a connection's handler; `trusted`: its peer is in
   // trusted_networks, so it is authenticated from the start.
   using NewHandler = std::function<std::unique_ptr<StreamHandler>(bool trusted)>;
+  // Whether the first request in `bytes`, the start of what a connection
+  // sent before it was admitted (which may end anywhere), is one that
+  // authenticates; nullopt while that cannot be told yet. Thread-safe.
+  using FirstRequestAuthenticates = std::function<std::optional<bool>(std::string_view bytes)>;
 
   // `protocol` names the listener ("thrift", "resp"); `options.endpoint` is
   // set. `new_handler` makes each connection's handler (on its thread).
   // `over_limit_answer` is written to a connection refused at the connection
   // limit before it is closed ("" to close it without a word).
+  // `first_request_authenticates` tells the unauthenticated share which new
+  // connections authenticate at once (none if empty).
   StreamServer(boost::asio::io_context& acceptor_io, IdService& service, std::string protocol,
                StreamListenerOptions options, std::shared_ptr<StreamMetrics> metrics,
-               NewHandler new_handler, std::string over_limit_answer = "");
+               NewHandler new_handler, std::string over_limit_answer = "",
+               FirstRequestAuthenticates first_request_authenticates = nullptr);
   ~StreamServer() override;
 
   std::string_view protocol() const override { return protocol_; }

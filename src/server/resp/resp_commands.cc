@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+
+#include "resp_request_parser.h"
 
 namespace snowid::server {
 
@@ -51,6 +54,87 @@ static_assert(rows_in_order(), "row i of kRespCommands must be RespCommandId i")
 }  // namespace
 
 const std::array<RespCommand, kOther> kRespCommands = kRows;
+
+std::optional<std::int64_t> integer_argument(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+bool incrby_increment(std::string_view text, std::int64_t& count, std::string& refusal) {
+  const auto value = integer_argument(text);
+  if (!value) {
+    refusal = "ERR value is not an integer or out of range";
+  } else if (*value < 1) {
+    refusal = "ERR increment must be at least 1: numbers are only handed out";
+  } else {
+    count = *value;
+  }
+  return refusal.empty();
+}
+
+bool snowid_ids_count(std::string_view text, std::int64_t& count, std::string& refusal) {
+  const auto value = integer_argument(text);
+  if (!value || *value < 1) {
+    refusal = "ERR count must be a positive integer";
+    return false;
+  }
+  count = *value;
+  return true;
+}
+
+namespace {
+
+// The name of the first command of a multi-bulk request at the front of
+// `bytes` (*<n>\r\n$<len>\r\n<name>), "" if the bytes cannot begin one,
+// nullopt until it has arrived whole. `longest`: a longer name is "".
+std::optional<std::string_view> multibulk_name(std::string_view bytes, std::size_t longest) {
+  const std::size_t count_end = bytes.find("\r\n");
+  if (count_end == std::string_view::npos) {
+    if (bytes.size() > kMaxRespCountLineBytes) return std::string_view();
+    return std::nullopt;
+  }
+  std::string_view rest = bytes.substr(count_end + 2);
+  if (rest.empty()) return std::nullopt;
+  const std::size_t length_end = rest.find("\r\n");
+  if (rest[0] != '$') return std::string_view();
+  if (length_end == std::string_view::npos) {
+    if (rest.size() > kMaxRespCountLineBytes) return std::string_view();
+    return std::nullopt;
+  }
+  std::size_t length = 0;
+  const auto [end, ec] = std::from_chars(rest.data() + 1, rest.data() + length_end, length);
+  if (ec != std::errc{} || end != rest.data() + length_end || length > longest) {
+    return std::string_view();
+  }
+  rest = rest.substr(length_end + 2);
+  if (rest.size() < length) return std::nullopt;
+  return rest.substr(0, length);
+}
+
+}  // namespace
+
+std::optional<bool> resp_first_command_authenticates(std::string_view bytes) {
+  constexpr std::size_t kLongest = 5;  // "HELLO"
+  std::optional<std::string_view> name;
+  if (!bytes.empty() && bytes[0] == '*') {
+    name = multibulk_name(bytes, kLongest);
+  } else {
+    // An inline command: its first word.
+    const std::size_t start = bytes.find_first_not_of(" \t");
+    const std::size_t end = bytes.find_first_of(" \t\r\n", start);
+    if (start == std::string_view::npos || end == std::string_view::npos) {
+      const bool too_long = start != std::string_view::npos && bytes.size() - start > kLongest;
+      if (!too_long) return std::nullopt;
+      name = std::string_view();
+    } else {
+      name = bytes.substr(start, end - start);
+    }
+  }
+  if (!name) return std::nullopt;
+  return same_name(*name, "AUTH") || same_name(*name, "HELLO");
+}
 
 bool same_name(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

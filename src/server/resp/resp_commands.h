@@ -1,8 +1,8 @@
 // The commands snowidd's RESP listener knows: one row each, read by the
 // dispatcher (resp_service.cc: arity, what MULTI may queue), by COMMAND
 // (each row's description), and by the metrics (the names, counted in
-// snowid_resp_commands_total); and the common Redis commands it does not
-// serve, each refused with what to use instead.
+// snowid_resp_commands_total); the common Redis commands it does not serve,
+// each refused with what to use instead; and how numeric arguments are read.
 //
 // Constant tables: safe from any thread.
 #pragma once
@@ -87,6 +87,24 @@ std::optional<std::string_view> unserved_command_reason(std::string_view name);
 
 // Answers COMMAND [COUNT | INFO name… | DOCS …] from the table.
 void answer_command_docs(const std::vector<std::string_view>& arguments, RespReply& reply);
+
+// A decimal integer argument, as Redis reads one: optional '-', digits, no
+// spaces, within int64.
+std::optional<std::int64_t> integer_argument(std::string_view text);
+
+// INCRBY's increment: a positive integer (max_batch is the service's rule);
+// false with `refusal` set to the RESP error otherwise.
+bool incrby_increment(std::string_view text, std::int64_t& count, std::string& refusal);
+
+// SNOWID.IDS's count: a positive integer (max_batch is the service's rule);
+// false with `refusal` set to the RESP error otherwise.
+bool snowid_ids_count(std::string_view text, std::int64_t& count, std::string& refusal);
+
+// Whether the first command in `bytes`, the start of a connection's input
+// (which may end anywhere), is one that authenticates (AUTH, or HELLO, which
+// may carry AUTH); nullopt until its name has arrived whole. Bytes that
+// cannot begin a command do not authenticate.
+std::optional<bool> resp_first_command_authenticates(std::string_view bytes);
 
 // True if `a` and `b` are equal ignoring ASCII case (command names, options).
 bool same_name(std::string_view a, std::string_view b);

@@ -15,6 +15,12 @@ OptionRows<RespOptions> resp_rows() {
   rows.push_back({"resp_max_arguments",
                   option::number(&RespOptions::max_arguments, std::uint32_t{1} << 20),
                   option::shown(&RespOptions::max_arguments), while_on});
+  rows.push_back({"resp_max_queued_commands",
+                  option::number(&RespOptions::max_queued_commands, std::uint32_t{1} << 24),
+                  option::shown(&RespOptions::max_queued_commands), while_on});
+  rows.push_back({"resp_max_queued_bytes",
+                  option::number(&RespOptions::max_queued_bytes, std::uint64_t{1} << 40),
+                  option::shown(&RespOptions::max_queued_bytes), while_on});
   return rows;
 }
 
@@ -28,6 +34,10 @@ Status check_resp_options(const RespOptions& options) {
     // HELLO 3 AUTH user password SETNAME name: what clients send at connect.
     return invalid_argument("resp_max_arguments must be at least 8");
   }
+  if (options.max_queued_commands < 1)
+    return invalid_argument("resp_max_queued_commands must be at least 1");
+  if (options.max_queued_bytes < 1024)
+    return invalid_argument("resp_max_queued_bytes must be at least 1024");
   if (options.max_bulk_bytes < 256)
     return invalid_argument("resp_max_bulk_bytes must be at least 256");
   if (options.max_bulk_bytes > options.listener.max_pending_bytes - 64) {

@@ -23,6 +23,11 @@ struct RespOptions {
   std::uint32_t max_bulk_bytes = 64 * 1024;
   // A command's arguments at most, the command's name included.
   std::uint32_t max_arguments = 1024;
+  // Commands one MULTI may queue at most (resp_transaction.h).
+  std::uint32_t max_queued_commands = 10'000;
+  // Queued bytes (arguments and bookkeeping) the MULTI queues of all
+  // connections may hold together.
+  std::uint64_t max_queued_bytes = std::uint64_t{64} << 20;
 };
 
 OptionRows<RespOptions> resp_rows();

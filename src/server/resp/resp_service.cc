@@ -32,21 +32,37 @@ constexpr std::size_t kMaxInlineBytes = 64 * 1024;
 // that check a server version before using a command.
 constexpr std::string_view kRedisProtocolVersion = "7.0.0";
 
-// A decimal integer argument, as Redis reads one: optional '-', digits, no
-// spaces, within int64.
-std::optional<std::int64_t> integer_argument(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// What every connection of the listener shares.
-struct RespShared {
+// What every connection of the listener shares; renders the MULTI queues'
+// metrics.
+struct RespShared final : MetricsSource {
   RespShared(IdService& id_service, RespOptions resp_options)
-      : service(id_service), options(std::move(resp_options)) {}
+      : service(id_service), options(std::move(resp_options)), queues(options.max_queued_bytes) {}
+
+  void render(std::string& out) const override {
+    fmt::format_to(std::back_inserter(out),
+                   "# HELP snowid_resp_queued_commands Commands queued after MULTI on all RESP "
+                   "connections, not yet run or discarded.\n"
+                   "# TYPE snowid_resp_queued_commands gauge\n"
+                   "snowid_resp_queued_commands {}\n"
+                   "# HELP snowid_resp_queued_bytes What the queued commands hold (arguments and "
+                   "bookkeeping), at most resp_max_queued_bytes.\n"
+                   "# TYPE snowid_resp_queued_bytes gauge\n"
+                   "snowid_resp_queued_bytes {}\n"
+                   "# HELP snowid_resp_refused_queued_total Commands refused after MULTI because "
+                   "queuing them would pass a limit (their transactions abort), by limit.\n"
+                   "# TYPE snowid_resp_refused_queued_total counter\n",
+                   queues.commands(), queues.bytes());
+    for (std::size_t i = 0; i < kRespQueueBounds; ++i) {
+      const auto bound = static_cast<RespQueueBound>(i);
+      fmt::format_to(std::back_inserter(out),
+                     "snowid_resp_refused_queued_total{{limit=\"{}\"}} {}\n",
+                     resp_queue_bound_name(bound), queues.refusals(bound));
+    }
+  }
+
   IdService& service;
   const RespOptions options;
+  RespQueues queues;                            // every connection's MULTI queue
   std::atomic<std::int64_t> next_client_id{1};  // CLIENT ID's numbers
 };
 
@@ -184,12 +200,12 @@ class RespConnection final : public StreamHandler {
     Answer answer;
     if (row.id == kIncr || row.id == kIncrBy) {
       std::int64_t count = 1;
-      if (row.id == kIncrBy && !increment(args[2], count, refusal)) return refusal;
+      if (row.id == kIncrBy && !incrby_increment(args[2], count, refusal)) return refusal;
       answer = service_.admit(segment_request(args[1], count));
       if (!answer.ok()) return increment_refusal(answer, count);
     } else if (row.id == kSnowidId || row.id == kSnowidIds) {
       std::int64_t count = 1;
-      if (row.id == kSnowidIds && !ids_count(args[1], count, refusal)) return refusal;
+      if (row.id == kSnowidIds && !snowid_ids_count(args[1], count, refusal)) return refusal;
       ids = static_cast<std::uint64_t>(count);
       answer = service_.admit(IdRequest{caller(), agent_, ids});
     }
@@ -238,7 +254,9 @@ class RespConnection final : public StreamHandler {
   void transaction_command(RespCommandId command, RespReply& reply) {
     if (command == kUnwatch) return reply.status("OK");
     if (command == kMulti) {
-      transaction_.emplace(options_.listener.max_pending_bytes);
+      transaction_.emplace(
+          RespTransactionLimits{options_.listener.max_pending_bytes, options_.max_queued_commands},
+          shared_->queues);
       return reply.status("OK");
     }
     if (!transaction_) {
@@ -374,39 +392,14 @@ class RespConnection final : public StreamHandler {
   void incrby(const Arguments& args, RespReply& reply) {
     std::int64_t count = 1;
     std::string refusal;
-    if (!increment(args[2], count, refusal)) return reply.error(refusal);
+    if (!incrby_increment(args[2], count, refusal)) return reply.error(refusal);
     incr(args[1], count, reply);
-  }
-
-  // INCRBY's increment: a positive integer (max_batch is the service's
-  // rule); false with `refusal` set otherwise.
-  static bool increment(std::string_view text, std::int64_t& count, std::string& refusal) {
-    const auto value = integer_argument(text);
-    if (!value) {
-      refusal = "ERR value is not an integer or out of range";
-    } else if (*value < 1) {
-      refusal = "ERR increment must be at least 1: numbers are only handed out";
-    } else {
-      count = *value;
-    }
-    return refusal.empty();
-  }
-
-  // SNOWID.IDS's count: a positive integer (max_batch is the service's rule).
-  static bool ids_count(std::string_view text, std::int64_t& count, std::string& refusal) {
-    const auto value = integer_argument(text);
-    if (!value || *value < 1) {
-      refusal = "ERR count must be a positive integer";
-      return false;
-    }
-    count = *value;
-    return true;
   }
 
   void snowid_ids(std::string_view count_text, RespReply& reply) {
     std::int64_t count = 0;
     std::string refusal;
-    if (!ids_count(count_text, count, refusal)) return reply.error(refusal);
+    if (!snowid_ids_count(count_text, count, refusal)) return reply.error(refusal);
     next_ids(static_cast<std::uint64_t>(count), true, reply);
   }
 
@@ -598,12 +591,13 @@ std::unique_ptr<Listener> make_resp_listener(boost::asio::io_context& acceptor_i
                                              IdService& service, const RespOptions& options) {
   auto metrics = std::make_shared<StreamMetrics>("resp", resp_command_names());
   auto shared = std::make_shared<RespShared>(service, options);
+  service.add_metrics_source(shared);
   return std::make_unique<StreamServer>(
       acceptor_io, service, "resp", options.listener, metrics,
       [shared, metrics](bool trusted) {
         return std::make_unique<RespConnection>(shared, metrics, trusted);
       },
-      "-ERR max number of clients reached\r\n");
+      "-ERR max number of clients reached\r\n", resp_first_command_authenticates);
 }
 
 }  // namespace snowid::server

@@ -179,20 +179,44 @@ class ThriftConnection final : public StreamHandler {
 // at debug level: a hostile client must not be able to fill stderr.
 void log_thrift_output(const char* message) { spdlog::debug("thrift: {}", message); }
 
+// A big-endian 32-bit number at `at` of `bytes` (which holds 4 bytes there).
+std::uint32_t big_endian(std::string_view bytes, std::size_t at) {
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+         std::uint32_t{b[3]};
+}
+
 }  // namespace
 
+std::optional<bool> thrift_first_call_authenticates(std::string_view bytes) {
+  constexpr std::string_view kAuthenticate = "authenticate";
+  // The frame's length, then a strict header (0x8001, 0, the message type;
+  // the name's length; the name) or an old one (the name's length; the name).
+  if (bytes.size() < kFrameHeaderBytes + 4) return std::nullopt;
+  std::size_t name_at = kFrameHeaderBytes + 4;
+  std::uint32_t name_length = big_endian(bytes, kFrameHeaderBytes);
+  if ((name_length & 0x80000000u) != 0) {
+    if (bytes.size() < name_at + 4) return std::nullopt;
+    name_length = big_endian(bytes, name_at);
+    name_at += 4;
+  }
+  if (name_length != kAuthenticate.size()) return false;
+  if (bytes.size() < name_at + name_length) return std::nullopt;
+  return bytes.substr(name_at, name_length) == kAuthenticate;
+}
+
 std::unique_ptr<Listener> make_thrift_listener(boost::asio::io_context& acceptor_io,
-                                               IdService& service,
-                                               const ThriftOptions& thrift) {
+                                               IdService& service, const ThriftOptions& thrift) {
   const StreamListenerOptions& options = thrift.listener;
   apache::thrift::GlobalOutput.setOutputFunction(log_thrift_output);
   auto metrics = std::make_shared<StreamMetrics>("thrift", std::vector<std::string>{});
   const std::uint32_t max_frame_bytes = options.max_pending_bytes;
-  return std::make_unique<StreamServer>(acceptor_io, service, "thrift", options, std::move(metrics),
-                                        [&service, max_frame_bytes](bool trusted) {
-                                          return std::make_unique<ThriftConnection>(
-                                              service, trusted, max_frame_bytes);
-                                        });
+  return std::make_unique<StreamServer>(
+      acceptor_io, service, "thrift", options, std::move(metrics),
+      [&service, max_frame_bytes](bool trusted) {
+        return std::make_unique<ThriftConnection>(service, trusted, max_frame_bytes);
+      },
+      "", thrift_first_call_authenticates);
 }
 
 }  // namespace snowid::server
