@@ -238,6 +238,10 @@ class DisposableCoordinator final : public Coordinator {
                        id));
       return false;
     }
+    // Published before the clock read, which may wait on a database gone
+    // silent since the heartbeat (as the leased coordinator does).
+    deadline_ns_.store((sent + lease_.lease_ttl - lease_.safety_margin).count(),
+                       std::memory_order_release);
     auto database = database_time();
     if (database.ok()) {
       if (Status agreed = clock_agrees(*database); !agreed.ok()) {
@@ -245,8 +249,6 @@ class DisposableCoordinator final : public Coordinator {
         return false;
       }
     }
-    deadline_ns_.store((sent + lease_.lease_ttl - lease_.safety_margin).count(),
-                       std::memory_order_release);
     return true;
   }
 

@@ -323,6 +323,10 @@ void LeasedClaim::set_addresses(std::vector<std::string> addresses) {
 StepResult LeasedClaim::keep_alive() {
   StepResult renewed = renew_lease();
   if (renewed.outcome != StepOutcome::kDone) return renewed;
+  return check_clock_with_store();
+}
+
+StepResult LeasedClaim::check_clock_with_store() {
   const std::optional<StoreTime> store_time = read_clock_of_store();
   if (!store_time) return {};  // the cap keeps the last reading (reservation_cap())
   Status agreed = check_store_clock(lease_, store_title(), *store_time, clock_->now_fresh());

@@ -225,9 +225,16 @@ class LeasedClaim {
   // prefers the old id). kUnavailable if a claim is held already.
   Result<Claim> claim(std::optional<std::uint64_t> preferred);
   // One renewal of the lease (renew_lease()); on success moves the
-  // deadline, then reads the store's clock: kClockRefused if this node's
-  // clock is further from it than check_store_clock() allows.
+  // deadline, then reads the store's clock (check_clock_with_store()).
   StepResult keep_alive();
+  // The renewal alone: on success deadline() has moved. A caller that
+  // publishes the deadline does so before check_clock_with_store(), whose
+  // read may wait on a store that stopped answering after the renewal.
+  StepResult renew() { return renew_lease(); }
+  // Reads the store's clock: kClockRefused if this node's clock is further
+  // from it than check_store_clock() allows; done if the clock cannot be read
+  // (the cap keeps the last reading, reservation_cap()).
+  StepResult check_clock_with_store();
   // Raises the reservation to base + reserve_ahead if less than
   // reserve_min_left is left above base (always if `force`, or if the record
   // changed since it was last written), refreshing the published wall time.

@@ -198,7 +198,15 @@ class LeasedCoordinator final : public Coordinator {
         if (now - last_keep_alive_ >= keep_alive_every ||
             node_claim_->deadline() - now < keep_alive_every) {
           last_keep_alive_ = now;
-          StepResult kept = node_claim_->keep_alive();
+          StepResult kept = node_claim_->renew();
+          if (kept.outcome == StepOutcome::kDone) {
+            // The deadline a renewal moved is published before the clock
+            // read, which may wait on a store that went silent since: the
+            // fence then follows the lease the store granted, never an older
+            // deadline that a late publication would move forward again.
+            deadline_ns_.store(node_claim_->deadline().count(), std::memory_order_release);
+            kept = node_claim_->check_clock_with_store();
+          }
           if (stops_issuing(kept)) {
             lose_claim(lost_claims_, std::move(kept.message));
             continue;
