@@ -11,6 +11,10 @@
 //   start gets the id of a node that still runs; that node stops once its
 //   row is gone, and the start begins above the takeover floor.
 // - A node whose clock runs 20 s ahead of Redis's is refused, saying so.
+// - etcd behind a proxy that carries gRPC but not HTTP/1.1 (its clock cannot
+//   be read), its data wiped after node A served: node B, 20 s behind,
+//   refuses to claim, saying why; with the clock readable it is refused for
+//   being behind; A's own restart issues above what A issued.
 // - Two clusters with one layout in one claims table: the second is
 //   refused, naming the first, unless share_id_space says their IDs never
 //   meet.
@@ -25,6 +29,8 @@
 #include <thread>
 
 #include "chaos.h"
+#include "etcd_process.h"
+#include "fault_proxy.h"
 #include "faketime.h"
 #include "mariadb_process.h"
 #include "missing.h"
@@ -231,6 +237,66 @@ TEST_F(RewindChaos, ANodeWhoseClockRunsAheadOfItsStoreIsRefused) {
   EXPECT_EQ(ahead->wait(30s), 1) << ahead->log();
   EXPECT_NE(ahead->log().find("ahead of Redis's clock"), std::string::npos) << ahead->log();
   EXPECT_EQ(redis.cli({"EXISTS", "snowid:{c}:claim:0"}), "0\n");
+}
+
+// Scenario 3 of docs/design.md's rule: a claim after the store lost its data
+// never rests on the claimer's clock alone. A serves through etcd's own
+// address and stops; etcd's data directory is wiped; B, 20 s behind, comes
+// through a proxy that carries gRPC only, so that etcd's HTTP Date cannot be
+// read: B refuses every claim and exits at claim_timeout_ms, naming etcd's
+// clock. Through etcd's own address B is refused for being behind. A's
+// restart with the right clock issues above every ID it issued before.
+TEST_F(RewindChaos, EtcdWhoseClockCannotBeReadAfterALossRefusesAClaim) {
+  if (test::faketime_library().empty()) SNOWID_SKIP_MISSING(test::kFaketimeMissing);
+  scenario.describe(
+      "rewind/etcd_clock_unreadable_after_a_loss",
+      "etcd wiped after node A served; node B 20 s behind reaches etcd through a proxy that "
+      "carries gRPC but not HTTP/1.1, so etcd's clock cannot be read",
+      "A serves and stops; etcd's data wiped; B (clock -20 s, fresh state) started through the "
+      "gRPC-only proxy, then directly; A restarted",
+      "B claims nothing either way and says why at warning level; A's restart issues above its "
+      "earlier IDs; 0 duplicates");
+  test::EtcdCluster etcd;
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  test::FaultProxy grpc_only(std::stoi(etcd.endpoint(0).substr(etcd.endpoint(0).rfind(':') + 1)));
+  ASSERT_NE(grpc_only.port(), 0);
+  grpc_only.http2_only();
+  const auto through = [](const std::string& endpoint) {
+    return std::vector<std::string>{"--coordinator", "etcd", "--etcd-endpoints", endpoint,
+                                    "--lease-ttl-s", "2"};
+  };
+  test::NodeAddress a_address, b_address;
+  test::Load load({&a_address, &b_address}, load_options());
+  auto a = start_node(through(etcd.endpoint(0)), "a", {"--node-id-policy", "require"});
+  ASSERT_TRUE(a->started()) << a->log();
+  a_address.set(a->port(), a->grpc_port());
+  ASSERT_TRUE(test::wait_until([&] { return load.served(0) >= 40; }, 20000ms)) << a->log();
+  a->signal(SIGTERM);
+  EXPECT_EQ(a->wait(20s), 0) << a->log();
+  ASSERT_TRUE(etcd.wipe(0)) << etcd.log(0);
+
+  auto b = start_node(through(grpc_only.endpoint()), "b", {"--claim-timeout-ms", "4000"},
+                      test::faketime_fixed_env(-20000ms));
+  EXPECT_FALSE(b->started()) << b->log();
+  EXPECT_EQ(b->wait(30s), 1) << b->log();
+  EXPECT_NE(b->log().find("cannot read etcd's clock"), std::string::npos) << b->log();
+  EXPECT_NE(b->log().find("the store lost this cluster's data"), std::string::npos) << b->log();
+  EXPECT_GT(grpc_only.stats().resets, 0u) << "no GET /version met the proxy";
+
+  auto b_direct = start_node(through(etcd.endpoint(0)), "b-direct", {"--claim-timeout-ms", "4000"},
+                             test::faketime_fixed_env(-20000ms));
+  EXPECT_FALSE(b_direct->started()) << b_direct->log();
+  EXPECT_EQ(b_direct->wait(30s), 1) << b_direct->log();
+  EXPECT_NE(b_direct->log().find("behind etcd's clock"), std::string::npos) << b_direct->log();
+
+  auto a_again = start_node(through(etcd.endpoint(0)), "a", {"--node-id-policy", "require"});
+  ASSERT_TRUE(a_again->started()) << a_again->log();
+  b_address.set(a_again->port(), a_again->grpc_port());
+  ASSERT_TRUE(test::wait_until([&] { return load.served(1) >= 40; }, 20000ms)) << a_again->log();
+  load.stop();
+  EXPECT_EQ(load.unexpected(), "");
+  scenario.count(load);
+  scenario.check(load.sources());
 }
 
 // Clusters "one" and "two" in one PostgreSQL claims table, both with the

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <deque>
 #include <list>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct Connection {
   int client = -1;
   int server = -1;  // -1 before the upstream connection is made, and after it closed
   bool upstream_made = false;
+  // Accepted under http2_only(): reset unless its first bytes are the
+  // preface (judged on the first bytes read, before any is relayed).
+  bool must_speak_http2 = false;
   Clock::time_point opens_at;  // not relayed upstream before (connect_delay)
   Pipe requests, answers;
 };
@@ -65,6 +69,15 @@ void close_plainly(int& fd) {
 }
 
 bool drops(const FaultProxy::Way& way) { return way.kind == FaultProxy::Way::Kind::kDrop; }
+
+// Whether a connection's first bytes begin HTTP/2's client preface (RFC 9113
+// section 3.4), as far as they go: at least its first four bytes.
+bool speaks_http2(std::string_view first) {
+  constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  if (first.size() < 4) return false;
+  const std::size_t n = std::min(first.size(), kPreface.size());
+  return first.substr(0, n) == kPreface.substr(0, n);
+}
 
 }  // namespace
 
@@ -160,6 +173,7 @@ void FaultProxy::Relay::accept_new() {
     }
     Connection c;
     c.client = client;
+    c.must_speak_http2 = fault_.http2_only;
     c.opens_at = Clock::now() + connect_delay_;
     connections_.push_back(std::move(c));
   }
@@ -249,6 +263,16 @@ void FaultProxy::Relay::round() {
     Connection& c = *it;
     if (c.client >= 0 && (fds[i].revents & readable) != 0) {
       read_into(c.client, c.requests, fault_.requests, &Stats::dropped_requests);
+      if (c.must_speak_http2 && !c.requests.queue.empty()) {
+        c.must_speak_http2 = false;
+        if (!speaks_http2(c.requests.queue.front().bytes)) {
+          close_with_reset(c.client);
+          close_with_reset(c.server);
+          c.requests = Pipe{};
+          c.answers = Pipe{};
+          count(&Stats::resets, 1);
+        }
+      }
     }
     if (c.server >= 0 && (fds[i + 1].revents & readable) != 0) {
       read_into(c.server, c.answers, fault_.answers, &Stats::dropped_answers);
@@ -330,6 +354,12 @@ void FaultProxy::delay(milliseconds by, Flow flow) {
   const Way late{Way::Kind::kDelay, by};
   if (flow != Flow::kAnswers) fault.requests = late;
   if (flow != Flow::kRequests) fault.answers = late;
+  set(fault);
+}
+
+void FaultProxy::http2_only() {
+  Fault fault;
+  fault.http2_only = true;
   set(fault);
 }
 

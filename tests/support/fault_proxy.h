@@ -12,7 +12,12 @@
 //             handshake could not complete) until the link passes again;
 //   delay     bytes, and a close, are relayed `by` later, in order;
 //   reset     (both ways) every open connection is closed with a TCP reset on
-//             both sides, and every new one is reset as soon as accepted.
+//             both sides, and every new one is reset as soon as accepted;
+//   http2 only  a new connection whose first bytes are not HTTP/2's client
+//             preface is reset before anything reaches the server: a proxy
+//             that carries gRPC but not HTTP/1.1 (etcd's clock, read with GET
+//             /version, cannot be read through it). Connections open when it
+//             is set are not judged.
 // A connection can also be held for `connect_delay` before it is relayed at
 // all (a server slow to connect to). retarget() sends new connections to
 // another server, as a virtual IP moves to a promoted replica.
@@ -54,7 +59,8 @@ class FaultProxy {
 
   struct Stats {
     std::uint64_t connections = 0;  // accepted
-    std::uint64_t resets = 0;       // connections reset (reset(), or over kMaxConnections)
+    // connections reset (reset(), over kMaxConnections, or not HTTP/2 under http2_only())
+    std::uint64_t resets = 0;
     std::uint64_t relayed_requests = 0, relayed_answers = 0;  // bytes
     std::uint64_t dropped_requests = 0, dropped_answers = 0;  // bytes
   };
@@ -73,6 +79,8 @@ class FaultProxy {
   void blackhole(Flow flow = Flow::kBoth);
   void delay(std::chrono::milliseconds by, Flow flow = Flow::kBoth);
   void reset();
+  // Relays new connections only if they speak HTTP/2 (gRPC); pass() ends it.
+  void http2_only();
   // Connections made from now on go to 127.0.0.1:`target_port`; open ones stay.
   void retarget(int target_port) { target_port_ = target_port; }
 
@@ -86,6 +94,7 @@ class FaultProxy {
   struct Fault {
     Way requests, answers;
     bool reset = false;
+    bool http2_only = false;
   };
 
  private:

@@ -163,6 +163,18 @@ TEST_F(FaultProxyTest, ResetResetsOpenAndNewConnections) {
   EXPECT_TRUE(round_trip(after, "ok", 2s));
 }
 
+TEST_F(FaultProxyTest, Http2OnlyResetsNewConnectionsThatDoNotSpeakIt) {
+  proxy.http2_only();
+  RawSocket http1(proxy.port());
+  ASSERT_TRUE(http1.send("GET /version HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(http1.read_some(1s), 0) << "an HTTP/1.1 request was not reset";
+  RawSocket http2(proxy.port());
+  EXPECT_TRUE(round_trip(http2, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 2s));
+  EXPECT_TRUE(round_trip(client, "GET / HTTP/1.1\r\n", 2s)) << "an open connection was judged";
+  EXPECT_EQ(echo.received(), 4u + 24u + 16u) << "the HTTP/1.1 request reached the server";
+  EXPECT_EQ(settled_stats(proxy).resets, 1u);
+}
+
 TEST(FaultProxy, ConnectDelayHoldsANewConnection) {
   EchoServer echo;
   FaultProxy proxy(echo.port(), 300ms);
