@@ -63,6 +63,29 @@ TEST_F(HttpTest, IdsAreDistinctAndIncreasing) {
   EXPECT_EQ(ids_of(http_get(server->port(), "/v1/ids?count=10000")).size(), 10000u);
 }
 
+// Snowid-Issuer: one token per process (16 hex digits), on every batch of
+// /v1/ids and /v1/segment, another after a restart (docs/clients.md).
+TEST_F(HttpTest, BatchesNameTheirIssuer) {
+  std::string issuer;
+  {
+    auto server = start(dir);
+    const HttpReply first = http_get(server->port(), "/v1/ids?count=3");
+    issuer = first.headers.count("snowid-issuer") ? first.headers.at("snowid-issuer") : "";
+    EXPECT_EQ(issuer.size(), 16u);
+    EXPECT_EQ(issuer.find_first_not_of("0123456789abcdef"), std::string::npos) << issuer;
+    const HttpReply second = http_get(server->port(), "/v1/ids?count=1");
+    ASSERT_TRUE(second.headers.count("snowid-issuer"));
+    EXPECT_EQ(second.headers.at("snowid-issuer"), issuer);
+    const HttpReply segment = http_get(server->port(), "/v1/segment/none?count=1");
+    ASSERT_TRUE(segment.headers.count("snowid-issuer"));
+    EXPECT_EQ(segment.headers.at("snowid-issuer"), issuer);
+  }
+  auto restarted = start(dir);
+  const HttpReply after = http_get(restarted->port(), "/v1/ids?count=1");
+  ASSERT_TRUE(after.headers.count("snowid-issuer"));
+  EXPECT_NE(after.headers.at("snowid-issuer"), issuer);
+}
+
 TEST_F(HttpTest, BadCountsAre400) {
   auto server = start(dir);
   const int port = server->port();
