@@ -64,6 +64,15 @@ struct ClientOptions {
   std::chrono::milliseconds backoff_max{5'000};
 };
 
+// What a client has done so far (counters since open()).
+struct ClientStats {
+  std::uint64_t calls = 0;  // batches asked of the nodes
+  // Answers discarded whole, their endpoint failed: fewer or more IDs than
+  // asked, one at or above 2^63, not strictly increasing, or not above the
+  // last batch of the same issuer (docs/clients.md, "What a client accepts").
+  std::uint64_t invalid_answers = 0;
+};
+
 // kInvalidArgument naming the first bad option.
 Status validate(const ClientOptions& options);
 
@@ -88,6 +97,8 @@ class Client {
   // The next number of segment-mode tag `tag`, from a buffer of its own.
   // kNotFound if the nodes do not know the tag.
   virtual Result<std::int64_t> next(std::string_view tag) = 0;
+
+  virtual ClientStats stats() const = 0;
 
  protected:
   Client() = default;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <fstream>
 #include <limits>
@@ -108,6 +109,13 @@ Failure classify(grpc::StatusCode code) {
   }
 }
 
+// gRPC's own refusal of an answer above the channel's receive limit
+// (SetMaxReceiveMessageSize), which comes with the status a node's "count
+// above max_batch" has.
+bool over_receive_limit(const grpc::Status& status) {
+  return status.error_message().rfind("Received message larger than max", 0) == 0;
+}
+
 // One buffer: Snowflake IDs (tag empty) or one segment tag's numbers.
 struct Buffer {
   Buffer(std::string tag_name, std::size_t capacity, std::uint32_t first_batch)
@@ -133,12 +141,63 @@ struct Buffer {
   bool refused = false;
 };
 
+// What a batch answered holds beside its IDs: the node's issuer token
+// (snowid-issuer initial metadata; empty if not sent).
+struct Answered {
+  std::vector<std::int64_t> ids;
+  std::string issuer;
+};
+
+// The last ID of the batch before, per (tag, issuer), of one endpoint: each
+// issuer's batches lie above its last (docs/clients.md, "What a client
+// accepts"). At most kMaxIssuersTracked pairs: a node that sends a new token
+// every time gains nothing but losing its older entries.
+class IssuerMarks {
+ public:
+  static constexpr std::size_t kMaxIssuersTracked = 64;
+
+  std::optional<std::int64_t> last(const std::string& tag, const std::string& issuer) const {
+    const auto it = last_.find({tag, issuer});
+    if (it == last_.end()) return std::nullopt;
+    return it->second;
+  }
+  void set(const std::string& tag, const std::string& issuer, std::int64_t id) {
+    if (last_.size() >= kMaxIssuersTracked && last_.find({tag, issuer}) == last_.end()) {
+      last_.erase(last_.begin());
+    }
+    last_[{tag, issuer}] = id;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::int64_t> last_;
+};
+
+// Why a batch asked for `count` cannot be handed out, or "" if it can: 1 to
+// count IDs, each in [0, 2^63) (fixed64 on the wire, so one at or above 2^63
+// reads as negative here), strictly increasing, the first above `previous`.
+std::string why_invalid(const std::vector<std::int64_t>& ids, std::uint32_t count,
+                        std::optional<std::int64_t> previous) {
+  if (ids.empty() || ids.size() > count) {
+    return fmt::format("{} IDs for a batch of {}", ids.size(), count);
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0) return "an ID at or above 2^63";
+    if (i > 0 && ids[i] <= ids[i - 1]) return "IDs not strictly increasing";
+  }
+  if (previous && ids.front() <= *previous) {
+    return fmt::format("a batch starting at {}, not above {}, the last of its issuer",
+                       ids.front(), *previous);
+  }
+  return "";
+}
+
 struct Node {
   std::string target;
   std::unique_ptr<v1::IdService::Stub> stub;
   // Refill thread only.
   steady_clock::time_point retry_at{};
   milliseconds backoff{0};
+  IssuerMarks marks;
 };
 
 class GrpcClient final : public Client {
@@ -161,7 +220,8 @@ class GrpcClient final : public Client {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     for (const std::string& target : options.endpoints) {
       nodes_.push_back(Node{
-          target, v1::IdService::NewStub(grpc::CreateCustomChannel(target, credentials, args))});
+          target, v1::IdService::NewStub(grpc::CreateCustomChannel(target, credentials, args)),
+          {}, milliseconds{0}, IssuerMarks{}});
     }
     thread_ = std::thread([this] { refill_loop(); });
   }
@@ -194,6 +254,11 @@ class GrpcClient final : public Client {
   Result<std::int64_t> next(std::string_view tag) override {
     if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
     return take(buffer_for(tag));
+  }
+
+  ClientStats stats() const override {
+    return {calls_.load(std::memory_order_relaxed),
+            invalid_answers_.load(std::memory_order_relaxed)};
   }
 
  private:
@@ -342,22 +407,38 @@ class GrpcClient final : public Client {
       const std::int64_t expires = buffer.tag.empty()
                                        ? coarse_now_ns() + nanoseconds(options_.max_age).count()
                                        : kNeverExpires;
-      std::vector<std::int64_t> ids;
-      const grpc::Status status = call(node, buffer.tag, count, ids);
+      Answered answered;
+      grpc::Status status = call(node, buffer.tag, count, answered);
       {
         std::lock_guard lock(mutex_);
         if (stopping_) return false;
       }
       if (status.ok()) {
-        node.backoff = milliseconds{0};
-        current_ = index;
-        put(buffer, ids, expires, now);
-        return true;
+        const std::string why =
+            why_invalid(answered.ids, count, node.marks.last(buffer.tag, answered.issuer));
+        if (why.empty()) {
+          node.backoff = milliseconds{0};
+          current_ = index;
+          node.marks.set(buffer.tag, answered.issuer, answered.ids.back());
+          put(buffer, answered.ids, expires, now);
+          return true;
+        }
+        // Discarded whole; the endpoint fails as one that did not answer.
+        invalid_answers_.fetch_add(1, std::memory_order_relaxed);
+        status = grpc::Status(grpc::StatusCode::DATA_LOSS, "an answer discarded: " + why);
       }
       const std::string message =
           fmt::format("{}: {} (gRPC status {})", node.target, status.error_message(),
                       static_cast<int>(status.error_code()));
-      switch (classify(status.error_code())) {
+      Failure failure = classify(status.error_code());
+      if (failure == Failure::kTooLarge && (count <= 1 || over_receive_limit(status))) {
+        // An answer above the channel's receive limit (max_batch fixed64
+        // IDs and framing), or "too large" for a single ID: not a batch
+        // size to halve, an endpoint that fails.
+        invalid_answers_.fetch_add(1, std::memory_order_relaxed);
+        failure = Failure::kNode;
+      }
+      switch (failure) {
         case Failure::kTooLarge:
           // Above the server's max_batch: ask for half, and never more again.
           buffer.batch_cap = std::max<std::uint32_t>(1, count / 2);
@@ -391,8 +472,9 @@ class GrpcClient final : public Client {
     return invalid_argument(message);
   }
 
-  grpc::Status call(Node& node, const std::string& tag, std::uint32_t count,
-                    std::vector<std::int64_t>& ids) {
+  grpc::Status call(Node& node, const std::string& tag, std::uint32_t count, Answered& answered) {
+    std::vector<std::int64_t>& ids = answered.ids;
+    calls_.fetch_add(1, std::memory_order_relaxed);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + options_.call_deadline);
     if (!options_.bearer_token.empty()) {
@@ -419,6 +501,13 @@ class GrpcClient final : public Client {
       v1::NextSegmentIdsResponse response;
       status = node.stub->NextSegmentIds(&context, request, &response);
       ids.assign(response.ids().begin(), response.ids().end());
+    }
+    if (status.ok()) {
+      const auto& metadata = context.GetServerInitialMetadata();
+      if (const auto it = metadata.find("snowid-issuer"); it != metadata.end()) {
+        // At most 64 bytes kept: a token is 16.
+        answered.issuer.assign(it->second.data(), std::min<std::size_t>(it->second.size(), 64));
+      }
     }
     std::lock_guard lock(mutex_);
     in_flight_ = nullptr;
@@ -481,6 +570,8 @@ class GrpcClient final : public Client {
   bool stopping_ = false;
   std::uint64_t news_ = 0;
   grpc::ClientContext* in_flight_ = nullptr;
+  std::atomic<std::uint64_t> calls_{0};
+  std::atomic<std::uint64_t> invalid_answers_{0};
   std::thread thread_;  // last: starts after everything above exists
 };
 

@@ -18,6 +18,7 @@
 
 #include "grpc_calls.h"
 #include "grpc_hand_over.h"
+#include "issuer.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 
 namespace snowid::server {
@@ -151,6 +152,7 @@ class Handlers final : public RawIdService {
   grpc::ServerUnaryReactor* NextIds(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
                                     grpc::ByteBuffer* response) override {
+    context->AddInitialMetadata("snowid-issuer", std::string(issuer_token()));
     return unary<v1::NextIdsRequest, v1::NextIdsResponse>(service_, context, request, response,
                                                           answer_next_ids);
   }
@@ -172,6 +174,7 @@ class Handlers final : public RawIdService {
   grpc::ServerUnaryReactor* NextSegmentIds(grpc::CallbackServerContext* context,
                                            const grpc::ByteBuffer* request,
                                            grpc::ByteBuffer* response) override {
+    context->AddInitialMetadata("snowid-issuer", std::string(issuer_token()));
     return unary<v1::NextSegmentIdsRequest, v1::NextSegmentIdsResponse>(
         service_, context, request, response, answer_next_segment_ids);
   }

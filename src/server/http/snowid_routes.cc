@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 
 #include "id_json.h"
 #include "info_json.h"
+#include "issuer.h"
 #include "snowid/decode.h"
 
 namespace snowid::server {
@@ -207,20 +207,6 @@ void issue_segment(IdService& service, const SegmentRequest& request, IdFormat f
   write_numbers(numbers, format, response);
 }
 
-// This process's Snowid-Issuer: 16 hex digits drawn once per start. Every
-// batch a process answers (/v1/ids, /v1/segment/{tag}) lies above the one it
-// answered before, per tag, for as long as it runs; a client holds batches
-// with one issuer to that, behind a proxy that spreads requests over
-// several nodes as well (docs/clients.md, "What a client accepts").
-std::string_view issuer() {
-  static const std::string token = [] {
-    std::random_device entropy;
-    const std::uint64_t high = entropy(), low = entropy();
-    return fmt::format("{:016x}", (high << 32) ^ low);
-  }();
-  return token;
-}
-
 // ?agent= if given, else the X-Snowid-Agent header.
 std::string_view agent_of(const RouteRequest& request) {
   if (auto it = request.target.query.find("agent"); it != request.target.query.end()) {
@@ -267,7 +253,7 @@ void answer_ids(const RouteRequest& request, HttpResponse& response) {
   const IdRequest ids_request{request.caller(), agent_of(request), **count};
   const IdForm form = id_form(request.target);
   const IdFormat format = format_of(request);
-  response.headers.emplace_back("Snowid-Issuer", issuer());
+  response.headers.emplace_back("Snowid-Issuer", issuer_token());
   if (response.head) {
     return answer_head(admit_ids(service, ids_request, form), format, response);
   }
@@ -295,7 +281,7 @@ void answer_segment(const RouteRequest& request, HttpResponse& response) {
     segment_request.count = *count;
   }
   const IdFormat format = leaf ? IdFormat::kLeafText : format_of(request);
-  response.headers.emplace_back("Snowid-Issuer", issuer());
+  response.headers.emplace_back("Snowid-Issuer", issuer_token());
   if (response.head) return answer_head(request.service.admit(segment_request), format, response);
   issue_segment(request.service, segment_request, format, response);
 }
