@@ -69,6 +69,11 @@ export interface ClientStats {
   calls: number;
   /** Failed HTTP calls of the refill task. */
   failedCalls: number;
+  /**
+   * Of the failed calls, the 200 answers discarded as no node could have sent them
+   * (docs/clients.md, "What a client accepts"); each also backed its endpoint off.
+   */
+  invalidAnswers: number;
   /** Snowflake IDs buffered now. */
   buffered: number;
 }

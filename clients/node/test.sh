@@ -6,6 +6,6 @@ cd "$(dirname "$0")"
 : "${SNOWIDD:?set SNOWIDD to the snowidd binary, e.g. build/snowidd}"
 export SNOWIDD
 # One file at a time (each starts two snowidd nodes; CI has 2 cores).
-for file in test/client.test.mjs test/failover.test.mjs test/workers.test.mjs; do
+for file in test/client.test.mjs test/answer.test.mjs test/hostile.test.mjs test/failover.test.mjs test/workers.test.mjs; do
   node --test "$file"
 done

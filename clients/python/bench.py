@@ -105,9 +105,9 @@ def main() -> None:
               f"{client.options.max_batch}; ns/ID per thread")
         print("threads  (a) client.next  (b) floor  (c) HTTP /v1/id  (a)/(b)  (c)/(a)  IDs/trip")
         for threads in map(int, args.threads.split(",")):
-            trips = client.round_trips
+            trips = client.stats().calls
             a = per_thread_ns(lambda: client.next, threads, args.ids)
-            served_trips = client.round_trips - trips
+            served_trips = client.stats().calls - trips
             b = per_thread_ns(lambda: floor.next, threads, args.ids)
             c = per_thread_ns(lambda: http_take(node.url), threads, args.http_ids)
             per_trip = threads * args.ids / max(1, served_trips)

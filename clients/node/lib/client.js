@@ -13,7 +13,10 @@
 // its low-water mark (the take that leaves it there wakes the loop; a timer
 // catches the rest) it asks the first healthy endpoint for a batch, with a
 // deadline. Batches double while refills come sooner than refillPeriodMs / 2
-// and halve while they come later than 2 * refillPeriodMs.
+// and halve while they come later than 2 * refillPeriodMs. A batch is taken
+// only as answer.js says (docs/clients.md, "What a client accepts"); any
+// other answer is discarded, counted (stats().invalidAnswers) and backs its
+// endpoint off as a node that did not answer does.
 //
 // Order: every ID handed out is unique (issued by a node once, taken from
 // the buffer once); one buffer hands its IDs out in increasing order.
@@ -21,14 +24,17 @@
 // opens its own); any number of async tasks may call it at once.
 import { performance } from "node:perf_hooks";
 
+import { Watermarks, bodyLimit, parseBatch } from "./answer.js";
 import { INVALID_ARGUMENT, NOT_FOUND, SnowidError, UNAVAILABLE, invalidArgument } from "./errors.js";
 import { IdBuffer } from "./id_buffer.js";
 import { decodeId, layoutFromInfo } from "./layout.js";
 import { resolveOptions } from "./options.js";
-import { Endpoint, HttpError } from "./transport.js";
+import { Endpoint, HttpError, InvalidAnswer } from "./transport.js";
 
 const now = () => performance.now();
 const LIMIT = /out of range 1\.\.(\d+)/;
+// The most bytes read of a /v1/info answer.
+const INFO_LIMIT = 64 * 1024;
 
 export class Client {
   #options;
@@ -41,7 +47,7 @@ export class Client {
   #wakeSleep = null; // ends the loop's sleep
   #news = null; // resolved when a batch is put or an error recorded
   #layout = null;
-  #calls = { ok: 0, failed: 0 };
+  #calls = { ok: 0, failed: 0, invalid: 0 };
   #loop;
 
   // Validates the options (a SnowidError "invalid_argument" names the first
@@ -52,6 +58,7 @@ export class Client {
     const o = this.#options;
     this.#nodes = o.endpoints.map((base) => ({
       endpoint: new Endpoint(base, o),
+      watermarks: new Watermarks(),
       retryAt: 0,
       backoffMs: 0,
     }));
@@ -132,9 +139,16 @@ export class Client {
   }
 
   // What the client did: successful and failed HTTP calls of the refill
-  // task, and the Snowflake IDs buffered.
+  // task, the answers among the failed ones discarded as no node could have
+  // sent them, and the Snowflake IDs buffered.
   stats() {
-    return { calls: this.#calls.ok, failedCalls: this.#calls.failed, buffered: this.#snowflake.size };
+    const calls = this.#calls;
+    return {
+      calls: calls.ok,
+      failedCalls: calls.failed,
+      invalidAnswers: calls.invalid,
+      buffered: this.#snowflake.size,
+    };
   }
 
   // Stops the refill task, cancels its call in flight and drops the
@@ -265,7 +279,7 @@ export class Client {
       const started = now();
       if (node.retryAt > started) continue;
       try {
-        const ids = parseIds(await node.endpoint.get(pathOf(buffer, count)), count);
+        const ids = await fetchBatch(node, buffer.tag, count);
         if (this.#closed) return Infinity;
         this.#calls.ok++;
         node.backoffMs = 0;
@@ -276,6 +290,7 @@ export class Client {
       } catch (error) {
         if (this.#closed) return Infinity;
         this.#calls.failed++;
+        if (error instanceof InvalidAnswer) this.#calls.invalid++;
         if (this.#failed(buffer, node, index, error, count)) return undefined;
       }
     }
@@ -338,7 +353,8 @@ export class Client {
     for (let i = 0; i < this.#nodes.length; i++) {
       const node = this.#nodes[(this.#current + i) % this.#nodes.length];
       try {
-        return layoutFromInfo(await node.endpoint.get("/v1/info"));
+        const { text } = await node.endpoint.get("/v1/info", INFO_LIMIT);
+        return layoutFromInfo(JSON.parse(text));
       } catch (error) {
         if (error instanceof HttpError) throw new SnowidError(INVALID_ARGUMENT, error.message, error.status);
         reasons.push(error.message);
@@ -350,26 +366,26 @@ export class Client {
 
 // The route of a refill. A tag goes percent-encoded in the path; "." and
 // ".." too, which a URL would otherwise resolve away.
-function pathOf(buffer, count) {
-  if (buffer.tag === "") return `/v1/ids?count=${count}`;
-  const tag = /^\.\.?$/.test(buffer.tag) ? buffer.tag.replaceAll(".", "%2E") : encodeURIComponent(buffer.tag);
-  return `/v1/segment/${tag}?count=${count}`;
+function pathOf(tag, count) {
+  if (tag === "") return `/v1/ids?count=${count}`;
+  const encoded = /^\.\.?$/.test(tag) ? tag.replaceAll(".", "%2E") : encodeURIComponent(tag);
+  return `/v1/segment/${encoded}?count=${count}`;
 }
 
-// The IDs of an answer {"ids":["…",…]} as BigInt, parsed from the JSON
-// strings (never through a Number). Throws on any other shape.
-function parseIds(body, count) {
-  const texts = body && body.ids;
-  if (!Array.isArray(texts) || texts.length === 0 || texts.length > count) {
-    throw new Error(`an answer without 1..${count} "ids"`);
+// A batch of 1 to `count` IDs (BigInt) for tag `tag` ("" for Snowflake IDs)
+// from `node`, as answer.js takes them; an InvalidAnswer naming the call
+// for any other answer.
+async function fetchBatch(node, tag, count) {
+  const path = pathOf(tag, count);
+  const { text, issuer } = await node.endpoint.get(path, bodyLimit(count));
+  let ids;
+  try {
+    ids = parseBatch(text, count);
+    node.watermarks.check(tag, issuer, ids);
+  } catch (error) {
+    throw new InvalidAnswer(`${node.endpoint.base}${path}: ${error.message}`);
   }
-  const ids = new Array(texts.length);
-  for (let i = 0; i < texts.length; i++) {
-    const text = texts[i];
-    if (typeof text !== "string" || text.length === 0) throw new Error(`ID '${text}' is not a string of digits`);
-    ids[i] = BigInt(text);
-    if (ids[i] < 0n) throw new Error(`ID ${text} is negative`);
-  }
+  node.watermarks.record(tag, issuer, ids);
   return ids;
 }
 

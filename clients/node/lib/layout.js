@@ -9,12 +9,22 @@ import { invalidArgument } from "./errors.js";
 
 const mask = (bits) => (1n << BigInt(bits)) - 1n;
 
-// A Layout from the JSON of GET /v1/info (its "layout" object).
+// A Layout from the JSON of GET /v1/info (its "layout" object). Throws for
+// one no node has: bit widths not in 0..63 or above 63 in all, a time unit
+// not in 1..2^32 - 1, an epoch before 1970 or past 2^53 ms.
 export function layoutFromInfo(info) {
   const l = info && info.layout;
   const fields = ["timestamp_bits", "datacenter_bits", "worker_bits", "sequence_bits"];
-  if (!l || !fields.every((f) => Number.isInteger(l[f])) || !Number.isInteger(l.epoch_ms)) {
-    throw new Error("/v1/info has no layout with bit widths and epoch_ms");
+  const widths = l ? fields.map((f) => l[f]) : [];
+  const unit = l ? l.time_unit_ms ?? 1 : 1;
+  if (
+    !l ||
+    !widths.every((w) => Number.isInteger(w) && w >= 0) ||
+    widths.reduce((a, b) => a + b, 0) > 63 ||
+    !(Number.isInteger(unit) && unit > 0 && unit < 2 ** 32) ||
+    !(Number.isSafeInteger(l.epoch_ms) && l.epoch_ms >= 0)
+  ) {
+    throw new Error("/v1/info has no layout with bit widths (63 bits in all at most), a time unit and epoch_ms");
   }
   const high = l.sequence_position === "high";
   const sequenceShift = high ? l.datacenter_bits + l.worker_bits : 0;
@@ -26,7 +36,7 @@ export function layoutFromInfo(info) {
     datacenterBits: l.datacenter_bits,
     workerBits: l.worker_bits,
     sequenceBits: l.sequence_bits,
-    timeUnitMs: l.time_unit_ms ?? 1,
+    timeUnitMs: unit,
     epochMs: l.epoch_ms,
     sequencePosition: high ? "high" : "low",
     totalBits: timestampShift + l.timestamp_bits,

@@ -1,10 +1,18 @@
-// Endpoint: one snowidd node's HTTP listener, called with GET and answered
-// in JSON, on a keep-alive connection, with a deadline on every call.
+// Endpoint: one snowidd node's HTTP listener, called with GET on a
+// keep-alive connection, with a deadline on every call and a limit on the
+// body read.
 //
-// get() resolves to the parsed JSON of a 2xx answer. It rejects with
-//   NodeError  the node is down, slow (the deadline passed), answers 5xx or
-//              something that is not JSON: ask the next node, back off this one
-//   HttpError  any other status (4xx): the node refuses this request
+// get(path, limitBytes) resolves to { text, issuer } of a 200 answer: its
+// body as UTF-8 text and its Snowid-Issuer header (undefined without one).
+// It rejects with
+//   InvalidAnswer  a 200 answer whose body is above limitBytes or not whole
+//                  by the deadline (a NodeError: the node is backed off),
+//                  or, from the caller, one no node could have sent
+//   NodeError      the node is down, slow (the deadline passed before an
+//                  answer), or answers 5xx or another status
+//   HttpError      4xx: the node refuses this request
+// The deadline covers the whole call: connect, headers and the whole body.
+// A body is read no further than its limit; the connection is then ended.
 // destroy() ends the connections, the one in flight included (its call
 // rejects with a NodeError). One Endpoint is used by one client.
 import http from "node:http";
@@ -12,12 +20,17 @@ import https from "node:https";
 
 export class NodeError extends Error {}
 
+export class InvalidAnswer extends NodeError {}
+
 export class HttpError extends Error {
   constructor(status, message) {
     super(message);
     this.status = status;
   }
 }
+
+// The most bytes of a refusal's body read for its message.
+const REFUSAL_LIMIT = 4096;
 
 export class Endpoint {
   // `base`: a validated base URL without a trailing slash.
@@ -37,33 +50,56 @@ export class Endpoint {
   }
 
   // `path` starts with "/" and is already percent-encoded.
-  get(path) {
+  get(path, limitBytes) {
     return new Promise((resolve, reject) => {
       const url = this.base + path;
       let done = false;
+      let taken = false; // a 200 answer has begun: its faults are InvalidAnswers
       const finish = (settleWith, value) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         settleWith(value);
       };
-      const fail = (message) => finish(reject, new NodeError(`${url}: ${message}`));
+      const fail = (message) => {
+        if (done) return;
+        const Kind = taken ? InvalidAnswer : NodeError;
+        finish(reject, new Kind(`${url}: ${message}`));
+        request.destroy();
+      };
       const request = this.module.get(url, { agent: this.agent, headers: this.headers });
       const timer = setTimeout(() => {
-        fail(`no answer within ${this.deadlineMs} ms`);
-        request.destroy();
+        fail(taken ? `the body was not whole within ${this.deadlineMs} ms` : `no answer within ${this.deadlineMs} ms`);
       }, this.deadlineMs);
       request.on("error", (error) => fail(error.message));
       request.on("close", () => fail("connection closed without an answer"));
       request.on("response", (response) => {
+        const status = response.statusCode;
+        taken = status === 200;
+        const limit = taken ? limitBytes : Math.min(limitBytes, REFUSAL_LIMIT);
+        const declared = Number(response.headers["content-length"]);
+        if (taken && declared > limit) return fail(`a body of ${declared} bytes, above ${limit}`);
         const chunks = [];
-        response.setEncoding("utf8");
-        response.on("data", (chunk) => chunks.push(chunk));
-        response.on("error", (error) => fail(error.message));
-        response.on("end", () => {
-          const text = chunks.join("");
-          settle(url, response.statusCode, text, (v) => finish(resolve, v), (e) => finish(reject, e));
+        let size = 0;
+        const end = () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const issuer = response.headers["snowid-issuer"];
+          settle(url, status, text, issuer, (v) => finish(resolve, v), (e) => finish(reject, e));
+        };
+        response.on("data", (chunk) => {
+          size += chunk.length;
+          if (size <= limit) {
+            chunks.push(chunk);
+          } else if (taken) {
+            fail(`a body above ${limit} bytes`);
+          } else {
+            chunks.push(chunk.subarray(0, chunk.length - (size - limit)));
+            end(); // the rest of a long refusal is left unread
+            request.destroy();
+          }
         });
+        response.on("error", (error) => fail(error.message));
+        response.on("end", end);
         response.on("close", () => fail("connection closed in the middle of the answer"));
       });
     });
@@ -74,19 +110,15 @@ export class Endpoint {
   }
 }
 
-function settle(url, status, text, resolve, reject) {
-  let body;
+function settle(url, status, text, issuer, resolve, reject) {
+  if (status === 200) return resolve({ text, issuer });
+  let reason = text.slice(0, 200);
   try {
-    body = JSON.parse(text);
+    const body = JSON.parse(text);
+    if (body && typeof body.error === "string") reason = body.error;
   } catch {
-    body = undefined;
+    // not JSON: the text itself
   }
-  const reason = body && typeof body.error === "string" ? body.error : text.slice(0, 200);
-  if (status >= 200 && status < 300 && body !== undefined) {
-    resolve(body);
-  } else if (status >= 400 && status < 500) {
-    reject(new HttpError(status, `${url}: ${reason} (HTTP ${status})`));
-  } else {
-    reject(new NodeError(`${url}: ${reason} (HTTP ${status})`));
-  }
+  const message = `${url}: ${reason} (HTTP ${status})`;
+  reject(status >= 400 && status < 500 ? new HttpError(status, message) : new NodeError(message));
 }

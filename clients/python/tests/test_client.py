@@ -31,7 +31,7 @@ class ClientAgainstNodesTest(unittest.TestCase):
         for id_ in ids[::500]:
             decoded = client.decode(id_)
             self.assertEqual((decoded.datacenter, decoded.worker), (1, 3))
-        self.assertGreater(client.round_trips, 5000 // 400 - 1)
+        self.assertGreater(client.stats().calls, 5000 // 400 - 1)
 
     def test_decode_matches_the_servers_decode(self) -> None:
         client = self.client()

@@ -7,7 +7,7 @@
 Standard library only. See Client, the errors in errors.py and decode.py.
 """
 
-from .client import Client
+from .client import Client, Stats
 from .decode import DecodedId, Layout, decode
 from .errors import InvalidArgument, NotFound, SnowidError, Unavailable
 from .options import Options
@@ -20,6 +20,7 @@ __all__ = [
     "NotFound",
     "Options",
     "SnowidError",
+    "Stats",
     "Unavailable",
     "decode",
 ]

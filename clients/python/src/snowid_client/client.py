@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Sequence
 
@@ -32,6 +33,16 @@ from .refill import Refiller
 from .state import Buffer, Signals, Waiter
 
 _monotonic = time.monotonic
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a client did since it was made."""
+
+    calls: int  # HTTP calls that brought IDs
+    # 200 answers discarded as no node could have sent them (docs/clients.md,
+    # "What a client accepts"); each also backed its endpoint off.
+    invalid_answers: int
 
 
 class Client:
@@ -129,10 +140,10 @@ class Client:
     ) -> None:
         self.close()
 
-    @property
-    def round_trips(self) -> int:
-        """HTTP calls that brought IDs so far (for measurements)."""
-        return self._refiller.round_trips
+    def stats(self) -> Stats:
+        """The client's counters so far."""
+        refiller = self._refiller
+        return Stats(calls=refiller.calls, invalid_answers=refiller.invalid_answers)
 
     # Taking and waiting ----------------------------------------------------
 

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from .errors import InvalidArgument
 
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_WIDTHS = ("timestamp_bits", "datacenter_bits", "worker_bits", "sequence_bits")
 
 
 @dataclass(frozen=True)
@@ -33,17 +34,27 @@ class Layout:
 
     @classmethod
     def from_info(cls, info: Mapping[str, Any]) -> Layout:
-        """The layout in a /v1/info answer; ValueError if it has none."""
+        """The layout in a /v1/info answer; ValueError if it has none, or
+        one no node has (a negative bit width or above 63 bits in all, a
+        time unit not in 1..2^32 - 1, an epoch before 1970 or past 2^53 ms)."""
         layout = info.get("layout")
         if not isinstance(layout, Mapping):
             raise ValueError("/v1/info has no layout")
         fields = {name: layout.get(name) for name in cls.__dataclass_fields__}
-        if fields["sequence_position"] not in ("low", "high") or not all(
-            isinstance(v, int) and not isinstance(v, bool)
-            for k, v in fields.items()
-            if k != "sequence_position"
+        widths = [fields[k] for k in _WIDTHS]
+        if (
+            fields["sequence_position"] not in ("low", "high")
+            or not all(
+                isinstance(v, int) and not isinstance(v, bool)
+                for k, v in fields.items()
+                if k != "sequence_position"
+            )
+            or min(widths) < 0
+            or sum(widths) > 63
+            or not 0 < fields["time_unit_ms"] < 1 << 32
+            or not 0 <= fields["epoch_ms"] < 1 << 53
         ):
-            raise ValueError(f"/v1/info has a layout this client cannot read: {layout}")
+            raise ValueError(f"/v1/info has a layout this client cannot read: {layout!r:.300}")
         return cls(**fields)  # type: ignore[arg-type]
 
     @property

@@ -4,13 +4,20 @@ connection, the calls the client makes (/v1/ids, /v1/segment/{tag},
 
 A call either returns a parsed answer or raises:
 - NodeFailure: the node is down, slow or cannot issue now (connection error,
-  timeout, 5xx, an answer that is not snowidd's): back off, ask the next one.
+  timeout, 5xx): back off, ask the next one.
+- InvalidAnswer, a NodeFailure: a 200 answer that breaks the rule of
+  answer.py (a body that is not a batch a node could have issued, above
+  what the count asked for can take, or not whole within the deadline):
+  the batch is discarded, counted, and the node backed off as above.
 - Refused: the node refuses this request (400, 401, 403, 404); `too_large`
   when the count is above the node's max_batch (ask for less).
 
-Deadline: every socket operation of a call gets the time left of the call's
-deadline, and a call that ends past it counts as failed. A connection the
-server closed while idle is reopened once, at no cost to the endpoint.
+Deadline: a call (connect, request, headers and the whole body) ends by
+call_deadline after it began: every send and receive on the socket waits
+only for the time left (_DeadlineSocket), so a node that trickles its
+answer cannot hold the call longer. A body is read up to its limit and no
+further. A connection the server closed while idle is reopened once, at no
+cost to the endpoint.
 
 Thread-safety: one thread (the client's refill thread, or the caller that
 made a temporary Node) uses a Node; abort() may be called from any thread.
@@ -20,17 +27,27 @@ from __future__ import annotations
 
 import http.client
 import json
+import math
 import socket
 import time
 from typing import Any
 from urllib.parse import quote
 
+from .answer import Watermarks, body_limit, parse_batch
 from .errors import InvalidArgument, NotFound, SnowidError
 from .options import split_endpoint
+
+# The most bytes read of a /v1/info answer, and of a refusal's text.
+_INFO_LIMIT = 64 * 1024
+_REFUSAL_LIMIT = 4096
 
 
 class NodeFailure(Exception):
     """The node could not answer (the message says why)."""
+
+
+class InvalidAnswer(NodeFailure):
+    """The node answered 200 with what it could not have issued."""
 
 
 class Refused(Exception):
@@ -47,9 +64,39 @@ def _error_text(body: bytes) -> str:
         message = json.loads(body).get("error")
         if isinstance(message, str):
             return message
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         pass
     return body[:200].decode("utf-8", "replace").strip()
+
+
+class _DeadlineSocket(socket.socket):
+    """A socket whose every send and receive ends by `deadline`, a
+    time.monotonic() moment the call sets: http.client reads headers and
+    body in many receives, each of which would otherwise wait afresh."""
+
+    deadline = math.inf
+
+    def _wait_at_most_the_time_left(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("the call deadline passed")
+        self.settimeout(left)
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        self._wait_at_most_the_time_left()
+        return super().recv_into(buffer, nbytes, flags)
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        self._wait_at_most_the_time_left()
+        super().sendall(data, flags)
+
+
+def _connect(address: tuple[str, int], timeout: float, source: Any = None) -> socket.socket:
+    """http.client's socket factory, making _DeadlineSockets."""
+    plain = socket.create_connection(address, timeout, source)
+    sock = _DeadlineSocket(fileno=plain.detach())
+    sock.settimeout(timeout)
+    return sock
 
 
 class Node:
@@ -59,6 +106,7 @@ class Node:
         self._headers = headers
         self._deadline = deadline
         self._connection: http.client.HTTPConnection | None = None
+        self._watermarks = Watermarks()
         # The refill thread's: when to ask again, the current backoff, and
         # the node's own batch limit (from /v1/info, once).
         self.retry_at = 0.0
@@ -66,24 +114,32 @@ class Node:
         self.max_batch: int | None = None
 
     def ids(self, tag: str, count: int) -> list[int]:
-        """`count` Snowflake IDs (tag empty) or numbers of segment tag `tag`."""
+        """1 to `count` Snowflake IDs (tag empty) or numbers of segment tag
+        `tag`, as answer.py takes them."""
         path = (
             f"/v1/ids?count={count}"
             if not tag
             else f"/v1/segment/{quote(tag, safe='')}?count={count}"
         )
-        answer = self._get_json(path, count)
-        ids = answer.get("ids")
-        if not isinstance(ids, list) or len(ids) != count:
-            raise NodeFailure(f"{self.endpoint}{path}: the answer holds no {count} IDs")
+        body, issuer = self._answer(path, body_limit(count), count)
         try:
-            return [int(text) for text in ids]
-        except (TypeError, ValueError):
-            raise NodeFailure(f"{self.endpoint}{path}: an ID is not a decimal string") from None
+            ids = parse_batch(body, count)
+            self._watermarks.check(tag, issuer, ids)
+        except ValueError as e:
+            raise InvalidAnswer(f"{self.endpoint}{path}: {e}") from None
+        self._watermarks.record(tag, issuer, ids)
+        return ids
 
     def info(self) -> dict[str, Any]:
-        """GET /v1/info."""
-        return self._get_json("/v1/info", 0)
+        """GET /v1/info, a JSON object."""
+        body, _ = self._answer("/v1/info", _INFO_LIMIT, 0)
+        try:
+            answer = json.loads(body)
+        except (ValueError, RecursionError):
+            answer = None
+        if not isinstance(answer, dict):
+            raise InvalidAnswer(f"{self.endpoint}/v1/info: the answer is not a JSON object")
+        return answer
 
     def abort(self) -> None:
         """Ends a call in flight from another thread (its socket is shut)."""
@@ -100,16 +156,11 @@ class Node:
             self._connection.close()
             self._connection = None
 
-    def _get_json(self, path: str, count: int) -> dict[str, Any]:
-        status, body = self._get(path)
+    def _answer(self, path: str, limit: int, count: int) -> tuple[bytes, str | None]:
+        """The body and Snowid-Issuer of a 200 answer; raises for another."""
+        status, body, issuer = self._get(path, limit)
         if status == 200:
-            try:
-                answer = json.loads(body)
-            except ValueError:
-                answer = None
-            if not isinstance(answer, dict):
-                raise NodeFailure(f"{self.endpoint}{path}: the answer is not a JSON object")
-            return answer
+            return body, issuer
         message = f"{self.endpoint}{path}: HTTP {status}: {_error_text(body)}"
         if status == 404:
             raise Refused(NotFound(message, status))
@@ -119,41 +170,65 @@ class Node:
             raise Refused(InvalidArgument(message, status), too_large)
         raise NodeFailure(message)
 
-    def _get(self, path: str) -> tuple[int, bytes]:
+    def _get(self, path: str, limit: int) -> tuple[int, bytes, str | None]:
         start = time.monotonic()
+        deadline = start + self._deadline
         for attempt in (0, 1):
             reused = self._connection is not None and self._connection.sock is not None
             try:
-                return self._exchange(path, start)
+                return self._exchange(path, limit, deadline)
+            except NodeFailure:
+                self.close()
+                raise
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
                 self.close()
-                elapsed = time.monotonic() - start
-                if not (reused and attempt == 0 and elapsed < self._deadline):
+                if not (reused and attempt == 0 and time.monotonic() < deadline):
                     raise NodeFailure(f"{self.endpoint}{path}: {e!r}") from None
             except (OSError, http.client.HTTPException) as e:
                 self.close()
                 raise NodeFailure(f"{self.endpoint}{path}: {e!r}") from None
         raise AssertionError("unreachable")
 
-    def _left(self, start: float) -> float:
-        left = self._deadline - (time.monotonic() - start)
-        if left <= 0:
-            raise socket.timeout(f"call deadline {self._deadline} s passed")
-        return left
-
-    def _exchange(self, path: str, start: float) -> tuple[int, bytes]:
+    def _exchange(self, path: str, limit: int, deadline: float) -> tuple[int, bytes, str | None]:
         if self._connection is None:
             self._connection = http.client.HTTPConnection(self._host, self._port)
+            self._connection._create_connection = _connect  # type: ignore[attr-defined]
         connection = self._connection
         if connection.sock is None:
-            connection.timeout = self._left(start)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout(f"call deadline {self._deadline} s passed")
+            connection.timeout = left
             connection.connect()
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        connection.sock.settimeout(self._left(start))
+        connection.sock.deadline = deadline
         connection.request("GET", path, headers=self._headers)
         response = connection.getresponse()
-        if connection.sock is not None:
-            connection.sock.settimeout(self._left(start))
-        body = response.read()
-        self._left(start)
-        return response.status, body
+        body = self._read(response, limit, f"{self.endpoint}{path}")
+        return response.status, body, response.getheader("Snowid-Issuer")
+
+    def _read(self, response: http.client.HTTPResponse, limit: int, where: str) -> bytes:
+        """The body, read no further than `limit` bytes. A 200 answer longer
+        than that, or not whole by the deadline, is an InvalidAnswer; of a
+        refusal the first `_REFUSAL_LIMIT` bytes are enough."""
+        taken = response.status == 200
+        if not taken:
+            limit = min(limit, _REFUSAL_LIMIT)
+        declared = response.length
+        if taken and declared is not None and declared > limit:
+            raise InvalidAnswer(f"{where}: a body of {declared} bytes, above {limit}")
+        try:
+            body = response.read(limit + 1)
+        except socket.timeout:
+            if taken:
+                raise InvalidAnswer(
+                    f"{where}: the body was not whole within {self._deadline} s"
+                ) from None
+            raise
+        if len(body) > limit:
+            if taken:
+                raise InvalidAnswer(f"{where}: a body above {limit} bytes")
+            self.close()  # the rest of a long refusal is left unread
+            return body[:limit]
+        if response.length:  # the connection ended before Content-Length
+            raise http.client.IncompleteRead(body, response.length)
+        return body

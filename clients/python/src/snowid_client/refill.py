@@ -12,7 +12,8 @@ within [initial_batch, max_batch], and never above a node's own max_batch
 
 Failover: endpoints are asked in order from the one that served last; one
 that fails is skipped for backoff_initial, doubled per further failure up
-to backoff_max, reset by a success. A refusal is the request's, not the
+to backoff_max, reset by a success. An answer that breaks the rule of
+answer.py is a failure of its endpoint too, and is counted. A refusal is the request's, not the
 node's: the next endpoint is asked, the refusing one keeps its place, and
 the buffer is not refilled again for backoff_max.
 
@@ -28,7 +29,7 @@ from typing import Callable
 
 from .decode import Layout
 from .errors import Unavailable
-from .node import Node, NodeFailure, Refused
+from .node import InvalidAnswer, Node, NodeFailure, Refused
 from .options import Options
 from .state import Buffer, Signals
 
@@ -50,7 +51,9 @@ class Refiller:
         self._current = 0
         self._in_flight: Node | None = None
         self._thread = threading.Thread(target=self._loop, name="snowid-refill", daemon=True)
-        self.round_trips = 0  # calls that brought IDs (for benchmarks)
+        # Read by Client.stats() from any thread (one attribute read each).
+        self.calls = 0  # calls that brought IDs
+        self.invalid_answers = 0  # answers discarded by answer.py's rule
 
     def start(self) -> None:
         self._thread.start()
@@ -132,6 +135,8 @@ class Refiller:
             try:
                 ids = self._call(node, buffer.tag, count)
             except NodeFailure as failure:
+                if isinstance(failure, InvalidAnswer):
+                    self.invalid_answers += 1
                 self._signals.tell(buffer, Unavailable(str(failure)), False)
                 self._back_off(node, index, started)
                 continue
@@ -162,13 +167,14 @@ class Refiller:
             if node.max_batch is None:
                 info = node.info()
                 limit = info.get("max_batch")
-                node.max_batch = limit if isinstance(limit, int) and limit > 0 else 1 << 62
+                usable = isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
+                node.max_batch = limit if usable else 1 << 62
                 try:
                     self._on_layout(Layout.from_info(info))
                 except ValueError:
                     pass
             ids = node.ids(tag, min(count, node.max_batch))
-            self.round_trips += 1
+            self.calls += 1
             return ids
         finally:
             self._in_flight = None

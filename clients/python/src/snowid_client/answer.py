@@ -1,0 +1,94 @@
+"""What the client takes from a node: the rule of docs/clients.md, "What a
+client accepts", for answers to GET /v1/ids and GET /v1/segment/{tag}.
+
+A batch of N asked for is taken only if its body is at most body_limit(N)
+bytes, one JSON object whose "ids" is an array of 1 to N JSON strings, each
+plain ASCII decimal digits (no sign, space, leading zero but "0" itself,
+underscore or other digits) below 2^63, strictly increasing, and the first
+above the last ID of the batch before with the same Snowid-Issuer from the
+same endpoint and tag (Watermarks). Anything else is refused whole: the
+caller discards the batch and counts it. int() alone would take " 12 ",
+"+12", "1_000" and Arabic-Indic digits, json floats and negatives: the
+pattern is checked first.
+
+parse_batch() is pure; a Watermarks belongs to one endpoint and is used by
+one thread (the refill thread).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from itertools import islice
+
+# Plain decimal digits, at most 19 (2^63 has 19; the value is checked too).
+_DECIMAL = r"(?:0|[1-9][0-9]{0,18})"
+_ONE_ID = re.compile(_DECIMAL)
+# A batch's IDs joined by commas, checked in one match: a comma within an
+# ID fails it as surely as any other character, since then the number of
+# commas is off.
+_JOINED_IDS = re.compile(f"{_DECIMAL}(?:,{_DECIMAL})*")
+_ID_LIMIT = 1 << 63
+# Issuers remembered per tag and endpoint: a proxy fronts a few nodes, a
+# node that draws a new token per answer does not fill the memory.
+_ISSUERS_KEPT = 64
+
+
+def body_limit(count: int) -> int:
+    """The most bytes an answer of `count` IDs can take: each ID at most 19
+    digits, two quotes and a comma, padded to 24; 64 for the rest."""
+    return count * 24 + 64
+
+
+def parse_batch(body: bytes, count: int) -> list[int]:
+    """The IDs of an answer to a request for `count`, strictly increasing;
+    ValueError saying what is wrong otherwise."""
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ValueError("the answer is not JSON") from None
+    texts = answer.get("ids") if isinstance(answer, dict) else None
+    if not isinstance(texts, list) or not 1 <= len(texts) <= count:
+        raise ValueError(f"the answer holds no array of 1 to {count} IDs")
+    # A batch of 10,000 in one match, not 10,000: as fast as int() alone.
+    if not all(type(text) is str for text in texts) or not _all_decimal(texts):
+        bad = next(t for t in texts if not (isinstance(t, str) and _ONE_ID.fullmatch(t)))
+        raise ValueError(f"ID {bad!r} is not a string of plain decimal digits")
+    ids = list(map(int, texts))
+    for before, after in zip(ids, islice(ids, 1, None)):
+        if after <= before:
+            raise ValueError(f"ID {after} is not above the ID before it, {before}")
+    if ids[-1] >= _ID_LIMIT:
+        raise ValueError(f"ID {ids[-1]} is not below 2^63")
+    return ids
+
+
+def _all_decimal(texts: list[str]) -> bool:
+    joined = ",".join(texts)
+    return _JOINED_IDS.fullmatch(joined) is not None and joined.count(",") == len(texts) - 1
+
+
+class Watermarks:
+    """The last ID taken per (tag, issuer) from one endpoint; issuer None
+    for answers without a Snowid-Issuer header."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, OrderedDict[str | None, int]] = {}
+
+    def check(self, tag: str, issuer: str | None, ids: list[int]) -> None:
+        """ValueError if `ids` does not start above the issuer's last batch."""
+        last = self._last.get(tag, {}).get(issuer)
+        if last is not None and ids[0] <= last:
+            raise ValueError(
+                f"the batch starts at {ids[0]}, not above {last}, the last ID of the "
+                f"batch before from issuer {issuer!r}"
+            )
+
+    def record(self, tag: str, issuer: str | None, ids: list[int]) -> None:
+        """Remembers the last ID of a batch taken."""
+        marks = self._last.setdefault(tag, OrderedDict())
+        marks[issuer] = ids[-1]
+        marks.move_to_end(issuer)
+        if len(marks) > _ISSUERS_KEPT:
+            marks.popitem(last=False)
