@@ -12,9 +12,15 @@
 // no error.
 //
 // Order: every ID handed out is unique (issued by a node once, taken from
-// the buffer once), and one buffer hands its IDs out in increasing order.
-// IDs from several clients, or from one client across a failover, are only
-// roughly time-ordered: a buffered ID was issued up to MaxAge ago.
+// the buffer once), and one buffer hands its IDs out in the order they
+// came, each batch increasing and above the last batch of its node. IDs
+// from several clients, or from one client across a failover or behind a
+// proxy in front of several nodes, are only roughly time-ordered: a
+// buffered ID was issued up to MaxAge ago.
+//
+// What a node (or a proxy) sends is taken only as docs/clients.md ("What a
+// client accepts") allows (batch.go); anything else is discarded, counted
+// in Stats.InvalidAnswers, and its endpoint backed off.
 //
 // Thread-safety: every method may be called from any number of goroutines
 // at once, Close included.
@@ -49,7 +55,8 @@ type Client struct {
 	layoutMu sync.Mutex
 	layout   *Layout // read from /v1/info on the first Decode
 
-	fetched atomic.Int64 // IDs and numbers received
+	fetched        atomic.Int64 // IDs and numbers received
+	invalidAnswers atomic.Int64 // batches discarded (batch.go)
 
 	bases   []string // the endpoints' base URLs, fixed after Open
 	nodes   []node   // refill goroutine only
@@ -59,8 +66,14 @@ type Client struct {
 // Stats counts what the client did since Open.
 type Stats struct {
 	Requests int64 // HTTP round trips to the nodes (refills, /v1/info)
-	Failures int64 // of those, the ones that failed
+	Failures int64 // of those, the ones that failed (invalid answers among them)
 	Fetched  int64 // Snowflake IDs and segment numbers received
+	// InvalidAnswers: batches discarded because a node (or a proxy) sent
+	// what docs/clients.md ("What a client accepts") does not let a client
+	// take: malformed, more IDs than asked for, out of order, not above the
+	// issuer's last batch, too long a body, or a body not whole within
+	// CallDeadline.
+	InvalidAnswers int64
 }
 
 // Open validates the options and starts the refill goroutine, which fetches
@@ -179,9 +192,10 @@ func (c *Client) Layout() (Layout, error) {
 // Stats returns the client's counters.
 func (c *Client) Stats() Stats {
 	return Stats{
-		Requests: c.transport.requests.Load(),
-		Failures: c.transport.failures.Load(),
-		Fetched:  c.fetched.Load(),
+		Requests:       c.transport.requests.Load(),
+		Failures:       c.transport.failures.Load(),
+		Fetched:        c.fetched.Load(),
+		InvalidAnswers: c.invalidAnswers.Load(),
 	}
 }
 

@@ -6,15 +6,18 @@
 // a low-water mark or a caller waits (Client.wake), when the oldest buffered
 // ID expires, when a backoff ends, and at least every RefillPeriod. It asks
 // the endpoint that answered last first, skipping those backing off; a node
-// failure (no answer, timeout, 5xx) backs that endpoint off and asks the
-// next at once; a refusal (4xx) is this client's problem: waiting callers
-// get it at once and the buffer is not asked for again before BackoffMax.
+// failure (no answer, timeout, 5xx, or an invalid answer: a batch that
+// batch.go does not let the client take, counted in Stats.InvalidAnswers)
+// backs that endpoint off and asks the next at once; a refusal (4xx) is this
+// client's problem: waiting callers get it at once and the buffer is not
+// asked for again before BackoffMax.
 //
 // Thread-safety: the fields marked "refill goroutine only" are touched by
 // it alone; a buffer's err and refused are guarded by Client.mu.
 package snowid
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -48,11 +51,13 @@ func (b *buffer) what() string {
 	return "number of tag " + strconv.Quote(b.tag)
 }
 
-// node: one endpoint and its backoff. Refill goroutine only.
+// node: one endpoint, its backoff and the order of its batches. Refill
+// goroutine only.
 type node struct {
 	base    string
 	retryAt time.Time
 	backoff time.Duration
+	order   batchOrder
 }
 
 // A wake-up just after an expiry, so that the expired chunk is seen as such.
@@ -149,15 +154,23 @@ func (c *Client) fetch(b *buffer, wakeAt *time.Time) bool {
 			expires = monoNow() + int64(c.options.MaxAge)
 		}
 		count := b.batch
-		ids, err := c.transport.fetchIDs(n.base, b.tag, count)
+		got, err := c.transport.fetchIDs(n.base, b.tag, count)
 		if c.closed.Load() {
 			return false
 		}
 		if err == nil {
+			if last, above := n.order.advance(b.tag, got.issuer, got.ids); !above {
+				err = c.transport.failed(notAbove(n.base, b, got, last))
+			}
+		}
+		if err == nil {
 			n.backoff = 0
 			c.current = index
-			c.put(b, ids, expires, started)
+			c.put(b, got.ids, expires, started)
 			return true
+		}
+		if err.failure == failAnswer {
+			c.invalidAnswers.Add(1)
 		}
 		if err.failure == failRefused && c.tooLarge(n, b, err, count) {
 			return true // ask again, for less
@@ -179,6 +192,21 @@ func (c *Client) fetch(b *buffer, wakeAt *time.Time) bool {
 		}
 	}
 	return false
+}
+
+// notAbove: the invalid answer of a batch that does not start above the last
+// one of its issuer (batchOrder).
+func notAbove(base string, b *buffer, got batch, last int64) *callError {
+	what := "a batch"
+	if b.tag != "" {
+		what += " of tag " + strconv.Quote(b.tag)
+	}
+	issuer := "no issuer"
+	if got.issuer != "" {
+		issuer = "issuer " + strconv.Quote(got.issuer)
+	}
+	return invalidAnswer(fmt.Sprintf("%s: %s from %s starts at %d, not above the last one's %d",
+		base, what, issuer, got.ids[0], last))
 }
 
 func (c *Client) backOff(n *node, now time.Time) {

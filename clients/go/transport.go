@@ -3,6 +3,14 @@
 // token and the agent, on kept-alive connections; and what a failed call
 // means for the client.
 //
+// The call deadline covers the whole call: connect, headers and the whole
+// body. A body is read into at most what its answer may take: a batch of N
+// IDs N*24+64 bytes (docs/clients.md), /v1/info infoLimit; one that says it
+// is longer (Content-Length) fails before a byte of it is read, one that
+// turns out longer fails at the byte past the bound, and the rest is never
+// read (the connection is dropped). An error status's body is only shown:
+// it is cut at errorLimit.
+//
 // Thread-safety: a transport may be used from several goroutines; its
 // fields are set once in newTransport.
 package snowid
@@ -26,7 +34,20 @@ type failure int
 const (
 	failNode    failure = iota // the node is down, slow or cannot issue: back off, ask the next
 	failRefused                // the node refuses this client's request (token, agent, count, tag)
+	failAnswer                 // an invalid answer (batch.go): counted, then as failNode
 )
+
+// Bounds on the bodies the client reads (batchLimit for a batch).
+const (
+	infoLimit  = 1 << 20
+	errorLimit = 64 << 10
+)
+
+// issuerHeader names the snowidd process that issued a batch (batch.go).
+const issuerHeader = "Snowid-Issuer"
+
+// batchLimit: what the body of a batch of count IDs may take.
+func batchLimit(count int) int64 { return int64(count)*24 + 64 }
 
 type callError struct {
 	failure failure
@@ -62,15 +83,22 @@ func newTransport(ctx context.Context, o *Options) *transport {
 	}
 }
 
-// get asks base+target and decodes the JSON answer into `into`. `limit`
-// bounds the body read.
-func (t *transport) get(base, target string, limit int64, into any) *callError {
+// answer: a node's 200 answer, its body whole.
+type answer struct {
+	body   []byte
+	issuer string // the Snowid-Issuer header; "" if none
+}
+
+// get asks base+target and returns its 200 answer, the body at most limit
+// bytes, all within the call deadline. forIDs: a call for a batch, whose
+// 200 answer that then breaks is an invalid answer (failAnswer).
+func (t *transport) get(base, target string, limit int64, forIDs bool) (answer, *callError) {
 	ctx, cancel := context.WithTimeout(t.ctx, t.deadline)
 	defer cancel()
 	url := base + target
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return &callError{failRefused, 0, newError(ErrInvalidArgument, err.Error())}
+		return answer{}, &callError{failRefused, 0, newError(ErrInvalidArgument, err.Error())}
 	}
 	if t.token != "" {
 		request.Header.Set("Authorization", "Bearer "+t.token)
@@ -79,29 +107,52 @@ func (t *transport) get(base, target string, limit int64, into any) *callError {
 		request.Header.Set("X-Snowid-Agent", t.agent)
 	}
 	t.requests.Add(1)
-	failed := func(e *callError) *callError {
-		t.failures.Add(1)
-		return e
-	}
 	response, err := t.client.Do(request)
 	if err != nil {
-		return failed(&callError{failNode, 0, newError(ErrUnavailable, err.Error())})
+		return answer{}, t.failed(&callError{failNode, 0, newError(ErrUnavailable, err.Error())})
 	}
 	defer response.Body.Close()
-	// Read to the end, so that the connection is kept for the next call.
-	body, err := io.ReadAll(io.LimitReader(response.Body, limit))
-	if err != nil {
-		return failed(&callError{failNode, response.StatusCode,
-			newError(ErrUnavailable, fmt.Sprintf("GET %s: %v", url, err))})
-	}
 	if response.StatusCode != http.StatusOK {
-		return failed(refusal(url, response.StatusCode, body))
+		body, err := io.ReadAll(io.LimitReader(response.Body, errorLimit))
+		if err != nil {
+			return answer{}, t.failed(&callError{failNode, response.StatusCode,
+				newError(ErrUnavailable, fmt.Sprintf("GET %s: %v", url, err))})
+		}
+		return answer{}, t.failed(refusal(url, response.StatusCode, body))
 	}
-	if err := json.Unmarshal(body, into); err != nil {
-		return failed(&callError{failNode, response.StatusCode,
-			newError(ErrUnavailable, fmt.Sprintf("GET %s: malformed answer: %v", url, err))})
+	broken := func(why string) (answer, *callError) {
+		e := &callError{failNode, http.StatusOK,
+			newError(ErrUnavailable, fmt.Sprintf("GET %s: HTTP 200, then %s", url, why))}
+		if forIDs {
+			e = invalidAnswer(e.err.Message)
+		}
+		return answer{}, t.failed(e)
 	}
-	return nil
+	if response.ContentLength > limit {
+		return broken(fmt.Sprintf("a body of %d bytes, above the %d it may take",
+			response.ContentLength, limit))
+	}
+	// Read to the end, so that the connection is kept for the next call.
+	body, err := io.ReadAll(io.LimitReader(response.Body, limit+1))
+	if err != nil {
+		return broken(err.Error())
+	}
+	if int64(len(body)) > limit {
+		return broken(fmt.Sprintf("a body longer than the %d bytes it may take", limit))
+	}
+	return answer{body, response.Header.Get(issuerHeader)}, nil
+}
+
+// failed counts a failed call and returns it.
+func (t *transport) failed(e *callError) *callError {
+	t.failures.Add(1)
+	return e
+}
+
+// invalidAnswer: a batch the client does not take (batch.go).
+func invalidAnswer(message string) *callError {
+	return &callError{failAnswer, http.StatusOK,
+		newError(ErrUnavailable, message+" (the batch is discarded)")}
 }
 
 // refusal classifies a non-200 answer: 5xx (503 while a node cannot issue)
@@ -129,31 +180,29 @@ func refusal(url string, status int, body []byte) *callError {
 	return &callError{failRefused, status, newError(kind, text)}
 }
 
-// fetchIDs: `count` Snowflake IDs (tag empty) or numbers of segment tag `tag`.
-func (t *transport) fetchIDs(base, tag string, count int) ([]int64, *callError) {
+// batch: what a node answered to a call for IDs.
+type batch struct {
+	ids    []int64
+	issuer string // the Snowid-Issuer header; "" if none
+}
+
+// fetchIDs: 1 to count Snowflake IDs (tag empty) or numbers of segment tag
+// `tag`, as parseBatch takes them; whether they lie above the batch before
+// is the caller's to judge (batchOrder).
+func (t *transport) fetchIDs(base, tag string, count int) (batch, *callError) {
 	target := "/v1/ids?count=" + strconv.Itoa(count)
 	if tag != "" {
 		target = "/v1/segment/" + escapePathSegment(tag) + "?count=" + strconv.Itoa(count)
 	}
-	var answer struct {
-		IDs []string `json:"ids"`
+	answer, err := t.get(base, target, batchLimit(count), true)
+	if err != nil {
+		return batch{}, err
 	}
-	// Each ID: at most 19 digits, two quotes and a comma.
-	if err := t.get(base, target, int64(count)*22+4096, &answer); err != nil {
-		return nil, err
+	ids, bad := parseBatch(answer.body, count)
+	if bad != nil {
+		return batch{}, t.failed(invalidAnswer(fmt.Sprintf("GET %s%s: %v", base, target, bad)))
 	}
-	ids := make([]int64, len(answer.IDs))
-	for i, text := range answer.IDs {
-		id, err := strconv.ParseInt(text, 10, 64)
-		if err != nil || id < 0 || (i > 0 && id <= ids[i-1]) {
-			t.failures.Add(1)
-			return nil, &callError{failNode, http.StatusOK, newError(ErrUnavailable,
-				fmt.Sprintf("GET %s%s: ID %q is not a number above the one before it", base, target,
-					text))}
-		}
-		ids[i] = id
-	}
-	return ids, nil
+	return batch{ids, answer.issuer}, nil
 }
 
 // nodeInfo: what the client reads of GET /v1/info.
@@ -166,8 +215,15 @@ type nodeInfo struct {
 
 func (t *transport) fetchInfo(base string) (nodeInfo, *callError) {
 	var info nodeInfo
-	err := t.get(base, "/v1/info", 1<<20, &info)
-	return info, err
+	answer, err := t.get(base, "/v1/info", infoLimit, false)
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(answer.body, &info); err != nil {
+		return info, t.failed(&callError{failNode, http.StatusOK, newError(ErrUnavailable,
+			fmt.Sprintf("GET %s/v1/info: malformed answer: %v", base, err))})
+	}
+	return info, nil
 }
 
 // escapePathSegment percent-encodes every byte but RFC 3986's unreserved

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Java client and its tests (build.sh test) and runs them with JUnit 4 against real
-# snowidd nodes, or, with --bench, builds and runs the benchmark (bench.sh). The snowidd binary
-# comes from $SNOWIDD (ctest passes its build of snowidd).
+# snowidd nodes and the hostile stand-in for one (tests/support/hostile_node.py, run with
+# python3), or, with --bench, builds and runs the benchmark (bench.sh). The snowidd binary comes
+# from $SNOWIDD (ctest passes its build of snowidd).
 #
 #   SNOWIDD=build/snowidd clients/java/test.sh
 #   SNOWIDD=build/snowidd clients/java/test.sh --bench [SECONDS per measurement, default 3]
@@ -26,7 +27,10 @@ if [ "${1:-}" = --bench ]; then
 fi
 "$here/build.sh" test
 java -cp "$classes:/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar" \
+  -Dsnowid.hostileNode="$here/../../tests/support/hostile_node.py" \
   org.junit.runner.JUnitCore \
   io.snowid.client.RepliesTest \
+  io.snowid.client.BatchOrderTest \
+  io.snowid.client.HostileNodeTest \
   io.snowid.client.SnowidClientOptionsTest \
   io.snowid.client.SnowidClientTest

@@ -1,10 +1,12 @@
 /*
  * Endpoints: failover across a client's snowidd nodes. A batch comes from the first endpoint that
  * answers, starting from the one that answered last and skipping those backing off. A node that
- * fails for its own sake (down, slow, 5xx, a malformed reply) is skipped for backoffInitial,
- * doubled per further failure up to backoffMax, and reset by a success; the next one is asked at
- * once. A refusal (401, 404, 400) is this request's, not the node's: the next endpoint is asked
- * but the refusing one keeps its place.
+ * fails for its own sake (down, slow, 5xx, or an invalid answer: a batch docs/clients.md does not
+ * let a client take, such as one that is malformed, too long, or not above the last batch of its
+ * issuer from this endpoint, BatchOrder) is skipped for backoffInitial, doubled per further failure
+ * up to backoffMax, and reset by a success; the next one is asked at once. A refusal (401, 404,
+ * 400) is this request's, not the node's: the next endpoint is asked but the refusing one keeps its
+ * place.
  *
  * Before its first batch from a node (and again after that node failed) the client reads the
  * node's /v1/info: its max_batch bounds the count asked for, and its layout serves decode().
@@ -29,6 +31,7 @@ final class Endpoints {
     long backoffNs;
     Replies.NodeInfo info; // null until read, and after a failure
     boolean backingOff;
+    final BatchOrder order = new BatchOrder();
 
     Node(URI uri) {
       this.uri = uri;
@@ -37,13 +40,15 @@ final class Endpoints {
 
   private final SnowidClientOptions options;
   private final HttpTransport transport;
+  private final Counters counters;
   private final Node[] nodes;
   private int current; // refill thread only
   private volatile Layout layout; // the last one a node reported
 
-  Endpoints(SnowidClientOptions options, HttpTransport transport) {
+  Endpoints(SnowidClientOptions options, HttpTransport transport, Counters counters) {
     this.options = options;
     this.transport = transport;
+    this.counters = counters;
     final List<URI> uris = options.endpoints();
     this.nodes = new Node[uris.size()];
     for (int i = 0; i < nodes.length; i++) nodes[i] = new Node(uris.get(i));
@@ -64,12 +69,17 @@ final class Endpoints {
           layout = node.info.layout();
         }
         final long limit = node.info.maxBatch() > 0 ? node.info.maxBatch() : count;
-        final long[] ids = transport.ids(node.uri, tag, (int) Math.min(count, limit));
+        final HttpTransport.Batch batch = transport.ids(node.uri, tag, (int) Math.min(count, limit));
+        final long last = node.order.advance(tag, batch.issuer(), batch.ids());
+        if (last >= 0) throw notAbove(node, tag, batch, last);
         node.backingOff = false;
         node.backoffNs = 0;
         current = index;
-        return new Fetched(ids, null, 0);
+        counters.fetched.addAndGet(batch.ids().length);
+        return new Fetched(batch.ids(), null, 0);
       } catch (CallFailure f) {
+        counters.failures.incrementAndGet();
+        if (f.invalidAnswer) counters.invalidAnswers.incrementAndGet();
         if (f.refused) {
           refusal = f;
         } else {
@@ -101,6 +111,7 @@ final class Endpoints {
         layout = read;
         return read;
       } catch (CallFailure f) {
+        counters.failures.incrementAndGet();
         if (f.refused) throw new SnowidException(f.code, f.getMessage());
         last = f;
       } catch (InterruptedException e) {
@@ -113,6 +124,13 @@ final class Endpoints {
 
   void cancelInFlight() {
     transport.cancelInFlight();
+  }
+
+  private static CallFailure notAbove(Node node, String tag, HttpTransport.Batch batch, long last) {
+    final String issuer = batch.issuer().isEmpty() ? "no issuer" : "issuer " + batch.issuer();
+    final String what = tag == null ? "IDs" : "numbers of tag '" + tag + "'";
+    return CallFailure.invalidAnswer(node.uri + ": a batch of " + what + " from " + issuer
+        + " starts at " + batch.ids()[0] + ", not above the last one's " + last);
   }
 
   private void backOff(Node node, int index) {

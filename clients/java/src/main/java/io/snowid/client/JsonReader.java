@@ -107,7 +107,10 @@ final class JsonReader {
     }
   }
 
-  /** A string of decimal digits, without a sign or leading zeros, that fits a long. */
+  /**
+   * A JSON string of ASCII digits 0-9 and nothing else (no sign, space, escape, underscore, leading
+   * zero but "0" itself, or other script's digits) whose value is below 2^63.
+   */
   long nextId() throws JsonException {
     expect('"');
     final int start = pos;

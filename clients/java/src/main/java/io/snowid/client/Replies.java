@@ -2,7 +2,8 @@
  * Replies: the three reply shapes of snowidd's HTTP API the client reads, each read strictly with
  * JsonReader (anything else is a JsonException: the node's reply is not trusted).
  *
- *   GET /v1/ids?count=N, GET /v1/segment/{tag}?count=N   {"ids":["…",…]}  (exactly N, increasing)
+ *   GET /v1/ids?count=N, GET /v1/segment/{tag}?count=N   {"ids":["…",…]}  (1 to N IDs, each plain
+ *                                                         decimal below 2^63, strictly increasing)
  *   any 4xx/5xx                                           {"error":"…"}
  *   GET /v1/info                                          an object whose "layout" object gives the
  *                                                         bit widths, unit, epoch and sequence
@@ -14,6 +15,7 @@ package io.snowid.client;
 
 import io.snowid.client.JsonReader.JsonException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -23,7 +25,11 @@ final class Replies {
   /** What a node's /v1/info says that the client uses. maxBatch: 0 if the node does not say. */
   record NodeInfo(Layout layout, long maxBatch) {}
 
-  /** {"ids":[…]} with exactly `count` strictly increasing IDs. */
+  /**
+   * {"ids":[…]} with 1 to `count` IDs, each a JSON string of plain ASCII decimal digits (no sign,
+   * space, leading zero but "0" itself, escape or other digit) below 2^63, strictly increasing: the
+   * batch docs/clients.md ("What a client accepts") allows, but for its order across batches.
+   */
   static long[] ids(byte[] body, int count) throws JsonException {
     final JsonReader reader = new JsonReader(body);
     final long[] ids = new long[count];
@@ -43,8 +49,8 @@ final class Replies {
     if (reader.hasNext()) throw new JsonException("a member beside \"ids\"");
     reader.endObject();
     reader.endDocument();
-    if (n != count) throw new JsonException(n + " IDs where " + count + " were asked for");
-    return ids;
+    if (n == 0) throw new JsonException("no IDs");
+    return n == count ? ids : Arrays.copyOf(ids, n);
   }
 
   /** The message of {"error":"…"}; the body itself (cut to 200 characters) if it is not that. */

@@ -11,8 +11,12 @@
  * an unknown tag (NOT_FOUND) or another refusal (INVALID_ARGUMENT) reaches callers at once.
  *
  * Order: every ID handed out is unique (issued by a node once, taken from the buffer once), and one
- * buffer hands its IDs out in increasing order. IDs from several clients, or from one client across
- * a failover, are only roughly time-ordered: a buffered ID was issued up to maxAge ago.
+ * buffer hands its IDs out in the order they came, each batch increasing and above the last batch
+ * of its node. IDs from several clients, or from one client across a failover or behind a proxy in
+ * front of several nodes, are only roughly time-ordered: a buffered ID was issued up to maxAge ago.
+ *
+ * What a node (or a proxy) sends is taken only as docs/clients.md ("What a client accepts") allows;
+ * anything else is discarded, counted in stats().invalidAnswers(), and its endpoint backed off.
  *
  * Thread-safety: every method may be called from any number of threads at once. close() stops the
  * refill thread and aborts its call in flight; afterwards next() serves what is still buffered,
@@ -25,9 +29,19 @@ public final class SnowidClient implements AutoCloseable {
   private final Endpoints endpoints;
   private final Refiller refiller;
   private final IdRing snowflake; // refiller.snowflake.ring, one hop less on the hot path
+  private final Counters counters = new Counters();
+
+  /**
+   * What a client did since it was opened. requests: HTTP calls to the nodes (batches and
+   * /v1/info); failures: those that brought nothing usable (no answer, an error status, an invalid
+   * answer); fetched: Snowflake IDs and segment numbers taken into the buffers; invalidAnswers:
+   * batches discarded because a node (or a proxy) sent what docs/clients.md ("What a client
+   * accepts") does not let a client take.
+   */
+  public record Stats(long requests, long failures, long fetched, long invalidAnswers) {}
 
   private SnowidClient(SnowidClientOptions options) {
-    this.endpoints = new Endpoints(options, new HttpTransport(options));
+    this.endpoints = new Endpoints(options, new HttpTransport(options, counters), counters);
     this.refiller = new Refiller(options, endpoints);
     this.snowflake = refiller.snowflake.ring;
   }
@@ -84,6 +98,11 @@ public final class SnowidClient implements AutoCloseable {
     Layout layout = endpoints.layout();
     if (layout == null) layout = endpoints.readLayout();
     return layout.decode(id);
+  }
+
+  /** The client's counters since open(); safe from any thread. */
+  public Stats stats() {
+    return counters.snapshot();
   }
 
   /** Stops the refill thread promptly, aborting its call in flight. Idempotent. */

@@ -24,32 +24,44 @@ public class RepliesTest {
   }
 
   @Test
-  public void readsABatchOfIds() throws JsonException {
+  public void readsABatchOfOneToTheCountAskedFor() throws JsonException {
     assertArrayEquals(
         new long[] {0, 7, 9223372036854775807L},
         ids(" {\"ids\" : [\"0\", \"7\",\"9223372036854775807\"]}\n", 3));
     assertArrayEquals(new long[] {1}, ids("{\"ids\":[\"1\"]}", 1));
+    assertArrayEquals(new long[] {1, 2}, ids("{\"ids\":[\"1\",\"2\"]}", 3)); // fewer: taken
   }
 
+  // docs/clients.md, "What a client accepts": each form a node or a proxy might send instead.
   @Test
-  public void refusesABatchThatIsNotExactlyWhatWasAskedFor() {
+  public void refusesABatchThatBreaksTheRule() {
     final String[] bad = {
-      "{\"ids\":[\"1\",\"2\"]}", // two, not three
-      "{\"ids\":[\"1\",\"2\",\"3\",\"4\"]}", // four
+      "{\"ids\":[]}", // none
+      "{\"ids\":[\"1\",\"2\",\"3\",\"4\"]}", // more than asked for
       "{\"ids\":[\"1\",\"3\",\"3\"]}", // not strictly increasing
+      "{\"ids\":[\"3\",\"2\",\"1\"]}", // descending
       "{\"ids\":[\"1\",\"2\",\"3\",]}", // trailing comma
       "{\"ids\":[\"1\",\"2\" \"3\"]}", // no comma
-      "{\"ids\":[\"1\",\"2\",3]}", // a number, not a string
+      "{\"ids\":[\"1\",\"2\",3]}", // a JSON number, not a string
+      "{\"ids\":[\"1\",\"2\",3.5]}", // a float
       "{\"ids\":[\"1\",\"2\",\"03\"]}", // leading zero
       "{\"ids\":[\"1\",\"2\",\"-3\"]}", // a sign
-      "{\"ids\":[\"1\",\"2\",\"9223372036854775808\"]}", // above 2^63-1
+      "{\"ids\":[\"1\",\"2\",\"+3\"]}", // a plus sign
+      "{\"ids\":[\"1\",\"2\",\"9223372036854775808\"]}", // 2^63
+      "{\"ids\":[\"1\",\"2\",\"18446744073709551616\"]}", // 2^64
       "{\"ids\":[\"1\",\"2\",\"3 \"]}", // not only digits
+      "{\"ids\":[\"1\",\"2\",\" 3\"]}", // padded
+      "{\"ids\":[\"1\",\"2\",\"0x3\"]}", // hex
+      "{\"ids\":[\"1\",\"2\",\"3_0\"]}", // an underscore
+      "{\"ids\":[\"1\",\"2\",\"\u0663\"]}", // an Arabic-Indic digit
+      "{\"ids\":[\"1\",\"2\",\"\\u0033\"]}", // an escaped digit
       "{\"ids\":[\"1\",\"2\",\"\"]}", // empty
       "{\"ids\":[\"1\",\"2\",\"3\"],\"more\":1}", // a member beside ids
       "{\"id\":[\"1\",\"2\",\"3\"]}", // another name
       "{\"ids\":[\"1\",\"2\",\"3\"]}x", // bytes after the document
       "{\"ids\":[\"1\",\"2\",\"3\"]", // cut short
       "[\"1\",\"2\",\"3\"]", // not an object
+      "<html><body>It works!</body></html>",
       "",
     };
     for (String text : bad) {

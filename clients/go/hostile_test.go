@@ -1,0 +1,278 @@
+// The client against tests/support/hostile_node.py, the hostile stand-in
+// for a node that every client is tested against: whatever a node or a
+// proxy sends, the client hands out only what docs/clients.md ("What a
+// client accepts") lets it take, counts the rest as invalid answers and
+// moves on to the next endpoint.
+package snowid_test
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"snowid.io/snowid"
+)
+
+// The first ID of hostile_node.py's valid sequence.
+const firstValidID = 1_000_000
+
+// The modes of hostile_node.py whose every batch a client must refuse.
+var badModes = []string{"duplicates", "padded", "hex", "blank", "floats", "numbers",
+	"negative", "at_2_63", "at_2_64", "leading_zeros", "plus_sign", "underscores",
+	"unicode_digits", "too_many", "descending", "truncated_json", "html", "slow_body",
+	"endless_body", "huge_body"}
+
+// hostileNode: one hostile_node.py process.
+type hostileNode struct {
+	URL string
+	cmd *exec.Cmd
+}
+
+var python struct {
+	once sync.Once
+	path string
+}
+
+// pythonPath: the interpreter `python3` names on the PATH, resolved once (a
+// version manager's shim can take most of a second per start).
+func pythonPath() string {
+	python.once.Do(func() {
+		python.path = "python3"
+		out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+		if path := strings.TrimSpace(string(out)); err == nil && path != "" {
+			python.path = path
+		}
+	})
+	return python.path
+}
+
+// startHostile runs hostile_node.py in `mode` and reads its port; it is
+// stopped by its pid (SIGTERM, then SIGKILL) when the test ends, and on its
+// own after five minutes.
+func startHostile(t *testing.T, mode string) *hostileNode {
+	t.Helper()
+	cmd := exec.Command(pythonPath(), "../../tests/support/hostile_node.py", mode,
+		"--lifetime", "300")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	port, err := bufio.NewReader(out).ReadString('\n')
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	if _, bad := strconv.Atoi(strings.TrimSpace(port)); err != nil || bad != nil {
+		t.Fatalf("hostile_node.py %s did not start: %q %v", mode, port, err)
+	}
+	return &hostileNode{URL: "http://127.0.0.1:" + strings.TrimSpace(port), cmd: cmd}
+}
+
+// requireAsked fails the test unless the node was asked for at least
+// `batches` batches (GET /hostile/stats, "id_requests").
+func (h *hostileNode) requireAsked(t *testing.T, batches int64) {
+	t.Helper()
+	var stats struct {
+		IDRequests int64 `json:"id_requests"`
+	}
+	getJSON(t, h.URL+"/hostile/stats", &stats)
+	if stats.IDRequests < batches {
+		t.Fatalf("the hostile node was asked for %d batches, not %d", stats.IDRequests, batches)
+	}
+}
+
+// hostileOptions: small batches, so that a few hundred IDs take several
+// refills, and short backoffs.
+func hostileOptions(endpoints ...string) snowid.Options {
+	return snowid.Options{
+		Endpoints:      endpoints,
+		InitialBatch:   100,
+		BackoffInitial: 50 * time.Millisecond,
+		BackoffMax:     200 * time.Millisecond,
+		CallDeadline:   500 * time.Millisecond,
+		EmptyWait:      5 * time.Second,
+	}
+}
+
+func draw(t *testing.T, client *snowid.Client, count int) []int64 {
+	t.Helper()
+	ids := make([]int64, count)
+	for i := range ids {
+		id, err := client.Next()
+		if err != nil {
+			t.Fatalf("after %d IDs: %v (%+v)", i, err, client.Stats())
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// requireFromTheValidSequence: what the valid node gives one buffer,
+// strictly increasing from its first ID up (below 2^63 as every int64 that
+// is not negative).
+func requireFromTheValidSequence(t *testing.T, ids []int64) {
+	t.Helper()
+	for i, id := range ids {
+		if id < firstValidID || (i > 0 && id <= ids[i-1]) {
+			t.Fatalf("ID %d at %d of %v", id, i, ids)
+		}
+	}
+}
+
+// requireUnavailable: Next hands out nothing and fails with ErrUnavailable
+// within emptyWait (and 300 ms for a loaded machine).
+func requireUnavailable(t *testing.T, client *snowid.Client, emptyWait time.Duration) {
+	t.Helper()
+	began := time.Now()
+	id, err := client.Next()
+	if took := time.Since(began); !errors.Is(err, snowid.ErrUnavailable) ||
+		took > emptyWait+300*time.Millisecond {
+		t.Fatalf("Next = %d, %v after %v; want ErrUnavailable within %v", id, err, took, emptyWait)
+	}
+}
+
+// requireInvalidAnswer fails the test unless the client counts an invalid
+// answer within 5 s: the refill goroutine counts it when the call ends,
+// which may come just after a caller gave up waiting.
+func requireInvalidAnswer(t *testing.T, client *snowid.Client) {
+	t.Helper()
+	for began := time.Now(); client.Stats().InvalidAnswers == 0 &&
+		time.Since(began) < 5*time.Second; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if stats := client.Stats(); stats.InvalidAnswers < 1 {
+		t.Fatalf("%+v: no invalid answer counted", stats)
+	}
+}
+
+// The hostile node is asked first; its batch is discarded and counted, and
+// three batches' worth of IDs all come from the valid node.
+func TestOnlyTheValidNodesIDsAreHandedOut(t *testing.T) {
+	valid := startHostile(t, "valid") // its IDs grow across the subtests
+	for _, mode := range badModes {
+		t.Run(mode, func(t *testing.T) {
+			hostile := startHostile(t, mode)
+			client := openClient(t, hostileOptions(hostile.URL, valid.URL))
+			requireFromTheValidSequence(t, draw(t, client, 300))
+			requireInvalidAnswer(t, client)
+			hostile.requireAsked(t, 1)
+		})
+	}
+}
+
+func TestWithOnlyAHostileNodeNothingIsHandedOut(t *testing.T) {
+	for _, mode := range badModes {
+		t.Run(mode, func(t *testing.T) {
+			hostile := startHostile(t, mode)
+			options := hostileOptions(hostile.URL)
+			options.CallDeadline, options.EmptyWait = 300*time.Millisecond, 500*time.Millisecond
+			client := openClient(t, options)
+			requireUnavailable(t, client, options.EmptyWait)
+			requireInvalidAnswer(t, client)
+			hostile.requireAsked(t, 1)
+		})
+	}
+}
+
+// A proxy in front of two nodes: every other batch is below the one before,
+// but above the last one of its own issuer. Every batch is taken. (A
+// deadline of seconds: a batch cut short by a loaded machine would count as
+// an invalid answer too.)
+func TestBatchesOfTwoIssuersInTurnAreAllTaken(t *testing.T) {
+	proxy := startHostile(t, "two_issuers")
+	options := hostileOptions(proxy.URL)
+	options.CallDeadline = 5 * time.Second
+	client := openClient(t, options)
+	ids := draw(t, client, 1000) // four batches at least: 100, 200, 400, ...
+	if stats := client.Stats(); stats.InvalidAnswers != 0 {
+		t.Fatalf("%+v: a batch of one issuer was refused", stats)
+	}
+	proxy.requireAsked(t, 4)
+	requireDistinct(t, ids)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	if ids[len(ids)-1] < 5_000_000_000 {
+		t.Fatal("no ID of the second issuer")
+	}
+}
+
+// Each batch starts again at the first ID, with the same issuer: the first
+// is taken, the second and every later one refused.
+func TestABatchNotAboveItsIssuersLastIsRefused(t *testing.T) {
+	behind := startHostile(t, "behind")
+	options := hostileOptions(behind.URL)
+	options.EmptyWait = 600 * time.Millisecond
+	client := openClient(t, options)
+	first := draw(t, client, 100)
+	requireFromTheValidSequence(t, first)
+	if first[99] != firstValidID+99 {
+		t.Fatalf("the first batch ends at %d", first[99])
+	}
+	requireUnavailable(t, client, options.EmptyWait)
+	requireInvalidAnswer(t, client)
+	behind.requireAsked(t, 2)
+}
+
+// A body sent a byte every 0.3 s: the call deadline covers the whole body,
+// so the client is at the next endpoint soon after it.
+func TestASlowBodyIsLeftAtTheCallDeadline(t *testing.T) {
+	slow, valid := startHostile(t, "slow_body"), startHostile(t, "valid")
+	options := hostileOptions(slow.URL, valid.URL)
+	client := openClient(t, options)
+	began := time.Now()
+	draw(t, client, 1)
+	if took := time.Since(began); took < options.CallDeadline ||
+		took > options.CallDeadline+time.Second {
+		t.Fatalf("the first ID took %v; the call deadline is %v", took, options.CallDeadline)
+	}
+	requireInvalidAnswer(t, client)
+}
+
+// An endless chunked body and one that says it is 300 MB: with a call
+// deadline of 20 s only the body's bound can end the call soon, and what the
+// process allocates meanwhile is far below what reading either would take.
+func TestAnEndlessOrHugeBodyFailsAtOnceWithoutFillingMemory(t *testing.T) {
+	for _, mode := range []string{"endless_body", "huge_body"} {
+		t.Run(mode, func(t *testing.T) {
+			hostile, valid := startHostile(t, mode), startHostile(t, "valid")
+			options := hostileOptions(hostile.URL, valid.URL)
+			options.CallDeadline = 20 * time.Second
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			began := time.Now()
+			client := openClient(t, options)
+			draw(t, client, 1)
+			took := time.Since(began)
+			runtime.ReadMemStats(&after)
+			if allocated := after.TotalAlloc - before.TotalAlloc; took > 2*time.Second ||
+				allocated > 64<<20 {
+				t.Fatalf("the first ID took %v and %d bytes", took, allocated)
+			}
+			requireInvalidAnswer(t, client)
+			hostile.requireAsked(t, 1)
+		})
+	}
+}

@@ -1,0 +1,238 @@
+/*
+ * SnowidClient against tests/support/hostile_node.py (HostileNode), the hostile stand-in for a node
+ * that every client is tested against: whatever a node or a proxy sends, the client hands out only
+ * what docs/clients.md ("What a client accepts") lets it take, counts the rest as invalid answers
+ * and moves on to the next endpoint.
+ */
+package io.snowid.client;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import io.snowid.client.SnowidException.Code;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.After;
+import org.junit.AfterClass;
+import org.junit.Before;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.junit.experimental.runners.Enclosed;
+import org.junit.runner.RunWith;
+import org.junit.runners.Parameterized;
+
+@RunWith(Enclosed.class)
+public class HostileNodeTest {
+  // The first ID of hostile_node.py's valid sequence.
+  private static final long FIRST_ID = 1_000_000;
+
+  // Small batches, so that a few hundred IDs take several refills; short backoffs.
+  private static SnowidClientOptions.Builder options(String... endpoints) {
+    return SnowidClientOptions.builder()
+        .endpoints(endpoints)
+        .initialBatch(100)
+        .backoffInitial(Duration.ofMillis(50))
+        .backoffMax(Duration.ofMillis(200))
+        .callDeadline(Duration.ofMillis(500))
+        .emptyWait(Duration.ofSeconds(5));
+  }
+
+  private static long millisSince(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1_000_000;
+  }
+
+  private static void assertAsked(HostileNode node, long batches) throws Exception {
+    final long asked = node.idRequests();
+    assertTrue(node.mode + " was asked for " + asked + " batches, not " + batches, asked >= batches);
+  }
+
+  private static long[] draw(SnowidClient client, int count) throws SnowidException {
+    final long[] ids = new long[count];
+    for (int i = 0; i < count; i++) ids[i] = client.next();
+    return ids;
+  }
+
+  // What the valid node gives one buffer: strictly increasing, from its first ID up (below 2^63 as
+  // every long that is not negative).
+  private static void assertFromTheValidSequence(String what, long[] ids) {
+    for (int i = 0; i < ids.length; i++) {
+      assertTrue(what + ": ID " + ids[i] + " below the valid node's first", ids[i] >= FIRST_ID);
+      assertTrue(what + ": " + ids[i] + " after " + (i > 0 ? ids[i - 1] : 0),
+          i == 0 || ids[i] > ids[i - 1]);
+    }
+  }
+
+  // next() hands out nothing and fails with UNAVAILABLE within emptyWait (and 300 ms for a loaded
+  // machine).
+  private static void assertUnavailable(SnowidClient client, Duration emptyWait, String what) {
+    final long began = System.nanoTime();
+    final SnowidException e = assertThrows(what, SnowidException.class, client::next);
+    assertEquals(what + ": " + e.getMessage(), Code.UNAVAILABLE, e.code());
+    assertTrue(what + ": failed after " + millisSince(began) + " ms",
+        millisSince(began) < emptyWait.toMillis() + 300);
+  }
+
+  // The client counts an invalid answer within 5 s: the refill thread counts it when the call ends,
+  // which may come just after a caller gave up waiting.
+  private static void assertInvalidAnswer(SnowidClient client, String what) throws InterruptedException {
+    final long began = System.nanoTime();
+    while (client.stats().invalidAnswers() == 0 && millisSince(began) < 5000) Thread.sleep(10);
+    assertTrue(what + ": " + client.stats(), client.stats().invalidAnswers() >= 1);
+  }
+
+  /** Each mode of hostile_node.py whose every batch a client must refuse. */
+  @RunWith(Parameterized.class)
+  public static class EveryBadMode {
+    @Parameterized.Parameters(name = "{0}")
+    public static List<String> modes() {
+      return List.of("duplicates", "padded", "hex", "blank", "floats", "numbers", "negative",
+          "at_2_63", "at_2_64", "leading_zeros", "plus_sign", "underscores", "unicode_digits",
+          "too_many", "descending", "truncated_json", "html", "slow_body", "endless_body",
+          "huge_body");
+    }
+
+    @Parameterized.Parameter public String mode;
+
+    private static HostileNode valid;
+    private HostileNode hostile;
+
+    @BeforeClass
+    public static void startTheValidNode() throws Exception {
+      valid = new HostileNode("valid"); // its IDs grow across the tests that share it
+    }
+
+    @AfterClass
+    public static void stopTheValidNode() {
+      valid.close();
+    }
+
+    @Before
+    public void startTheHostileNode() throws Exception {
+      hostile = new HostileNode(mode);
+    }
+
+    @After
+    public void stopTheHostileNode() {
+      hostile.close();
+    }
+
+    // The hostile node is asked first; its batch is discarded and counted, and three batches' worth
+    // of IDs all come from the valid node.
+    @Test
+    public void onlyTheValidNodesIdsAreHandedOut() throws Exception {
+      try (SnowidClient client = SnowidClient.open(options(hostile.url(), valid.url()).build())) {
+        assertFromTheValidSequence(mode, draw(client, 300));
+        assertInvalidAnswer(client, mode);
+        assertAsked(hostile, 1);
+      }
+    }
+
+    @Test
+    public void withOnlyTheHostileNodeNothingIsHandedOut() throws Exception {
+      final Duration emptyWait = Duration.ofMillis(500);
+      try (SnowidClient client = SnowidClient.open(options(hostile.url())
+          .callDeadline(Duration.ofMillis(300)).emptyWait(emptyWait).build())) {
+        assertUnavailable(client, emptyWait, mode);
+        assertInvalidAnswer(client, mode);
+        assertAsked(hostile, 1);
+      }
+    }
+  }
+
+  /** The modes that test one rule each. */
+  public static class OneRuleEach {
+    // A proxy in front of two nodes: every other batch is below the one before, but above the last
+    // one of its own issuer. Every batch is taken. (A deadline of seconds: a batch cut short by a
+    // loaded machine would count as an invalid answer too.)
+    @Test
+    public void batchesOfTwoIssuersInTurnAreAllTaken() throws Exception {
+      try (HostileNode proxy = new HostileNode("two_issuers");
+          SnowidClient client = SnowidClient.open(
+              options(proxy.url()).callDeadline(Duration.ofSeconds(5)).build())) {
+        final long[] ids = draw(client, 1000); // four batches at least: 100, 200, 400, ...
+        final SnowidClient.Stats stats = client.stats();
+        assertEquals(stats.toString(), 0, stats.invalidAnswers());
+        assertAsked(proxy, 4);
+        final long[] sorted = ids.clone();
+        Arrays.sort(sorted);
+        for (int i = 1; i < sorted.length; i++) {
+          assertTrue("ID " + sorted[i] + " twice", sorted[i] != sorted[i - 1]);
+        }
+        assertTrue("no ID of the second issuer", sorted[sorted.length - 1] >= 5_000_000_000L);
+      }
+    }
+
+    // Each batch starts again at the first ID, with the same issuer: the first is taken, the
+    // second and every later one refused.
+    @Test
+    public void aBatchNotAboveItsIssuersLastIsRefused() throws Exception {
+      final Duration emptyWait = Duration.ofMillis(600);
+      try (HostileNode behind = new HostileNode("behind");
+          SnowidClient client = SnowidClient.open(options(behind.url()).emptyWait(emptyWait).build())) {
+        final long[] first = draw(client, 100);
+        assertFromTheValidSequence("the first batch", first);
+        assertEquals(FIRST_ID + 99, first[99]);
+        assertUnavailable(client, emptyWait, "behind");
+        assertInvalidAnswer(client, "behind");
+        assertAsked(behind, 2);
+      }
+    }
+
+    // A body sent a byte every 0.3 s: the call deadline covers the whole body, so the client is at
+    // the next endpoint soon after it.
+    @Test
+    public void aSlowBodyIsLeftAtTheCallDeadline() throws Exception {
+      final Duration deadline = Duration.ofMillis(500);
+      try (HostileNode slow = new HostileNode("slow_body");
+          HostileNode valid = new HostileNode("valid");
+          SnowidClient client =
+              SnowidClient.open(options(slow.url(), valid.url()).callDeadline(deadline).build())) {
+        final long began = System.nanoTime();
+        assertTrue(client.next() >= FIRST_ID);
+        final long took = millisSince(began);
+        assertTrue("the first ID took " + took + " ms", took >= deadline.toMillis());
+        assertTrue("the first ID took " + took + " ms", took < deadline.toMillis() + 1000);
+        assertInvalidAnswer(client, "slow_body");
+      }
+    }
+
+    // An endless chunked body and one that says it is 300 MB: with a call deadline of 20 s only
+    // the body's bound can end the call soon, and what the client allocates meanwhile is far below
+    // what reading either would take.
+    @Test
+    public void anEndlessOrHugeBodyFailsAtOnceWithoutFillingTheHeap() throws Exception {
+      for (String mode : List.of("endless_body", "huge_body")) {
+        try (HostileNode hostile = new HostileNode(mode);
+            HostileNode valid = new HostileNode("valid")) {
+          final SnowidClientOptions patient =
+              options(hostile.url(), valid.url()).callDeadline(Duration.ofSeconds(20)).build();
+          final long allocatedBefore = allocatedBytes();
+          final long began = System.nanoTime();
+          try (SnowidClient client = SnowidClient.open(patient)) {
+            assertTrue(client.next() >= FIRST_ID);
+            final long took = millisSince(began);
+            final long allocated = allocatedBytes() - allocatedBefore;
+            assertTrue(mode + ": the first ID took " + took + " ms", took < 2000);
+            assertTrue(mode + ": " + allocated + " bytes allocated", allocated < 64L << 20);
+            assertInvalidAnswer(client, mode);
+            assertAsked(hostile, 1);
+          }
+        }
+      }
+    }
+
+    // The bytes the live threads of this JVM have allocated (the client's HTTP threads among them).
+    private static long allocatedBytes() {
+      final com.sun.management.ThreadMXBean threads =
+          (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+      long sum = 0;
+      for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+        if (bytes > 0) sum += bytes;
+      }
+      return sum;
+    }
+  }
+}
