@@ -500,6 +500,36 @@ TEST_F(ZooKeeperFaultTest, KilledAndRestartedStoreKeepsTheReservations) {
   EXPECT_GE(claim->floor, reservation);
 }
 
+// A session the server expired: libzookeeper_mt 3.8's zoo_amulti, given a
+// multi of two ops or more on it, frees a path it never set (a double free
+// that can abort the process) and answers ZMARSHALLINGERROR. The session
+// refuses the multi without calling the library: ZINVALIDSTATE, which a
+// claim takes for a lost one.
+TEST_F(ZooKeeperFaultTest, AMultiOnAnExpiredSessionIsRefused) {
+  make_cluster(milliseconds{0});             // writes the admin session saw
+  ASSERT_TRUE(own_.wipe(0)) << own_.log(0);  // the server forgets the session
+  // It refuses the session until its zxid passes the one the session saw;
+  // another session's writes get it there, and the session learns it expired.
+  auto other = coord::ZooKeeperSession::open(options(), counters_);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  ASSERT_TRUE(eventually(
+      [&] {
+        (*other)->create("/filler", "", false);
+        (*other)->remove("/filler", -1);
+        return !admin_->usable();
+      },
+      milliseconds{15000}))
+      << "the admin session never learned that it expired";
+  const std::string path = coord::zookeeper_cluster_path(options().cluster);
+  std::size_t failed = 0;
+  const coord::ZnodeAnswer answer =
+      admin_->multi({{coord::ZnodeOp::Kind::kCheck, path, "", -1, false},
+                     {coord::ZnodeOp::Kind::kCheck, path + "/claims", "", -1, false}},
+                    nullptr, &failed);
+  EXPECT_EQ(answer.code, ZINVALIDSTATE);
+  EXPECT_EQ(failed, 2u);  // no op failed: the session did
+}
+
 // A three-server ensemble: the node keeps its claim, without a pause in
 // issuing, while one server after another is killed and started again (the
 // client moves its session to another server).
