@@ -285,6 +285,15 @@ ZnodeAnswer ZooKeeperSession::children(const std::string& path, std::vector<std:
 
 ZnodeAnswer ZooKeeperSession::multi(const std::vector<ZnodeOp>& ops, std::vector<ZnodeStat>* stats,
                                     std::size_t* failed) {
+  // Given a handle whose session expired or whose credentials were refused
+  // (a negative state, the library's own unrecoverable test), libzookeeper_mt
+  // 3.8's zoo_amulti fails the first op and then frees, for each later op, a
+  // path it never set: a double free. Such a handle gets no multi (a state
+  // that turns between this check and the call is not covered).
+  if (zoo_state(handle_) < 0) {
+    if (failed != nullptr) *failed = ops.size();  // no op failed: the session did
+    return ZnodeAnswer{ZINVALIDSTATE};
+  }
   // The library reads the ops' strings and writes the results until the
   // completion runs: they live in the shared state.
   auto pending = std::make_shared<Pending>();

@@ -81,7 +81,9 @@ class ZooKeeperSession {
   ZnodeAnswer children(const std::string& path, std::vector<std::string>* names);
   // On success, `stats` has the new stat of each kSet and kCreate op (in op
   // order; a kCreate's version is 0). On failure the code is the first
-  // failing op's, and `failed` (if given) is its index.
+  // failing op's, and `failed` (if given) is its index. A session that
+  // expired or whose credentials were refused answers ZINVALIDSTATE without
+  // a request (`failed`: ops.size()).
   ZnodeAnswer multi(const std::vector<ZnodeOp>& ops, std::vector<ZnodeStat>* stats,
                     std::size_t* failed = nullptr);
 

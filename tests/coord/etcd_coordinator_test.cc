@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -36,8 +37,13 @@ class EtcdTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(etcd_.started()) << etcd_.why();
     client_ = std::move(*coord::EtcdClient::connect(options()));
-    // A member's first requests can take longer than a test's deadline on a
-    // loaded machine (under ThreadSanitizer, say): wait until one answers.
+    wait_until_answering();
+  }
+
+  // A member's first requests can take longer than a test's deadline on a
+  // loaded machine (under ThreadSanitizer, say), or after it started again:
+  // waits until one answers.
+  void wait_until_answering() {
     etcdserverpb::RangeRequest probe;
     probe.set_key("/snowid/probe");
     ASSERT_TRUE(eventually([&] { return client_->range(probe).ok(); }, milliseconds{10000}))
@@ -80,31 +86,15 @@ class EtcdTest : public ::testing::Test {
           std::make_unique<coord::EtcdClaim>(*client_, options(preferred)));
     };
     store.back_up = [this] {
-      // The cluster's keys but those on a lease, as a snapshot restored
-      // after the leases ended holds them.
-      const std::string prefix = "/snowid/" + options().cluster + "/";
-      etcdserverpb::RangeRequest range;
-      range.set_key(prefix);
-      range.set_range_end(coord::prefix_end(prefix));
-      auto read = client_->range(range);
-      EXPECT_TRUE(read.ok());
-      std::vector<std::pair<std::string, std::string>> copy;
-      if (read.ok()) {
-        for (const auto& kv : read->kvs()) {
-          if (kv.lease() == 0) copy.emplace_back(kv.key(), kv.value());
-        }
-      }
-      return std::function<void()>([this, prefix, copy] {
-        etcdserverpb::DeleteRangeRequest wipe;
-        wipe.set_key(prefix);
-        wipe.set_range_end(coord::prefix_end(prefix));
-        ASSERT_TRUE(client_->delete_range(wipe).ok());
-        for (const auto& [key, value] : copy) {
-          etcdserverpb::PutRequest put;
-          put.set_key(key);
-          put.set_value(value);
-          ASSERT_TRUE(client_->put(put).ok());
-        }
+      // `etcdctl snapshot save` of the running member; the restore puts the
+      // snapshot in place of its data (etcdctl snapshot restore) and starts
+      // it again on its ports, while the holders' clients stay connected.
+      auto backup = std::make_shared<test::TempDir>();
+      const std::string file = backup->file("snapshot.db");
+      EXPECT_EQ(etcd_.snapshot(file), "");
+      return std::function<void()>([this, backup, file] {
+        ASSERT_TRUE(etcd_.restore(0, file)) << etcd_.log(0);
+        wait_until_answering();
       });
     };
     return store;

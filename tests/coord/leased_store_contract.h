@@ -67,10 +67,12 @@ struct LeasedStoreUnderTest {
   // and deletes everything of the cluster in the store, as a wiped data
   // directory, a flush or `del --prefix` would, while holders may be alive;
   std::function<void()> lose_data;
-  // and copies everything of the cluster in the store, as a backup would
-  // (live claims left out, as a copy restored after their leases would show
-  // them); the function it returns puts that copy back in place of what the
-  // store holds then, as a restore would, while holders may be alive.
+  // and takes a real backup of the store as an operator would (pg_dump,
+  // mariadb-dump, `etcdctl snapshot save`, a copy of Redis's append-only
+  // files or of ZooKeeper's data directory); the function it returns
+  // restores it as an operator would, in place of what the store holds
+  // then, while holders may be alive (a restore that restarts the server
+  // cuts their connections; the whole store goes back, other clusters too).
   std::function<std::function<void()>()> back_up;
   // A claim of the store preferring `preferred`, without a coordinator's
   // background thread: it renews when told (its steps are the test's).
@@ -167,12 +169,13 @@ void a_take_over_starts_above_the_old_reservation(const LeasedStoreUnderTest& st
 // reports a store it had to mark as new, and the holder stops issuing
 // within the lease, saying why.
 void emptied_store_starts_the_next_claimer_above(const LeasedStoreUnderTest& store);
-// A node id used and released; a backup; a holder takes the id and raises
-// its reservation; the backup is restored (the id free again, its
-// reservation the old one) and a second claimer takes the id at once. THE
-// TAKEOVER RULE: it starts above every reservation the hidden holder wrote,
-// the holder's next renewal and write find the claim gone, and its
-// reservation stays below the newcomer's floor.
+// A node id used and released; a backup (no live claim in it); a holder
+// takes the id and raises its reservation; the backup is restored (the id
+// free again, its reservation the old one) and a second claimer takes the
+// id at once. THE TAKEOVER RULE: it starts above every reservation the
+// hidden holder wrote. The holder never renews nor raises its reservation
+// again (each renewal finds its claim gone, or fails where the restored
+// store does not take it back) and stops within its lease.
 void a_record_restored_under_a_live_holder_is_never_trusted(const LeasedStoreUnderTest& store);
 // A generator started as a take-over's claim says issues above `old_reservation`.
 // (`coordinator` made it; its reservation, once raised past the floor, is the ceiling.)

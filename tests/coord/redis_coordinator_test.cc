@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -74,22 +75,15 @@ class RedisTest : public ::testing::Test {
       return std::unique_ptr<coord::LeasedClaim>(raw_claim(preferred));
     };
     store.back_up = [this] {
-      // The cluster's keys without a TTL (live claims expire), copied as an
-      // RDB snapshot would hold them, under another prefix.
-      const std::string prefix = coord::redis_prefix(options().cluster);
-      const std::string copy = "backup-of-" + prefix;
-      cli({"EVAL",
-           "for _, k in ipairs(redis.call('KEYS', ARGV[1] .. '*')) do "
-           "if redis.call('PTTL', k) < 0 then "
-           "redis.call('COPY', k, ARGV[2] .. string.sub(k, #ARGV[1] + 1), 'REPLACE') end end",
-           "0", prefix, copy});
-      return std::function<void()>([this, prefix, copy] {
-        cli({"EVAL",
-             "for _, k in ipairs(redis.call('KEYS', ARGV[1] .. '*')) do redis.call('DEL', k) end "
-             "for _, k in ipairs(redis.call('KEYS', ARGV[2] .. '*')) do "
-             "redis.call('RENAME', k, ARGV[1] .. string.sub(k, #ARGV[2] + 1)) end",
-             "0", prefix, copy});
-      });
+      // A copy of the server's append-only files; the restore kills the
+      // server, puts the copy back and starts it again on its port. The
+      // whole server goes back: the other tests' clusters too, which none
+      // of them minds.
+      auto backup = std::make_shared<test::TempDir>();
+      const std::string copy = backup->file("appendonlydir");
+      EXPECT_EQ(redis().back_up(copy), "");
+      return std::function<void()>(
+          [this, backup, copy] { ASSERT_TRUE(redis().restore(copy)) << redis().log(); });
     };
     return store;
   }

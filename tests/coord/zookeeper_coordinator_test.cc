@@ -11,6 +11,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <atomic>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -39,6 +40,11 @@ class ZooKeeperTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(zookeeper().started()) << zookeeper().why();
+    open_admin_session();
+  }
+
+  // The session the fixture reads and writes znodes with, as an operator.
+  void open_admin_session() {
     auto session = coord::ZooKeeperSession::open(options(), counters_);
     ASSERT_TRUE(session.ok()) << session.error().message;
     admin_ = std::move(*session);
@@ -74,29 +80,21 @@ class ZooKeeperTest : public ::testing::Test {
       return std::unique_ptr<coord::LeasedClaim>(raw_claim(preferred));
     };
     store.back_up = [this] {
-      // The cluster's persistent znodes, parents first, as a copied data
-      // directory restored after the holders' sessions ended holds them.
-      const std::string root = coord::zookeeper_cluster_path(options().cluster);
-      std::vector<std::pair<std::string, std::string>> copy;
-      copy_tree(root, copy);
-      return std::function<void()>([this, root, copy] {
-        remove_tree(root);
-        for (const auto& [path, data] : copy) admin_->create(path, data, false);
+      // A copy of the server's data directory; the restore kills the
+      // server, puts the copy back and starts it again on its ports. The
+      // whole server goes back: the other tests' clusters too, which none
+      // of them minds. The server refuses the sessions that saw writes made
+      // after the copy (until its zxid passes theirs): the fixture's is
+      // opened again, the holders' stay cut off.
+      auto backup = std::make_shared<test::TempDir>();
+      const std::string copy = backup->file("data");
+      EXPECT_EQ(zookeeper().back_up(0, copy), "");
+      return std::function<void()>([this, backup, copy] {
+        ASSERT_TRUE(zookeeper().restore(0, copy)) << zookeeper().log(0);
+        open_admin_session();
       });
     };
     return store;
-  }
-
-  // Appends `path` and the persistent znodes below it to `copy`, parents first.
-  void copy_tree(const std::string& path,
-                 std::vector<std::pair<std::string, std::string>>& copy) {
-    coord::Znode node;
-    if (!admin_->get(path, &node).ok() || node.stat.ephemeral_owner != 0) return;
-    copy.emplace_back(path, node.data);
-    std::vector<std::string> children;
-    if (admin_->children(path, &children).ok()) {
-      for (const std::string& child : children) copy_tree(path + "/" + child, copy);
-    }
   }
 
   // Deletes `path` and everything below it, as a wiped data directory would.
@@ -498,6 +496,36 @@ TEST_F(ZooKeeperFaultTest, KilledAndRestartedStoreKeepsTheReservations) {
   ASSERT_TRUE(claim.has_value());
   EXPECT_EQ(claim->node_id, 1u);
   EXPECT_GE(claim->floor, reservation);
+}
+
+// A session the server expired: libzookeeper_mt 3.8's zoo_amulti, given a
+// multi of two ops or more on it, frees a path it never set (a double free
+// that can abort the process) and answers ZMARSHALLINGERROR. The session
+// refuses the multi without calling the library: ZINVALIDSTATE, which a
+// claim takes for a lost one.
+TEST_F(ZooKeeperFaultTest, AMultiOnAnExpiredSessionIsRefused) {
+  make_cluster(milliseconds{0});             // writes the admin session saw
+  ASSERT_TRUE(own_.wipe(0)) << own_.log(0);  // the server forgets the session
+  // It refuses the session until its zxid passes the one the session saw;
+  // another session's writes get it there, and the session learns it expired.
+  auto other = coord::ZooKeeperSession::open(options(), counters_);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  ASSERT_TRUE(eventually(
+      [&] {
+        (*other)->create("/filler", "", false);
+        (*other)->remove("/filler", -1);
+        return !admin_->usable();
+      },
+      milliseconds{15000}))
+      << "the admin session never learned that it expired";
+  const std::string path = coord::zookeeper_cluster_path(options().cluster);
+  std::size_t failed = 0;
+  const coord::ZnodeAnswer answer =
+      admin_->multi({{coord::ZnodeOp::Kind::kCheck, path, "", -1, false},
+                     {coord::ZnodeOp::Kind::kCheck, path + "/claims", "", -1, false}},
+                    nullptr, &failed);
+  EXPECT_EQ(answer.code, ZINVALIDSTATE);
+  EXPECT_EQ(failed, 2u);  // no op failed: the session did
 }
 
 // A three-server ensemble: the node keeps its claim, without a pause in

@@ -35,21 +35,20 @@ EtcdCluster::EtcdCluster(int members, bool tls) : tls_(tls) {
     return;
   }
   const std::vector<int> ports = free_loopback_ports(2 * members);
-  std::string initial_cluster;
   for (int i = 0; i < members; ++i) {
     Member m;
     m.client_port = ports[static_cast<std::size_t>(2 * i)];
     m.peer_port = ports[static_cast<std::size_t>(2 * i + 1)];
     m.log_path = dir_.file("m" + std::to_string(i) + ".log");
-    if (!initial_cluster.empty()) initial_cluster += ",";
-    initial_cluster += "m" + std::to_string(i) + "=" + url(m.peer_port);
+    if (!initial_cluster_.empty()) initial_cluster_ += ",";
+    initial_cluster_ += "m" + std::to_string(i) + "=" + url(m.peer_port);
     members_.push_back(m);
   }
   if (tls_) {
     server_certificate_ = make_self_signed_certificate(dir_.path(), "etcd-server");
     client_certificate_ = make_self_signed_certificate(dir_.path(), "etcd-client", "snowid");
   }
-  const std::string token = "snowid-test-" + std::to_string(std::random_device{}());
+  token_ = "snowid-test-" + std::to_string(std::random_device{}());
   for (int i = 0; i < members; ++i) {
     Member& m = members_[static_cast<std::size_t>(i)];
     const std::string name = "m" + std::to_string(i);
@@ -57,14 +56,14 @@ EtcdCluster::EtcdCluster(int members, bool tls) : tls_(tls) {
         (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(m.client_port);
     std::vector<std::string> argv = {binary,
                                      "--name", name,
-                                     "--data-dir", dir_.file(name + ".data"),
+                                     "--data-dir", data_dir(i),
                                      "--listen-client-urls", client_url,
                                      "--advertise-client-urls", client_url,
                                      "--listen-peer-urls", url(m.peer_port),
                                      "--initial-advertise-peer-urls", url(m.peer_port),
-                                     "--initial-cluster", initial_cluster,
+                                     "--initial-cluster", initial_cluster_,
                                      "--initial-cluster-state", "new",
-                                     "--initial-cluster-token", token,
+                                     "--initial-cluster-token", token_,
                                      "--heartbeat-interval", "50",
                                      "--election-timeout", "500",
                                      "--auth-token-ttl", "2",
@@ -133,8 +132,28 @@ bool EtcdCluster::restart(const std::vector<int>& members) {
 bool EtcdCluster::wipe(int member) {
   kill(member);
   std::error_code ec;
-  std::filesystem::remove_all(dir_.file("m" + std::to_string(member) + ".data"), ec);
+  std::filesystem::remove_all(data_dir(member), ec);
   return !ec && restart(member);
+}
+
+std::string EtcdCluster::snapshot(const std::string& file) const {
+  return etcdctl({"snapshot", "save", file});
+}
+
+bool EtcdCluster::restore(int member, const std::string& snapshot) {
+  stop(member);
+  std::error_code ec;
+  std::filesystem::remove_all(data_dir(member), ec);  // restore wants a new directory
+  const Member& m = members_.at(static_cast<std::size_t>(member));
+  const std::string restored = etcdctl(
+      {"snapshot", "restore", snapshot, "--name", "m" + std::to_string(member), "--data-dir",
+       data_dir(member), "--initial-cluster", initial_cluster_, "--initial-cluster-token", token_,
+       "--initial-advertise-peer-urls", url(m.peer_port)});
+  return !ec && restored.empty() && restart(member);
+}
+
+std::string EtcdCluster::data_dir(int member) const {
+  return dir_.file("m" + std::to_string(member) + ".data");
 }
 
 EtcdCluster::~EtcdCluster() {

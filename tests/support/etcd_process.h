@@ -42,6 +42,15 @@ class EtcdCluster {
   // directory and starts it again empty (its leases and keys gone, its
   // revision back at 1); true once healthy.
   bool wipe(int member);
+  // A backup as an operator takes one: `etcdctl snapshot save file` against
+  // member 0. "" if done, else what failed.
+  std::string snapshot(const std::string& file) const;
+  // Its restore in a one-member cluster: stops the member, `etcdctl
+  // snapshot restore`s `snapshot` into a fresh data directory under the
+  // member's name, peer URL and cluster token, and starts the member again
+  // on its ports (the keys, leases and revision of the snapshot; each lease
+  // starts its TTL again); true once healthy.
+  bool restore(int member, const std::string& snapshot);
   void pause(int member);   // SIGSTOP: a member that hangs
   void resume(int member);  // SIGCONT
   std::string log(int member) const;
@@ -73,6 +82,7 @@ class EtcdCluster {
   };
   bool spawn(Member& member);
   bool healthy(const Member& member) const;
+  std::string data_dir(int member) const;
   // Runs etcdctl against member 0; "" on success, else its output.
   std::string etcdctl(const std::vector<std::string>& arguments) const;
 
@@ -81,6 +91,8 @@ class EtcdCluster {
   CertificateFiles server_certificate_;
   CertificateFiles client_certificate_;
   std::vector<Member> members_;
+  std::string initial_cluster_;  // --initial-cluster, as a restore needs it
+  std::string token_;            // --initial-cluster-token, likewise
   bool started_ = false;
   std::string why_;
 };

@@ -14,6 +14,13 @@ extern char** environ;
 
 namespace snowid::test {
 
+namespace {
+
+// Where Redis 7 keeps its append-only files in --dir (appenddirname's default).
+constexpr const char* kAppendOnlyDir = "appendonlydir";
+
+}  // namespace
+
 RedisServer::RedisServer(std::vector<std::string> extra) {
   const std::string binary = find_program("redis-server");
   if (binary.empty()) {
@@ -100,6 +107,35 @@ void RedisServer::resume() {
 bool RedisServer::restart() {
   if (pid_ > 0 || !spawn()) return false;
   return wait_until_answering();
+}
+
+std::string RedisServer::back_up(const std::string& directory) const {
+  // CONFIG GET answers with the name, then the value.
+  const std::string answer = cli({"CONFIG", "GET", "auto-aof-rewrite-percentage"});
+  const std::size_t start = answer.find('\n') + 1, end = answer.find('\n', start);
+  if (start == 0 || end == std::string::npos) return "CONFIG GET answered: " + answer;
+  const std::string percentage = answer.substr(start, end - start);
+  if (cli({"CONFIG", "SET", "auto-aof-rewrite-percentage", "0"}).find("OK") == std::string::npos) {
+    return "automatic AOF rewrites could not be turned off";
+  }
+  std::string failed = "an AOF rewrite was still running after 10 s";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string info = cli({"INFO", "persistence"});
+    if (info.find("aof_rewrite_in_progress:0") != std::string::npos &&
+        info.find("aof_rewrite_scheduled:0") != std::string::npos) {
+      failed = copy_directory(dir_.file(kAppendOnlyDir), directory);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  cli({"CONFIG", "SET", "auto-aof-rewrite-percentage", percentage});
+  return failed;
+}
+
+bool RedisServer::restore(const std::string& directory) {
+  kill();
+  return copy_directory(directory, dir_.file(kAppendOnlyDir)).empty() && restart();
 }
 
 std::string RedisServer::log() const { return read_file(dir_.file("redis.log")); }

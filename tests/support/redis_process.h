@@ -36,6 +36,15 @@ class RedisServer {
   void resume();  // SIGCONT
   // Starts a killed server again on its port and data; true once it answers.
   bool restart();
+  // A backup as Redis's documentation describes one for append-only
+  // persistence: automatic rewrites off, none in progress, the append-only
+  // directory (its manifest, base and incremental files) copied into
+  // `directory`, rewrites back on. "" if done, else what failed.
+  std::string back_up(const std::string& directory) const;
+  // Its restore: kills the server, puts the copy in place of its append-only
+  // directory (what it loads at start) and starts it again on its port;
+  // true once it answers.
+  bool restore(const std::string& directory);
   std::string log() const;
 
  private:

@@ -28,6 +28,13 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+std::string copy_directory(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::remove_all(to, ec);
+  if (!ec) std::filesystem::copy(from, to, std::filesystem::copy_options::recursive, ec);
+  return ec ? "cannot copy " + from + " to " + to + ": " + ec.message() : "";
+}
+
 TempDir::TempDir() : TempDir(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp") {}
 
 TempDir::TempDir(const std::string& parent) {

@@ -51,6 +51,11 @@ std::vector<std::string> child_environment(const std::map<std::string, std::stri
 // The whole content of a file ("" if it cannot be read).
 std::string read_file(const std::string& path);
 
+// Copies the directory `from` with everything in it to `to`, replacing
+// whatever `to` held (a backup of a server's files, or its restore). "" if
+// done, else what failed.
+std::string copy_directory(const std::string& from, const std::string& to);
+
 // Splits text into lines without their '\n'.
 std::vector<std::string> split_lines(const std::string& text);
 

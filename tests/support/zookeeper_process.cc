@@ -61,7 +61,7 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(int servers) {
   }
   for (int i = 0; i < servers; ++i) {
     Server& s = servers_[static_cast<std::size_t>(i)];
-    const std::string data = dir_.file("data" + std::to_string(i));
+    const std::string data = data_dir(i);
     ::mkdir(data.c_str(), 0700);
     s.config = dir_.file("zoo" + std::to_string(i) + ".cfg");
     std::ofstream config(s.config);
@@ -182,11 +182,24 @@ bool ZooKeeperEnsemble::restart(int server) {
 bool ZooKeeperEnsemble::wipe(int server) {
   kill(server);
   std::error_code ec;
-  const std::filesystem::path data = dir_.file("data" + std::to_string(server));
+  const std::filesystem::path data = data_dir(server);
   for (const auto& entry : std::filesystem::directory_iterator(data, ec)) {
     if (entry.path().filename() != "myid") std::filesystem::remove_all(entry.path(), ec);
   }
   return !ec && restart(server);
+}
+
+std::string ZooKeeperEnsemble::back_up(int server, const std::string& directory) const {
+  return copy_directory(data_dir(server), directory);
+}
+
+bool ZooKeeperEnsemble::restore(int server, const std::string& directory) {
+  kill(server);
+  return copy_directory(directory, data_dir(server)).empty() && restart(server);
+}
+
+std::string ZooKeeperEnsemble::data_dir(int server) const {
+  return dir_.file("data" + std::to_string(server));
 }
 
 std::string ZooKeeperEnsemble::log_path(int server) const {

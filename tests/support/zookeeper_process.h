@@ -41,6 +41,16 @@ class ZooKeeperEnsemble {
   // A server's disk lost: kills it, deletes its data (all but its myid)
   // and starts it again; true once it serves. For an ensemble of one.
   bool wipe(int server);
+  // A backup as an operator takes one: the server's data directory (its
+  // snapshots and transaction logs) copied into `directory` while it
+  // serves. "" if done, else what failed.
+  std::string back_up(int server, const std::string& directory) const;
+  // Its restore: kills the server, puts the copy in place of its data
+  // directory and starts it again on its ports; true once it serves. It
+  // refuses a client that saw a later zxid than the copy holds until its own
+  // passes it, and does not know the sessions opened after the copy. For
+  // an ensemble of one (a member of a larger one syncs from its leader).
+  bool restore(int server, const std::string& directory);
   std::string log(int server) const;
 
  private:
@@ -56,6 +66,7 @@ class ZooKeeperEnsemble {
   bool serving(int server) const;
   bool wait_until_serving(const std::vector<int>& servers);
   std::string log_path(int server) const;
+  std::string data_dir(int server) const;
 
   TempDir dir_;
   std::vector<Server> servers_;
