@@ -9,7 +9,9 @@
 // exponential backoff; while one answers, callers see no error.
 //
 // Order: every ID handed out is unique (issued by a node once, taken from the
-// buffer once), and one buffer hands its IDs out in increasing order. IDs
+// buffer once), and one buffer hands out each node's IDs in increasing order
+// (in the order its batches came: behind a proxy over several nodes, one
+// node's batch may lie below another's). IDs
 // from several clients, or from one client across a failover, are only
 // roughly time-ordered: a buffered ID was issued up to max_age ago.
 //

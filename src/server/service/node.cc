@@ -108,7 +108,14 @@ Result<std::unique_ptr<Node>> Node::start(const ResolvedConfig& config) {
   // kept alive meanwhile.
   auto generator = retry_until<std::unique_ptr<Generator>>(
       deadline, kClockWaitStep, kClockWaitStep,
-      [&] { return node->build_generator(*claim, start.above); },
+      [&]() -> Result<std::unique_ptr<Generator>> {
+        if (leased) {
+          if (Status followed = node->follow_new_claim(*claim, start); !followed.ok()) {
+            return followed.error();
+          }
+        }
+        return node->build_generator(*claim, start.above);
+      },
       [&](const Error& error) {
         return (leased || claim->floor.count() > 0) && error.code == ErrorCode::kClockBehind;
       });
@@ -139,6 +146,25 @@ void Node::report_disposable_id(std::uint64_t node_id) const {
   } else {
     spdlog::info("took node id {}, a new one for this start; {} starts left", node_id, *left);
   }
+}
+
+// A claim lost and taken again while the start waits (a renewal that missed
+// its deadline on a loaded machine) has a floor and a reservation of its
+// own, maybe under another node id: the wait follows the claim held now,
+// never the one that is gone, whose reservation would not move again.
+Status Node::follow_new_claim(Claim& claim, ClusterMarks::Start& start) const {
+  if (coordinator_->claim_generation() == claim.generation) return {};
+  const std::optional<Claim> current = coordinator_->current_claim();
+  if (!current || current->generation == claim.generation) return {};
+  auto prepared = marks_->prepare(*current);
+  if (!prepared.ok()) return prepared.error();
+  claim = *current;
+  start = *prepared;
+  spdlog::warn("the claim was lost while the start waited ({}); claimed node id {} again; "
+               "issuing above {}, from {}",
+               coordinator_->stats().last_loss, claim.node_id, format_time(start.above),
+               start.source);
+  return {};
 }
 
 Result<std::unique_ptr<Generator>> Node::build_generator(const Claim& claim,

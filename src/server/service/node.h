@@ -103,6 +103,9 @@ class Node {
   // Logs the node id a disposable policy took, and warns when few are left.
   void report_disposable_id(std::uint64_t node_id) const;
   std::string disposable_metrics() const;
+  // During the start's wait: `claim` and `start` become the claim held now
+  // (prepared against the marks) if the coordinator lost and re-took it.
+  Status follow_new_claim(Claim& claim, ClusterMarks::Start& start) const;
   Result<std::unique_ptr<Generator>> build_generator(const Claim& claim,
                                                      std::chrono::milliseconds start_above) const;
   void install(std::unique_ptr<Generator> generator, std::uint64_t generation,
