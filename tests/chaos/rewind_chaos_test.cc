@@ -23,6 +23,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -297,6 +298,37 @@ TEST_F(RewindChaos, EtcdWhoseClockCannotBeReadAfterALossRefusesAClaim) {
   EXPECT_EQ(load.unexpected(), "");
   scenario.count(load);
   scenario.check(load.sources());
+}
+
+// A store that stops answering while a node waits out its takeover floor:
+// the claim is lost and taken again, and the start follows the claim held
+// now (it used to wait on the lost claim's reservation, which never moves,
+// until claim_timeout_ms).
+TEST_F(RewindChaos, AClaimLostWhileTheStartWaitsIsFollowed) {
+  test::RedisServer redis;
+  ASSERT_TRUE(redis.started()) << redis.why();
+  const std::vector<std::string> store = {"--coordinator", "redis", "--redis-endpoints",
+                                          redis.endpoint(), "--lease-ttl-s", "2"};
+  std::atomic<bool> paused{false};
+  std::thread pauser([&] {
+    // Once the claim is in Redis (the node then waits some 4 s), Redis
+    // stops for longer than the lease.
+    if (!test::wait_until([&] { return redis.cli({"EXISTS", "snowid:{c}:claim:0"}) == "1\n"; },
+                          20000ms)) {
+      return;
+    }
+    redis.pause();
+    paused = true;
+    std::this_thread::sleep_for(3500ms);
+    redis.resume();
+  });
+  auto node = start_node(store, "n", {"--claim-timeout-ms", "30000"});
+  pauser.join();
+  ASSERT_TRUE(paused) << "the claim never reached Redis: " << node->log();
+  ASSERT_TRUE(node->started()) << node->log();
+  EXPECT_NE(node->log().find("the claim was lost while the start waited"), std::string::npos)
+      << node->log();
+  EXPECT_EQ(test::http_get(node->port(), "/v1/id").status, 200) << node->log();
 }
 
 // Clusters "one" and "two" in one PostgreSQL claims table, both with the
