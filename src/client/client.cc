@@ -113,7 +113,15 @@ Failure classify(grpc::StatusCode code) {
 // (SetMaxReceiveMessageSize), which comes with the status a node's "count
 // above max_batch" has.
 bool over_receive_limit(const grpc::Status& status) {
-  return status.error_message().rfind("Received message larger than max", 0) == 0;
+  return status.error_message().find("Received message larger than max") != std::string::npos;
+}
+
+// snowidd's refusal of a count above its max_batch ("count N is out of range
+// 1..M"): the one RESOURCE_EXHAUSTED that asks for a smaller batch; any
+// other (a proxy's, a broken node's) fails the endpoint instead of pinning
+// the batch size down for good.
+bool count_above_max_batch(const grpc::Status& status) {
+  return status.error_message().find("out of range 1..") != std::string::npos;
 }
 
 // One buffer: Snowflake IDs (tag empty) or one segment tag's numbers.
@@ -159,17 +167,26 @@ class IssuerMarks {
   std::optional<std::int64_t> last(const std::string& tag, const std::string& issuer) const {
     const auto it = last_.find({tag, issuer});
     if (it == last_.end()) return std::nullopt;
-    return it->second;
+    return it->second.id;
   }
+  // Records `id` as the issuer's last; beyond kMaxIssuersTracked the pair
+  // set longest ago goes.
   void set(const std::string& tag, const std::string& issuer, std::int64_t id) {
     if (last_.size() >= kMaxIssuersTracked && last_.find({tag, issuer}) == last_.end()) {
-      last_.erase(last_.begin());
+      last_.erase(std::min_element(last_.begin(), last_.end(), [](const auto& a, const auto& b) {
+        return a.second.set_at < b.second.set_at;
+      }));
     }
-    last_[{tag, issuer}] = id;
+    last_[{tag, issuer}] = {id, ++sets_};
   }
 
  private:
-  std::map<std::pair<std::string, std::string>, std::int64_t> last_;
+  struct Last {
+    std::int64_t id = 0;
+    std::uint64_t set_at = 0;  // the count of set() calls when it was set
+  };
+  std::map<std::pair<std::string, std::string>, Last> last_;
+  std::uint64_t sets_ = 0;
 };
 
 // Why a batch asked for `count` cannot be handed out, or "" if it can: 1 to
@@ -431,7 +448,8 @@ class GrpcClient final : public Client {
           fmt::format("{}: {} (gRPC status {})", node.target, status.error_message(),
                       static_cast<int>(status.error_code()));
       Failure failure = classify(status.error_code());
-      if (failure == Failure::kTooLarge && (count <= 1 || over_receive_limit(status))) {
+      if (failure == Failure::kTooLarge &&
+          (count <= 1 || over_receive_limit(status) || !count_above_max_batch(status))) {
         // An answer above the channel's receive limit (max_batch fixed64
         // IDs and framing), or "too large" for a single ID: not a batch
         // size to halve, an endpoint that fails.

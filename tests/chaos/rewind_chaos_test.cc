@@ -26,6 +26,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -296,6 +297,15 @@ TEST_F(RewindChaos, EtcdWhoseClockCannotBeReadAfterALossRefusesAClaim) {
   ASSERT_TRUE(test::wait_until([&] { return load.served(1) >= 40; }, 20000ms)) << a_again->log();
   load.stop();
   EXPECT_EQ(load.unexpected(), "");
+  // A's restart (load node 1) issues above every ID A issued before (node 0).
+  test::Number before_max = 0, after_min = std::numeric_limits<test::Number>::max();
+  for (const test::Source& source : load.sources()) {
+    for (const test::Number id : source.ids) {
+      if (source.node == 0) before_max = std::max(before_max, id);
+      if (source.node == 1) after_min = std::min(after_min, id);
+    }
+  }
+  EXPECT_GT(after_min, before_max) << "A's restart issued below its earlier IDs";
   scenario.count(load);
   scenario.check(load.sources());
 }
@@ -313,8 +323,10 @@ TEST_F(RewindChaos, AClaimLostWhileTheStartWaitsIsFollowed) {
   std::thread pauser([&] {
     // Once the claim is in Redis (the node then waits some 4 s), Redis
     // stops for longer than the lease.
-    if (!test::wait_until([&] { return redis.cli({"EXISTS", "snowid:{c}:claim:0"}) == "1\n"; },
-                          20000ms)) {
+    // The cluster's ID space is published last in a claim: the claim is
+    // whole then, and the node waits out its floor.
+    if (!test::wait_until(
+            [&] { return redis.cli({"HEXISTS", "snowid:~id-spaces", "c"}) == "1\n"; }, 20000ms)) {
       return;
     }
     redis.pause();

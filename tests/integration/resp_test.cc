@@ -587,6 +587,27 @@ TEST_F(RespTest, IncrbyOnTicketServersIsRefusedWithoutTakingANumber) {
   EXPECT_NE(queued.received.find("-EXECABORT"), std::string::npos) << queued.received;
   EXPECT_EQ(std::stoll(cli(port, {"INCR", "orders"})), second + 2);
   EXPECT_EQ(std::stoll(cli(port, {"INCRBY", "orders", "1"})), second + 4);
+
+  // Over HTTP a batch that spans the members' ranges is sorted, and each
+  // answer names an issuer of its own: the members' ranges go out in turn,
+  // so a batch need not lie above the one before (docs/clients.md).
+  std::string last_issuer;
+  for (int batch = 0; batch < 3; ++batch) {
+    const test::HttpReply reply = test::http_get(server->port(), "/v1/segment/orders?count=2500");
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    std::vector<std::int64_t> numbers;
+    const auto answer = nlohmann::json::parse(reply.body);
+    for (const auto& text : answer["ids"]) {
+      numbers.push_back(std::stoll(text.get<std::string>()));
+    }
+    ASSERT_EQ(numbers.size(), 2500u) << reply.body.substr(0, 300);
+    for (std::size_t i = 1; i < numbers.size(); ++i) ASSERT_GT(numbers[i], numbers[i - 1]);
+    ASSERT_TRUE(reply.headers.count("snowid-issuer"));
+    const std::string issuer = reply.headers.at("snowid-issuer");
+    EXPECT_NE(issuer.find('-'), std::string::npos) << issuer;
+    EXPECT_NE(issuer, last_issuer);
+    last_issuer = issuer;
+  }
 }
 
 }  // namespace

@@ -174,7 +174,7 @@ class Handlers final : public RawIdService {
   grpc::ServerUnaryReactor* NextSegmentIds(grpc::CallbackServerContext* context,
                                            const grpc::ByteBuffer* request,
                                            grpc::ByteBuffer* response) override {
-    context->AddInitialMetadata("snowid-issuer", std::string(issuer_token()));
+    context->AddInitialMetadata("snowid-issuer", answer_issuer(service_.segment_numbers_rise()));
     return unary<v1::NextSegmentIdsRequest, v1::NextSegmentIdsResponse>(
         service_, context, request, response, answer_next_segment_ids);
   }

@@ -253,7 +253,10 @@ void answer_ids(const RouteRequest& request, HttpResponse& response) {
   const IdRequest ids_request{request.caller(), agent_of(request), **count};
   const IdForm form = id_form(request.target);
   const IdFormat format = format_of(request);
-  response.headers.emplace_back("Snowid-Issuer", issuer_token());
+  // Opaque and encoded forms are not in the IDs' order: no issuer's promise.
+  if (!form.opaque && form.encoding == IdEncoding::kDecimal) {
+    response.headers.emplace_back("Snowid-Issuer", issuer_token());
+  }
   if (response.head) {
     return answer_head(admit_ids(service, ids_request, form), format, response);
   }
@@ -281,7 +284,10 @@ void answer_segment(const RouteRequest& request, HttpResponse& response) {
     segment_request.count = *count;
   }
   const IdFormat format = leaf ? IdFormat::kLeafText : format_of(request);
-  response.headers.emplace_back("Snowid-Issuer", issuer_token());
+  // Copied into the answer before this thread handles another request.
+  thread_local std::string issuer;
+  issuer = answer_issuer(request.service.segment_numbers_rise());
+  response.headers.emplace_back("Snowid-Issuer", issuer);
   if (response.head) return answer_head(request.service.admit(segment_request), format, response);
   issue_segment(request.service, segment_request, format, response);
 }

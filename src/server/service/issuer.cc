@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -16,6 +17,12 @@ std::string_view issuer_token() {
     return fmt::format("{:016x}", (high << 32) ^ low);
   }();
   return token;
+}
+
+std::string answer_issuer(bool batches_rise) {
+  if (batches_rise) return std::string(issuer_token());
+  static std::atomic<std::uint64_t> answers{0};
+  return fmt::format("{}-{}", issuer_token(), answers.fetch_add(1, std::memory_order_relaxed));
 }
 
 }  // namespace snowid::server

@@ -11,10 +11,17 @@
 // Thread-safety: any thread; the token is made on the first call.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace snowid::server {
 
 std::string_view issuer_token();
+
+// The issuer of one answer: issuer_token() if every batch of its kind from
+// this process lies above the one before (`batches_rise`), else a token of
+// that answer alone ("<token>-<n>"), which promises nothing beyond it: a
+// ticket-server set's members hand out their ranges in turn.
+std::string answer_issuer(bool batches_rise);
 
 }  // namespace snowid::server

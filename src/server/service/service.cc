@@ -259,8 +259,12 @@ Answer IdService::next_segment_ids(const SegmentRequest& request, std::vector<st
     out.push_back(*number);
     return {};
   }
+  const std::size_t before = out.size();
   Status issued = segments_->next(request.tag, static_cast<std::uint32_t>(*request.count), out);
   if (!issued.ok()) return segment_refusal(request.tag, issued.error());
+  if (!segments_->dense_ranges()) {
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  }
   return {};
 }
 

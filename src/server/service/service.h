@@ -176,7 +176,13 @@ class IdService {
   // kUnavailable (a short reason naming the tag only; the store's own text
   // goes to the log, at most every 10 s, and to /v1/info behind the token)
   // while the store is down and the tag's buffers are empty.
+  // A batch from a ticket-server set (whose members' ranges are handed out
+  // in turn) is sorted: every batch's numbers rise, but not every batch lies
+  // above the one before (segment_numbers_rise()).
   Answer next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out);
+  // Whether each batch of a tag's numbers from this process lies above the
+  // one before (issuer.h): not from a ticket-server set.
+  bool segment_numbers_rise() const { return segments_ == nullptr || segments_->dense_ranges(); }
 
   // request.count UUIDv7s, ULIDs or ObjectIds (id_formats.h), strictly
   // increasing, appended to `out` and counted for the agent: next_ids()'s

@@ -145,6 +145,12 @@ class Client:
         refiller = self._refiller
         return Stats(calls=refiller.calls, invalid_answers=refiller.invalid_answers)
 
+    @property
+    def round_trips(self) -> int:
+        """HTTP calls that brought IDs so far: stats().calls, kept for the
+        callers of earlier versions."""
+        return self._refiller.calls
+
     # Taking and waiting ----------------------------------------------------
 
     def _take(self, buffer: Buffer) -> int:
