@@ -18,6 +18,7 @@
 
 #include "snowid/client.h"
 #include "snowid/v1/snowid.grpc.pb.h"
+#include "thread_sanitizer.h"
 
 namespace snowid {
 namespace {
@@ -119,13 +120,8 @@ class HostileNode final : public v1::IdService::Service {
 
 // Under ThreadSanitizer a first call to an in-process gRPC server often
 // fails before it reaches it, and the client rightly moves on: which node
-// answers first is then not the test's to choose. These run in the normal
-// and AddressSanitizer builds, as client_test.cc's timing-bound ones do.
-#if defined(__SANITIZE_THREAD__)
-#define SKIP_UNDER_THREAD_SANITIZER() GTEST_SKIP() << "first calls not ordered under ThreadSanitizer"
-#else
-#define SKIP_UNDER_THREAD_SANITIZER() (void)0
-#endif
+// answers first is then not the test's to choose (thread_sanitizer.h).
+constexpr const char* kFirstCallsUnordered = "first calls not ordered";
 
 ClientOptions options_for(std::vector<std::string> endpoints) {
   ClientOptions o;
@@ -145,6 +141,13 @@ std::unique_ptr<Client> open_client(const ClientOptions& options) {
   auto client = Client::open(options);
   EXPECT_TRUE(client.ok()) << client.error().message;
   return client.ok() ? std::move(*client) : nullptr;
+}
+
+// A client of `node` alone, in batches of at most 100 (several batches soon).
+std::unique_ptr<Client> open_small_batches(const HostileNode& node) {
+  ClientOptions options = options_for({node.endpoint()});
+  options.max_batch = 100;
+  return open_client(options);
 }
 
 // `n` IDs (tag empty: Snowflake IDs), each checked as a node could have
@@ -167,7 +170,7 @@ class HostileModeTest : public ::testing::TestWithParam<Mode> {};
 // increasing (both nodes count from kFirstId, so a bad ID let through
 // would repeat one).
 TEST_P(HostileModeTest, BadAnswersAreDiscardedAndTheNextNodeServes) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER(kFirstCallsUnordered);
   HostileNode hostile(GetParam());
   HostileNode valid(Mode::kValid);
   ClientOptions options = options_for({hostile.endpoint(), valid.endpoint()});
@@ -201,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(EveryBadAnswer, HostileModeTest,
 // Alone, a hostile node gets nothing handed out: the call fails within
 // empty_wait, never with an ID.
 TEST(HostileNodeTest, AloneItGivesAnErrorNeverAnId) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER(kFirstCallsUnordered);
   for (const Mode mode : {Mode::kDuplicates, Mode::kAt2To63, Mode::kEmpty, Mode::kTooMany,
                           Mode::kDescending, Mode::kHuge}) {
     HostileNode hostile(mode);
@@ -227,11 +230,9 @@ TEST(HostileNodeTest, AloneItGivesAnErrorNeverAnId) {
 // A node that starts its batches again below its last is refused after the
 // first, under the same issuer.
 TEST(HostileNodeTest, ABatchBelowItsIssuersLastIsRefused) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER(kFirstCallsUnordered);
   HostileNode behind(Mode::kBehind);
-  ClientOptions options = options_for({behind.endpoint()});
-  options.max_batch = 100;
-  auto client = open_client(options);
+  auto client = open_small_batches(behind);
   ASSERT_NE(client, nullptr);
   std::set<std::int64_t> seen;
   for (int i = 0; i < 1000; ++i) {
@@ -246,11 +247,9 @@ TEST(HostileNodeTest, ABatchBelowItsIssuersLastIsRefused) {
 // Batches of two issuers in turn, each issuer's above its own last, are all
 // taken: a proxy in front of two nodes is followed node by node.
 TEST(HostileNodeTest, BatchesOfTwoIssuersInTurnAreTaken) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER(kFirstCallsUnordered);
   HostileNode proxy(Mode::kTwoIssuers);
-  ClientOptions options = options_for({proxy.endpoint()});
-  options.max_batch = 100;
-  auto client = open_client(options);
+  auto client = open_small_batches(proxy);
   ASSERT_NE(client, nullptr);
   const std::vector<std::int64_t> ids = draw(*client, 1000);
   EXPECT_EQ(std::set<std::int64_t>(ids.begin(), ids.end()).size(), ids.size());

@@ -19,6 +19,7 @@
 #include "snowid/decode.h"
 #include "started_server.h"
 #include "subprocess.h"
+#include "thread_sanitizer.h"
 
 namespace snowid {
 namespace {
@@ -55,11 +56,6 @@ std::chrono::milliseconds unix_now() {
 // bounds below (refills within empty_wait, batches within a period, ages
 // within tens of ms) are not met there. The ring itself is checked under
 // it by IdRingTest; these run in the normal and AddressSanitizer builds.
-#if defined(__SANITIZE_THREAD__)
-#define SKIP_UNDER_THREAD_SANITIZER() GTEST_SKIP() << "timing bounds not met under ThreadSanitizer"
-#else
-#define SKIP_UNDER_THREAD_SANITIZER() (void)0
-#endif
 
 TEST(ClientOptionsTest, EveryBadOptionIsNamed) {
   const auto base = [] {
@@ -184,7 +180,7 @@ TEST(ClientTest, NoNodeGivesABoundedError) {
 // in use is killed (-9): no error, no duplicate. Then the second one dies:
 // what is buffered is served, then next() fails within empty_wait + slack.
 TEST(ClientTest, FailoverKeepsIdsUniqueAndErrorsBounded) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
   test::TempDir dir;
   auto first = start(dir.file("a"), {"--worker-id", "1"});
   auto second = start(dir.file("b"), {"--worker-id", "2"});
@@ -317,7 +313,7 @@ TEST(ClientTest, AHungNodeIsLeftByDeadlineAndCancelledAtShutdown) {
 }
 
 TEST(ClientTest, Tls) {
-  SKIP_UNDER_THREAD_SANITIZER();  // and TSan reports races inside uninstrumented gRPC TLS
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");  // and TSan reports races inside uninstrumented gRPC TLS
   test::TempDir dir;
   const auto files = test::make_self_signed_certificate(dir.path(), "server");
   auto server = start(dir.file("state"), {"--tls-cert", files.cert, "--tls-key", files.key});
@@ -343,7 +339,7 @@ TEST(ClientTest, Tls) {
 // fast consumer of 200,000 IDs costs a few dozen NextIds calls, not the
 // 2,000 that batches of initial_batch would take.
 TEST(ClientTest, BatchSizeFollowsConsumption) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
   test::TempDir dir;
   auto server = start(dir.file("state"));
   ASSERT_TRUE(server->started());
@@ -367,7 +363,7 @@ TEST(ClientTest, BatchSizeFollowsConsumption) {
 }
 
 TEST(ClientTest, OldIdsAreDroppedNotHandedOut) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
   test::TempDir dir;
   auto server = start(dir.file("state"));
   ASSERT_TRUE(server->started());
@@ -389,7 +385,7 @@ TEST(ClientTest, OldIdsAreDroppedNotHandedOut) {
 }
 
 TEST(ClientTest, SegmentNumbersPerTag) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
   test::TempDir dir;
   const std::string state = dir.file("state");
   std::filesystem::create_directories(state);
@@ -436,7 +432,7 @@ TEST(ClientTest, SegmentNumbersPerTag) {
 }
 
 TEST(ClientTest, BearerTokenAndAgent) {
-  SKIP_UNDER_THREAD_SANITIZER();
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
   test::TempDir dir;
   auto server = start(dir.file("state"), {"--bearer-token", "t0ken"});
   ASSERT_TRUE(server->started());
