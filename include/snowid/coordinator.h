@@ -107,6 +107,9 @@ struct CoordinatorStats {
   std::uint64_t fencing_events = 0;  // times the lease deadline passed while held
   std::uint64_t lost_claims = 0;     // times the claim was found gone or taken over
   std::string last_loss;             // why the claim was last lost or fenced ("": never)
+  // Why the last attempt to claim again after a loss failed; "" once one
+  // succeeded (or none failed).
+  std::string last_reclaim_failure;
   std::uint64_t store_errors = 0;    // failed requests to the store (after failover)
   std::uint64_t store_requests = 0;
   std::chrono::microseconds store_latency_total{0};  // sum over store_requests

@@ -6,9 +6,12 @@
 //     deadline is closer than that, moving the deadline;
 //   - raises the reservation when less than reserve_min_left is left.
 // After a loss it frees the old claim (best effort) and claims again,
-// preferring the same node id, with backoff from 200 ms to 5 s. The library
-// does not log: the reason of the last loss is in CoordinatorStats::last_loss,
-// and the server logs losses and re-claims at warning level (server/node.cc).
+// preferring the same node id, with backoff from 200 ms to the renewal
+// period (lease_ttl / 3, at most 5 s): a store back after an outage is
+// claimed from again within about one renewal. The library does not log: the
+// reason of the last loss is in CoordinatorStats::last_loss, that of the last
+// failed re-claim in last_reclaim_failure, and the server logs both at
+// warning level (server/node.cc).
 #include "leased_coordinator.h"
 
 #include <fmt/format.h>
@@ -118,6 +121,7 @@ class LeasedCoordinator final : public Coordinator {
     {
       std::lock_guard lock(claim_mutex_);
       s.last_loss = last_loss_;
+      s.last_reclaim_failure = last_reclaim_failure_;
     }
     const StoreCounters& counters = node_claim_->counters();
     s.store_requests = counters.requests.load();
@@ -227,13 +231,27 @@ class LeasedCoordinator final : public Coordinator {
         auto claimed = node_claim_->claim(lost_node_id_);
         if (claimed.ok()) {
           reclaims_.fetch_add(1);
+          set_reclaim_failure({});
           publish_claim(*claimed);
         } else {
+          set_reclaim_failure(claimed.error().message);
           next_attempt_ = now + backoff_;
-          backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+          backoff_ = std::min(backoff_ * 2, max_backoff());
         }
       }
     }
+  }
+
+  // The longest wait between two re-claims: the renewal period, so that a
+  // store back after an outage is claimed from within about one renewal.
+  milliseconds max_backoff() const {
+    return std::clamp(std::chrono::duration_cast<milliseconds>(store_.lease_ttl / 3),
+                      kFirstBackoff, kMaxBackoff);
+  }
+
+  void set_reclaim_failure(std::string why) {
+    std::lock_guard lock(claim_mutex_);
+    last_reclaim_failure_ = std::move(why);
   }
 
   // Sleeps up to `period`; true once stop_thread() was called.
@@ -274,6 +292,7 @@ class LeasedCoordinator final : public Coordinator {
   mutable std::mutex claim_mutex_;
   std::optional<Claim> current_;
   std::string last_loss_;  // why the claim was last lost; under claim_mutex_
+  std::string last_reclaim_failure_;  // see CoordinatorStats; under claim_mutex_
 
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

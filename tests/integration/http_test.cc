@@ -86,6 +86,36 @@ TEST_F(HttpTest, BatchesNameTheirIssuer) {
   EXPECT_NE(after.headers.at("snowid-issuer"), issuer);
 }
 
+// format=binary: 8 bytes a number, little-endian, the same IDs and issuer as
+// the JSON answer (segment numbers: segment_server_test.cc); refused where
+// it does not apply.
+TEST_F(HttpTest, BinaryBatchesAreLittleEndianIntegers) {
+  auto server = start(dir);
+  const int port = server->port();
+  const HttpReply r = http_get(port, "/v1/ids?count=1000&format=binary");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers.at("content-type"), "application/octet-stream");
+  ASSERT_EQ(r.body.size(), 8000u);
+  EXPECT_EQ(r.headers.count("snowid-issuer"), 1u);
+  const std::vector<Id> ids = test::binary_numbers_of(r);
+  for (std::size_t i = 1; i < ids.size(); ++i) ASSERT_GT(ids[i], ids[i - 1]);
+  EXPECT_TRUE(decode(*preset("twitter"), ids.front()).ok());
+  // After the JSON answer's IDs: one generator, one order.
+  const auto json_ids = ids_of(http_get(port, "/v1/ids?count=2"));
+  ASSERT_EQ(json_ids.size(), 2u);
+  EXPECT_GT(json_ids.front(), ids.back());
+
+  expect_json_error(http_get(port, "/v1/id?format=binary"), 400, "is not json or text or opaque");
+  expect_json_error(http_get(port, "/v1/ids?count=2&format=binary&encoding=base58"), 400,
+                    "no encoding applies");
+  expect_json_error(http_get(port, "/v1/ids?count=0&format=binary"), 400, "out of range");
+  test::HttpConnection conn(port);
+  ASSERT_TRUE(conn.send("HEAD /v1/ids?count=5&format=binary HTTP/1.1\r\nHost: x\r\n\r\n"));
+  test::HttpReply head = conn.read_head();
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.headers["content-type"], "application/octet-stream");
+}
+
 TEST_F(HttpTest, BadCountsAre400) {
   auto server = start(dir);
   const int port = server->port();

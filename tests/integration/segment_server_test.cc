@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "chaos.h"
+#include "http_checks.h"
 #include "server_process.h"
 #include "snowid/v1/snowid.grpc.pb.h"
 #include "started_server.h"
@@ -51,6 +52,10 @@ std::unique_ptr<ServerProcess> start(const std::string& state_dir,
 std::vector<std::int64_t> numbers_of(const HttpReply& reply) {
   std::vector<std::int64_t> out;
   if (reply.status != 200) return out;
+  if (reply.headers.count("content-type") &&
+      reply.headers.at("content-type") == "application/octet-stream") {
+    return test::binary_numbers_of(reply);
+  }
   const auto json = nlohmann::json::parse(reply.body, nullptr, false);
   if (json.is_object() && json.contains("id")) {
     out.push_back(std::stoll(json["id"].get<std::string>()));
@@ -222,20 +227,22 @@ TEST_F(SegmentServer, FormatsAndTheLeafRouteShareOneSequence) {
   take(http_get(port, "/v1/segment/order?count=250&agent=billing"), 250, json);
   take(http_get(port, "/v1/segment/order?count=3&format=text"), 3, text);
   take(http_get(port, "/v1/segment/order", {"Accept: text/plain"}), 1, text);
+  take(http_get(port, "/v1/segment/order?count=4&format=binary"), 4, "application/octet-stream");
+  take(http_get(port, "/v1/segment/order?format=binary"), 1, "application/octet-stream");
   const HttpReply leaf = http_get(port, "/api/segment/get/order");
   EXPECT_EQ(leaf.body.find('\n'), std::string::npos) << "Leaf answers the bare number";
   take(leaf, 1, text);
-  ASSERT_EQ(all.size(), 261u);
+  ASSERT_EQ(all.size(), 266u);
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], static_cast<std::int64_t>(i + 1));
 
-  EXPECT_EQ(test::metric(port, "snowid_segment_numbers_issued_total{tag=\"order\"}"), 261);
+  EXPECT_EQ(test::metric(port, "snowid_segment_numbers_issued_total{tag=\"order\"}"), 266);
   EXPECT_GE(test::metric(port, "snowid_segment_fetches_total{tag=\"order\"}"), 2);  // 100 + 200
   // The tag's first request waits; later ones only if they outran a fetch.
   const double waited = test::metric(port, "snowid_segment_requests_waited_total{tag=\"order\"}");
   EXPECT_GE(waited, 1);
   EXPECT_LE(waited, test::metric(port, "snowid_segment_fetches_total{tag=\"order\"}"));
   EXPECT_EQ(test::metric(port, "snowid_segment_store_reachable"), 1);
-  EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/v1/segment\",status=\"200\"}"), 5);
+  EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/v1/segment\",status=\"200\"}"), 7);
   EXPECT_EQ(test::metric(port, "snowid_http_requests_total{route=\"/api/segment/get\",status=\"200\"}"),
             1);
   EXPECT_EQ(test::metric(port, "snowid_ids_issued_total{agent=\"billing\"}"), -1)

@@ -46,6 +46,19 @@ are answered as MODE says:
   slow_body       a valid answer, one byte every 0.3 s
   endless_body    a chunked body that never ends
   huge_body       Content-Length 300 MB, valid JSON as far as it is read
+  old_node        valid JSON answers, but format=binary refused with 400 and
+                  a JSON error, as a node from before format=binary answers
+
+A request with format=binary (docs/clients.md) is answered in binary, 8
+bytes a number, little-endian, Content-Type application/octet-stream, as
+snowidd answers it, with the mode's fault where it has a binary form:
+duplicates, negative, at_2_63 (the sign bit set), too_many, descending,
+behind, two_issuers, truncated_json (a body that is not a whole number of
+8-byte numbers), html, slow_body, endless_body and huge_body; the modes
+that are faults of the text (padded, hex, blank, floats, numbers,
+leading_zeros, plus_sign, underscores, unicode_digits, at_2_64) answer the
+JSON text instead, as a proxy that dropped the parameter would: status 200,
+Content-Type application/json.
 
 Every answer to /v1/ids and /v1/segment carries a Snowid-Issuer header, as
 snowidd sends: "00000000000000a1" (and "00000000000000b2" for every other
@@ -60,6 +73,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import struct
 import sys
 import threading
 import time
@@ -158,6 +172,22 @@ def batch(mode: str, ids: list[int]) -> list:
     return [str(i) for i in ids]
 
 
+# The modes whose fault has a binary form, and that form of the valid IDs.
+BINARY_FAULTS = {
+    "duplicates": lambda ids: [ids[n // 2] for n in range(len(ids))],
+    "negative": lambda ids: [-ids[n - 1] if n % 2 else i for n, i in enumerate(ids)],
+    "at_2_63": lambda ids: [2**63 if n % 2 else i for n, i in enumerate(ids)],
+    "too_many": lambda ids: ids + [ids[-1] + 1],
+    "descending": lambda ids: list(reversed(ids)),
+}
+BINARY_AS_IS = "valid behind two_issuers truncated_json html slow_body endless_body huge_body".split()
+
+
+def binary(numbers: list[int]) -> bytes:
+    """`numbers` as format=binary carries them (2^63 as its 64 bits)."""
+    return b"".join(struct.pack("<Q", n % 2**64) for n in numbers)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     state: State
@@ -182,14 +212,20 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_body(200, json.dumps(INFO).encode())
         if url.path != "/v1/ids" and not url.path.startswith("/v1/segment/"):
             return self.send_body(404, b'{"error":"not found"}')
+        query = parse_qs(url.query)
         try:
-            count = int(parse_qs(url.query).get("count", ["1"])[0])
+            count = int(query.get("count", ["1"])[0])
         except ValueError:
             count = 0
         if not 1 <= count <= INFO["max_batch"]:
             return self.send_body(400, b'{"error":"count must be 1..10000"}')
         mode = self.state.mode
+        in_binary = query.get("format") == ["binary"]
+        if in_binary and mode == "old_node":
+            return self.send_body(400, b'{"error":"format \'binary\' is not json or text"}')
         self.issuer, ids = self.state.take(count)
+        if in_binary and (mode in BINARY_FAULTS or mode in BINARY_AS_IS):
+            return self.send_binary(mode, ids)
         body = json.dumps({"ids": batch(mode, ids)}, ensure_ascii=False).encode()
         if mode == "truncated_json":
             return self.send_body(200, body[: len(body) // 2])
@@ -204,6 +240,22 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_huge(body)
         self.send_body(200, body)
 
+    def send_binary(self, mode: str, ids: list[int]) -> None:
+        body = binary(BINARY_FAULTS.get(mode, lambda same: same)(ids))
+        kind = "application/octet-stream"
+        if mode == "truncated_json":
+            return self.send_body(200, body[:-3], kind)
+        if mode == "html":
+            page = b"<html><head><title>Welcome</title></head><body>It works!</body></html>"
+            return self.send_body(200, page, "text/html")
+        if mode == "slow_body":
+            return self.send_slowly(body, kind)
+        if mode == "endless_body":
+            return self.send_endlessly(binary([FIRST_ID]) * 8000, b"", kind)
+        if mode == "huge_body":
+            return self.send_huge(b"", binary([FIRST_ID]) * 8000, kind)
+        self.send_body(200, body, kind)
+
     def send_response(self, code: int, message: str | None = None) -> None:
         super().send_response(code, message)
         if getattr(self, "issuer", None):
@@ -216,9 +268,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def send_slowly(self, body: bytes) -> None:
+    def send_slowly(self, body: bytes, kind: str = "application/json") -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         for n in range(len(body)):
@@ -226,26 +278,31 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(0.3)
 
-    def send_endlessly(self) -> None:
+    def send_endlessly(
+        self,
+        chunk: bytes = b'"1000000",' * 6000,
+        head: bytes = b'6\r\n{"ids"\r\n2\r\n:[\r\n',
+        kind: str = "application/json",
+    ) -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        chunk = b'"1000000",' * 6000
         framed = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
-        self.wfile.write(b'6\r\n{"ids"\r\n2\r\n:[\r\n')
+        self.wfile.write(head)
         while True:  # until the client goes (a write then fails)
             self.wfile.write(framed)
 
-    def send_huge(self, start: bytes) -> None:
+    def send_huge(
+        self, start: bytes, filler: bytes = b'"1000000",' * 6000, kind: str = "application/json"
+    ) -> None:
         size = 300 * 1024 * 1024
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(size))
         self.end_headers()
-        head = start[: start.index(b"[") + 1]
+        head = start[: start.index(b"[") + 1] if start else b""
         self.wfile.write(head)
-        filler = b'"1000000",' * 6000
         sent = len(head)
         while sent + len(filler) <= size:
             self.wfile.write(filler)
@@ -265,7 +322,7 @@ MODES = (
     "valid two_issuers duplicates padded hex blank floats numbers negative at_2_63 at_2_64 "
     "leading_zeros plus_sign underscores unicode_digits too_many descending behind "
     "truncated_json html "
-    "slow_body endless_body huge_body"
+    "slow_body endless_body huge_body old_node"
 ).split()
 
 

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -44,6 +45,21 @@ inline std::vector<std::string> texts_of(const HttpReply& r) {
   if (json.contains("id")) out.push_back(json["id"].get<std::string>());
   if (json.contains("ids")) {
     for (const auto& s : json["ids"]) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// The numbers of a format=binary answer: 8 bytes each, little-endian; a
+// body whose length is not a multiple of 8 fails the test.
+inline std::vector<std::int64_t> binary_numbers_of(const HttpReply& r) {
+  EXPECT_EQ(r.body.size() % 8, 0u) << r.body.size();
+  std::vector<std::int64_t> out;
+  for (std::size_t at = 0; at + 8 <= r.body.size(); at += 8) {
+    std::uint64_t bits = 0;
+    for (std::size_t byte = 8; byte-- > 0;) {
+      bits = bits << 8 | static_cast<unsigned char>(r.body[at + byte]);
+    }
+    out.push_back(static_cast<std::int64_t>(bits));
   }
   return out;
 }

@@ -51,16 +51,17 @@ constexpr std::string_view kGetHead = "GET, HEAD";
 
 // A public route: GET and HEAD, no token, no query, no service call.
 constexpr RouteRow public_row(std::string_view path, Route route, RouteHandler handler) {
-  return {kGetHead,     path,  false, route, Access::kPublic,
-          std::nullopt, kNone, false, false, handler};
+  return {kGetHead, path,  false, route, Access::kPublic, std::nullopt,
+          kNone,    false, false, false, handler};
 }
 
 // A route behind the token, GET and HEAD.
 constexpr RouteRow token_row(std::string_view path, bool prefix, Route route, Call call,
                              std::span<const std::string_view> parameters, RouteHandler handler,
-                             bool issues_ids = false, bool opaque_format = false) {
-  return {kGetHead, path,       prefix,        route,      Access::kToken,
-          call,     parameters, opaque_format, issues_ids, handler};
+                             bool issues_ids = false, bool opaque_format = false,
+                             bool binary_format = false) {
+  return {kGetHead, path,       prefix,        route,         Access::kToken, call,
+          parameters, opaque_format, binary_format, issues_ids,   handler};
 }
 
 // The routes, in Route's order (route_row() indexes it). A prefix route
@@ -68,7 +69,7 @@ constexpr RouteRow token_row(std::string_view path, bool prefix, Route route, Ca
 constexpr std::array<RouteRow, kRouteCount - 1> kRoutes{
     token_row("/v1/id", false, Route::kId, Call::kNextId, kIdParameters, answer_id, true, true),
     token_row("/v1/ids", false, Route::kIds, Call::kNextIds, kIdsParameters, answer_ids, true,
-              true),
+              true, true),
     token_row("/v1/decode/", true, Route::kDecode, Call::kDecode, kNone, answer_decode),
     token_row("/v1/info", false, Route::kInfo, Call::kInfo, kNone, answer_info),
     token_row("/api/snowflake/get/", true, Route::kLeafSnowflake, Call::kNextId, kLeafIdParameters,
@@ -77,7 +78,7 @@ constexpr std::array<RouteRow, kRouteCount - 1> kRoutes{
     public_row("/readyz", Route::kReadyz, answer_readyz),
     public_row("/metrics", Route::kMetrics, answer_metrics),
     token_row("/v1/segment/", true, Route::kSegment, Call::kSegment, kCountedParameters,
-              answer_segment),
+              answer_segment, false, false, true),
     token_row("/api/segment/get/", true, Route::kLeafSegment, Call::kSegment, kLeafIdParameters,
               answer_segment),
     public_row("/readyz/segment", Route::kReadyzSegment, answer_readyz_segment),
@@ -130,8 +131,16 @@ void refuse_method(const RouteRow& row, HttpResponse& response) {
   response.headers.emplace_back("Allow", row.allow);
 }
 
-// The row's parameters only; a format other than json or text (or opaque,
-// where the row allows it) and an unknown encoding are refused too.
+// A format the row answers in: json and text everywhere, opaque and binary
+// where the row allows them.
+bool answers_in(const RouteRow& row, std::string_view format) {
+  return format == "json" || format == "text" || (format == "opaque" && row.opaque_format) ||
+         (format == "binary" && row.binary_format);
+}
+
+// The row's parameters only; a format the row does not answer in and an
+// unknown encoding are refused too, and so is an encoding beside
+// format=binary (whose numbers are 64-bit integers, not text).
 Status check_parameters(const RouteRow& row, const Target& target) {
   for (const auto& [name, value] : target.query) {
     if (std::find(row.parameters.begin(), row.parameters.end(), name) == row.parameters.end()) {
@@ -139,14 +148,18 @@ Status check_parameters(const RouteRow& row, const Target& target) {
                                           std::string_view(name).substr(0, 40),
                                           route_name(row.route)));
     }
-    if (name == "format" && value != "json" && value != "text" &&
-        (value != "opaque" || !row.opaque_format)) {
-      return invalid_argument(fmt::format("format '{}' is not json or text{}",
+    if (name == "format" && !answers_in(row, value)) {
+      return invalid_argument(fmt::format("format '{}' is not json or text{}{}",
                                           std::string_view(value).substr(0, 40),
-                                          row.opaque_format ? " or opaque" : ""));
+                                          row.opaque_format ? " or opaque" : "",
+                                          row.binary_format ? " or binary" : ""));
     }
     if (name == "encoding") {
       if (auto encoding = parse_id_encoding(value); !encoding.ok()) return encoding.error();
+      if (auto format = target.query.find("format");
+          format != target.query.end() && format->second == "binary") {
+        return invalid_argument("format=binary answers 64-bit integers: no encoding applies");
+      }
     }
   }
   return {};

@@ -132,6 +132,7 @@ struct RouteRow {
   std::optional<Call> call;  // the service call, for the request metrics
   std::span<const std::string_view> parameters;
   bool opaque_format;  // also ?format=opaque (the Snowflake ID routes)
+  bool binary_format;  // also ?format=binary (the routes that answer many numbers)
   bool issues_ids;     // may wait for the clock under the wait policy
   RouteHandler handler;
 };

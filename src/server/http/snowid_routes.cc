@@ -36,7 +36,12 @@ void append_id(std::string& out, Id id, IdEncoding encoding) {
   out.append(text, encode_id(id, encoding, text));
 }
 
-enum class IdFormat { kJson, kTextLines, kLeafText };
+// kBinary (format=binary, the routes that answer many numbers): each
+// number as 8 bytes, a little-endian two's-complement 64-bit integer, one
+// after another; the body's length is 8 times the count.
+enum class IdFormat { kJson, kTextLines, kLeafText, kBinary };
+
+constexpr std::string_view kBinaryType = "application/octet-stream";
 
 // One number as {"id":"…"}, a text line, or bare (Leaf), built without a
 // JSON document: the hot path of /v1/id.
@@ -58,7 +63,11 @@ void write_number(std::int64_t number, IdFormat format, HttpResponse& response,
 // so the length is not known.
 void answer_head(const Answer& admitted, IdFormat format, HttpResponse& response) {
   if (!admitted.ok()) return set_refusal(response, admitted);
-  if (format != IdFormat::kJson) set_text_type(response);
+  if (format == IdFormat::kBinary) {
+    response.content_type = kBinaryType;
+  } else if (format != IdFormat::kJson) {
+    set_text_type(response);
+  }
   response.length_unknown = true;
 }
 
@@ -100,10 +109,21 @@ void issue_one(IdService& service, const IdRequest& request, IdFormat format, Id
   write_number(id, format, response, form.encoding);
 }
 
-// Numbers as {"ids":["…",…]}, or one per line for kTextLines.
+// Numbers as {"ids":["…",…]}, one per line for kTextLines, or 8 bytes
+// each for kBinary.
 void write_numbers(const std::vector<std::int64_t>& numbers, IdFormat format,
                    HttpResponse& response, IdEncoding encoding = IdEncoding::kDecimal) {
   std::string& body = response.body;
+  if (format == IdFormat::kBinary) {
+    response.content_type = kBinaryType;
+    body.resize(numbers.size() * 8);
+    char* out = body.data();
+    for (std::int64_t number : numbers) {
+      auto bits = static_cast<std::uint64_t>(number);
+      for (int byte = 0; byte < 8; ++byte, bits >>= 8) *out++ = static_cast<char>(bits & 0xff);
+    }
+    return;
+  }
   body.reserve(numbers.size() * 22 + 16);
   if (format == IdFormat::kTextLines) {
     set_text_type(response);
@@ -203,7 +223,9 @@ void issue_segment(IdService& service, const SegmentRequest& request, IdFormat f
   numbers.clear();
   Answer answer = service.next_segment_ids(request, numbers);
   if (!answer.ok()) return set_refusal(response, answer);
-  if (!request.count) return write_number(numbers.front(), format, response);
+  if (!request.count && format != IdFormat::kBinary) {
+    return write_number(numbers.front(), format, response);
+  }
   write_numbers(numbers, format, response);
 }
 
@@ -216,6 +238,10 @@ std::string_view agent_of(const RouteRequest& request) {
 }
 
 IdFormat format_of(const RouteRequest& request) {
+  if (auto it = request.target.query.find("format");
+      it != request.target.query.end() && it->second == "binary") {
+    return IdFormat::kBinary;  // check_parameters() let it through for this route only
+  }
   return wants_text(request.http, request.target) ? IdFormat::kTextLines : IdFormat::kJson;
 }
 

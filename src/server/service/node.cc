@@ -324,6 +324,15 @@ void Node::follow_reclaim(std::uint64_t generation) {
 
 void Node::report_lost_claims() {
   const CoordinatorStats s = coordinator_->stats();
+  // Each refusal to claim again, when its reason changes (the start path
+  // logs its own refusals at warning level too).
+  if (s.last_reclaim_failure != reclaim_failure_logged_) {
+    if (!s.last_reclaim_failure.empty()) {
+      spdlog::warn("cannot claim a node id of cluster '{}' in {} again yet: {}; retrying",
+                   s.cluster, s.store, s.last_reclaim_failure);
+    }
+    reclaim_failure_logged_ = s.last_reclaim_failure;
+  }
   const std::uint64_t losses = s.lost_claims + s.fencing_events;
   if (losses == losses_logged_) return;
   losses_logged_ = losses;

@@ -128,6 +128,7 @@ class Node {
   std::uint64_t node_id_ = 0;            // of current_ (leased)
   std::unique_ptr<ClusterMarks> marks_;  // leased: this node's own marks
   std::uint64_t losses_logged_ = 0;      // lost claims and fencing events logged
+  std::string reclaim_failure_logged_;   // the last failed re-claim's reason logged
   std::string last_cover_error_;         // the last failure to persist a mark, logged
   bool reported_pending_swap_ = false;   // a failed rebuild was logged
   std::string last_maintenance_error_;   // static mode: the last error maintain() logged
