@@ -5,8 +5,11 @@
 // next() takes an ID from the buffer: no lock, no allocation, no system call
 // but a coarse clock read. Only when the buffer is empty does it wait, at
 // most ClientOptions::empty_wait, for the refill; it then returns
-// kUnavailable (never blocks forever). Endpoints that fail are skipped with
-// exponential backoff; while one answers, callers see no error.
+// kUnavailable (never blocks forever); until its first batch has arrived, at
+// most start_wait. Each refill asks an endpoint drawn at random among the
+// healthy ones, so that many clients load every node alike; endpoints that
+// fail are skipped with exponential backoff and jitter; while one answers,
+// callers see no error.
 //
 // Order: every ID handed out is unique (issued by a node once, taken from the
 // buffer once), and one buffer hands out each node's IDs in increasing order
@@ -33,8 +36,8 @@
 namespace snowid {
 
 struct ClientOptions {
-  // snowidd gRPC endpoints, HOST:PORT or [IPV6]:PORT; at least one. Tried in
-  // order: the first healthy one serves every refill.
+  // snowidd gRPC endpoints, HOST:PORT or [IPV6]:PORT; at least one. Each
+  // refill goes to one drawn at random among those not backing off.
   std::vector<std::string> endpoints;
   // Sent as "authorization: Bearer <token>" when not empty.
   std::string bearer_token;
@@ -46,8 +49,11 @@ struct ClientOptions {
   std::string agent;
   // Deadline of every call to a node.
   std::chrono::milliseconds call_deadline{500};
-  // Longest wait of next() on an empty buffer before kUnavailable.
+  // Longest wait of next() on an empty buffer before kUnavailable (0: none).
   std::chrono::milliseconds empty_wait{200};
+  // The same wait while a buffer has not had its first batch yet (the
+  // first call also opens the first connection): at least empty_wait.
+  std::chrono::milliseconds start_wait{2'000};
   // A refill starts when fewer than this fraction of a batch is left, (0, 1].
   double low_water = 0.5;
   // IDs per refill: starts at initial_batch, doubles while refills come
@@ -61,18 +67,25 @@ struct ClientOptions {
   // no time and never age.
   std::chrono::milliseconds max_age{10'000};
   // A failed endpoint is skipped for backoff_initial, doubled per further
-  // failure up to backoff_max, and reset by a success.
+  // failure up to backoff_max, and reset by a success; each wait is drawn
+  // between half and all of that (jitter).
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{5'000};
 };
 
-// What a client has done so far (counters since open()).
+// What a client has done so far (counters since open(); docs/clients.md,
+// "Stats", names the same counters in every language).
 struct ClientStats {
-  std::uint64_t calls = 0;  // batches asked of the nodes
+  std::uint64_t calls = 0;         // batches asked of the nodes
+  std::uint64_t failed_calls = 0;  // of those, the ones that gave no IDs
   // Answers discarded whole, their endpoint failed: fewer or more IDs than
   // asked, one at or above 2^63, not strictly increasing, or not above the
   // last batch of the same issuer (docs/clients.md, "What a client accepts").
+  // A part of failed_calls.
   std::uint64_t invalid_answers = 0;
+  std::uint64_t ids_received = 0;  // IDs and segment numbers put in the buffers
+  std::uint64_t ids_served = 0;    // handed to the application
+  std::uint64_t ids_expired = 0;   // dropped unissued after max_age
 };
 
 // kInvalidArgument naming the first bad option.

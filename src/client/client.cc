@@ -5,9 +5,10 @@
 // IdRing (id_ring.h) that callers take from without a lock. One thread
 // refills them all: when a buffer falls to its low-water mark (a caller
 // claiming the ring position `refill_trigger` wakes it; a timer catches the
-// rest) it asks the first healthy endpoint for a batch, with a deadline. A
-// failing endpoint is skipped until its backoff ends and the next one is
-// asked at once. `mutex_` guards only what the slow paths share: the wake
+// rest) it asks an endpoint drawn at random among the healthy ones for a
+// batch, with a deadline, so that the clients of a fleet load every node
+// alike. A failing endpoint is skipped until its backoff (with jitter) ends
+// and another one is asked at once. `mutex_` guards only what the slow paths share: the wake
 // flag, the news counter waiting callers watch, each buffer's last error,
 // the call in flight and the tag map's growth; the ring itself needs none.
 #include "snowid/client.h"
@@ -24,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <shared_mutex>
 #include <sstream>
 #include <thread>
@@ -135,6 +137,11 @@ struct Buffer {
   // leaves fewer than the low-water mark buffered. Written by the refill
   // thread after each batch, read (relaxed) by takers.
   std::atomic<std::uint64_t> refill_trigger{std::numeric_limits<std::uint64_t>::max()};
+  // Set by the refill thread once a batch has arrived: callers then wait
+  // empty_wait, not start_wait.
+  std::atomic<bool> filled{false};
+  // IDs taken off the ring expired (by callers or the refill thread).
+  std::atomic<std::uint64_t> expired{0};
 
   // Refill thread only.
   std::uint32_t batch;
@@ -239,6 +246,7 @@ class GrpcClient final : public Client {
       nodes_.push_back(Node{
           target, v1::IdService::NewStub(grpc::CreateCustomChannel(target, credentials, args)),
           {}, milliseconds{0}, IssuerMarks{}});
+      order_.push_back(order_.size());
     }
     thread_ = std::thread([this] { refill_loop(); });
   }
@@ -274,8 +282,22 @@ class GrpcClient final : public Client {
   }
 
   ClientStats stats() const override {
-    return {calls_.load(std::memory_order_relaxed),
-            invalid_answers_.load(std::memory_order_relaxed)};
+    ClientStats stats;
+    stats.calls = calls_.load(std::memory_order_relaxed);
+    stats.failed_calls = failed_calls_.load(std::memory_order_relaxed);
+    stats.invalid_answers = invalid_answers_.load(std::memory_order_relaxed);
+    stats.ids_received = ids_received_.load(std::memory_order_relaxed);
+    // Served: positions taken off the rings but the expired ones (the hot
+    // path counts nothing of its own).
+    const auto count = [&stats](const Buffer& buffer) {
+      const std::uint64_t expired = buffer.expired.load(std::memory_order_relaxed);
+      stats.ids_expired += expired;
+      stats.ids_served += buffer.ring.taken() - expired;
+    };
+    count(snowflake_);
+    std::shared_lock lock(tags_mutex_);
+    for (const auto& [tag, buffer] : tags_) count(*buffer);
+    return stats;
   }
 
  private:
@@ -295,6 +317,7 @@ class GrpcClient final : public Client {
     while (buffer.ring.take(id, expires, position)) {
       if (position == buffer.refill_trigger.load(std::memory_order_relaxed)) wake_refill();
       if (expires > now) return true;
+      buffer.expired.fetch_add(1, std::memory_order_relaxed);
     }
     return false;
   }
@@ -308,9 +331,13 @@ class GrpcClient final : public Client {
   }
 
   // The slow path: wakes the refill thread and waits for news (a batch put
-  // or an error recorded) until empty_wait has passed.
+  // or an error recorded) until empty_wait has passed (start_wait before
+  // the buffer's first batch).
   Result<std::int64_t> wait_and_take(Buffer& buffer) {
-    const auto deadline = steady_clock::now() + options_.empty_wait;
+    const milliseconds wait = buffer.filled.load(std::memory_order_acquire)
+                                  ? options_.empty_wait
+                                  : std::max(options_.empty_wait, options_.start_wait);
+    const auto deadline = steady_clock::now() + wait;
     for (;;) {
       std::uint64_t seen = 0;
       {
@@ -329,7 +356,7 @@ class GrpcClient final : public Client {
         return Error{ErrorCode::kUnavailable,
                      fmt::format("no ID{} buffered and none fetched within {} ms",
                                  buffer.tag.empty() ? "" : " for tag '" + buffer.tag + "'",
-                                 options_.empty_wait.count())};
+                                 wait.count())};
       }
     }
   }
@@ -390,6 +417,7 @@ class GrpcClient final : public Client {
     // fresher ID, which costs an ID, never uniqueness.
     while (buffer.ring.oldest_expires(expires) && expires <= coarse_now_ns()) {
       if (!buffer.ring.take(id, expires, position)) break;
+      buffer.expired.fetch_add(1, std::memory_order_relaxed);  // dropped unissued, fresh or not
     }
   }
 
@@ -410,14 +438,13 @@ class GrpcClient final : public Client {
     }
   }
 
-  // One batch from the first endpoint that answers, starting from the
-  // current one and skipping those backing off; false if none did. A
-  // refusal is this request's, not the node's: the next endpoint is asked
-  // but the refusing one keeps its place.
+  // One batch from the first endpoint that answers, in an order drawn at
+  // random for this fetch, skipping those backing off; false if none did.
+  // A refusal is this request's, not the node's: the next endpoint is asked
+  // and the refusing one does not back off.
   bool fetch(Buffer& buffer, std::uint32_t count, steady_clock::time_point& wake_at) {
-    const std::size_t first = current_;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      const std::size_t index = (first + i) % nodes_.size();
+    std::shuffle(order_.begin(), order_.end(), random_);
+    for (const std::size_t index : order_) {
       Node& node = nodes_[index];
       const auto now = steady_clock::now();
       if (node.retry_at > now) continue;
@@ -435,7 +462,6 @@ class GrpcClient final : public Client {
             why_invalid(answered.ids, count, node.marks.last(buffer.tag, answered.issuer));
         if (why.empty()) {
           node.backoff = milliseconds{0};
-          current_ = index;
           node.marks.set(buffer.tag, answered.issuer, answered.ids.back());
           put(buffer, answered.ids, expires, now);
           return true;
@@ -444,6 +470,7 @@ class GrpcClient final : public Client {
         invalid_answers_.fetch_add(1, std::memory_order_relaxed);
         status = grpc::Status(grpc::StatusCode::DATA_LOSS, "an answer discarded: " + why);
       }
+      failed_calls_.fetch_add(1, std::memory_order_relaxed);
       const std::string message =
           fmt::format("{}: {} (gRPC status {})", node.target, status.error_message(),
                       static_cast<int>(status.error_code()));
@@ -471,8 +498,7 @@ class GrpcClient final : public Client {
           node.backoff = node.backoff.count() == 0
                              ? options_.backoff_initial
                              : std::min(options_.backoff_max, node.backoff * 2);
-          node.retry_at = now + node.backoff;
-          if (current_ == index) current_ = (index + 1) % nodes_.size();
+          node.retry_at = now + jittered(node.backoff);
           break;
       }
     }
@@ -481,6 +507,13 @@ class GrpcClient final : public Client {
       if (node.retry_at > steady_clock::now()) wake_at = std::min(wake_at, node.retry_at);
     }
     return false;
+  }
+
+  // Between half and all of `backoff`: clients that saw a node fail
+  // together do not all come back at the same instant.
+  milliseconds jittered(milliseconds backoff) {
+    std::uniform_int_distribution<std::int64_t> half_to_all(backoff.count() / 2, backoff.count());
+    return milliseconds{half_to_all(random_)};
   }
 
   static Error refusal(const grpc::Status& status, const std::string& message) {
@@ -551,6 +584,8 @@ class GrpcClient final : public Client {
     }
     buffer.last_refill = started;
     buffer.refused_until = {};
+    ids_received_.fetch_add(ids.size(), std::memory_order_relaxed);
+    buffer.filled.store(true, std::memory_order_release);
     const std::uint64_t tail = buffer.ring.tail();
     const std::size_t low = low_water(buffer);
     buffer.refill_trigger.store(tail > low ? tail - low : 0, std::memory_order_relaxed);
@@ -576,10 +611,13 @@ class GrpcClient final : public Client {
   const ClientOptions options_;
   const std::size_t capacity_;
   Buffer snowflake_;
-  std::shared_mutex tags_mutex_;  // guards the map; buffers never move or go
+  mutable std::shared_mutex tags_mutex_;  // guards the map; buffers never move or go
   std::map<std::string, std::unique_ptr<Buffer>, std::less<>> tags_;
   std::vector<Node> nodes_;  // fixed after construction
-  std::size_t current_ = 0;  // refill thread only
+  // Refill thread only: the order of the endpoints, drawn again at every
+  // fetch, and the generator that draws it and the backoffs' jitter.
+  std::vector<std::size_t> order_;
+  std::minstd_rand random_{std::random_device{}()};
 
   std::mutex mutex_;
   std::condition_variable work_;     // the refill thread waits here
@@ -590,6 +628,8 @@ class GrpcClient final : public Client {
   grpc::ClientContext* in_flight_ = nullptr;
   std::atomic<std::uint64_t> calls_{0};
   std::atomic<std::uint64_t> invalid_answers_{0};
+  std::atomic<std::uint64_t> failed_calls_{0};
+  std::atomic<std::uint64_t> ids_received_{0};
   std::thread thread_;  // last: starts after everything above exists
 };
 
@@ -627,6 +667,9 @@ Status validate(const ClientOptions& options) {
   }
   if (options.empty_wait < milliseconds{0}) {
     return invalid_argument("empty_wait: must not be negative");
+  }
+  if (options.start_wait < milliseconds{0}) {
+    return invalid_argument("start_wait: must not be negative");
   }
   if (!(options.low_water > 0.0 && options.low_water <= 1.0)) {
     return invalid_argument(fmt::format("low_water: {} is not in (0, 1]", options.low_water));

@@ -86,6 +86,8 @@ class IdRing {
 
   // Producer only: the end of what it has put.
   std::uint64_t tail() const { return tail_; }
+  // Any thread: positions taken so far (a moment's snapshot).
+  std::uint64_t taken() const { return head_.load(std::memory_order_relaxed); }
   // Producer only: IDs buffered (an upper bound while consumers take).
   std::size_t size() const {
     return static_cast<std::size_t>(tail_ - head_.load(std::memory_order_relaxed));

@@ -177,23 +177,32 @@ TEST_P(HostileModeTest, BadAnswersAreDiscardedAndTheNextNodeServes) {
   if (GetParam() == Mode::kSlow) options.call_deadline = 1000ms;  // the answer takes 2 s
   auto client = open_client(options);
   ASSERT_NE(client, nullptr);
+  // Refills go to either node at random: drawn until the hostile one was
+  // asked for both kinds of buffer (its backoff, at most backoff_max, over
+  // between rounds).
   for (const std::string tag : {"", "orders"}) {
-    const std::vector<std::int64_t> ids = draw(*client, 350, tag);
-    ASSERT_EQ(ids.size(), 350u);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      EXPECT_GE(ids[i], static_cast<std::int64_t>(kFirstId));
-      if (i > 0) {
-        EXPECT_GT(ids[i], ids[i - 1]) << "at " << i;
+    const int asked_before = hostile.asked();
+    for (int round = 0; round < 40 && hostile.asked() == asked_before; ++round) {
+      if (round > 0) std::this_thread::sleep_for(100ms);
+      const std::vector<std::int64_t> ids = draw(*client, 350, tag);
+      ASSERT_EQ(ids.size(), 350u);
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_GE(ids[i], static_cast<std::int64_t>(kFirstId));
+        if (i > 0) {
+          EXPECT_GT(ids[i], ids[i - 1]) << "at " << i;
+        }
       }
     }
+    EXPECT_GT(hostile.asked(), asked_before) << "tag '" << tag << "'";
   }
-  EXPECT_GE(hostile.asked(), 1);
   if (GetParam() != Mode::kSlow) {
-    EXPECT_GE(client->stats().invalid_answers, 1u);
+    // Each bad answer is counted and fails the endpoint at once (backoff,
+    // then the valid node), never a batch halved and asked again of the
+    // same node (one call may be under way as this is read).
+    const auto invalid = static_cast<int>(client->stats().invalid_answers);
+    EXPECT_GE(invalid, 1);
+    EXPECT_LE(hostile.asked() - invalid, 1) << "asked " << hostile.asked();
   }
-  // Each bad answer fails the endpoint at once (backoff, then the valid
-  // node), never a batch halved and asked again of the same node.
-  EXPECT_LE(hostile.asked(), 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryBadAnswer, HostileModeTest,

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -80,6 +81,7 @@ TEST(ClientOptionsTest, EveryBadOptionIsNamed) {
       {[](ClientOptions& o) { o.root_ca_file = "/etc/ssl/ca.pem"; }, "root_ca_file"},
       {[](ClientOptions& o) { o.call_deadline = milliseconds{0}; }, "call_deadline"},
       {[](ClientOptions& o) { o.empty_wait = milliseconds{-1}; }, "empty_wait"},
+      {[](ClientOptions& o) { o.start_wait = milliseconds{-1}; }, "start_wait"},
       {[](ClientOptions& o) { o.low_water = 0; }, "low_water"},
       {[](ClientOptions& o) { o.low_water = 1.5; }, "low_water"},
       {[](ClientOptions& o) { o.initial_batch = 0; }, "initial_batch"},
@@ -162,6 +164,7 @@ TEST(ClientTest, NoNodeGivesABoundedError) {
   ClientOptions options;
   options.endpoints = {"127.0.0.1:" + std::to_string(port)};
   options.empty_wait = milliseconds{150};
+  options.start_wait = milliseconds{0};  // empty_wait from the first call on
   auto client = open_client(options);
   ASSERT_TRUE(client);
   const auto began = steady_clock::now();
@@ -174,6 +177,106 @@ TEST(ClientTest, NoNodeGivesABoundedError) {
   const auto closing = steady_clock::now();
   client.reset();
   EXPECT_LT(steady_clock::now() - closing, seconds{2});
+}
+
+// Before its first batch a client waits start_wait, not empty_wait: a
+// client made at start-up does not fail its first call while a node
+// answers; after it, empty_wait holds again.
+TEST(ClientTest, FirstCallsWaitStartWait) {
+  const int port = test::free_loopback_ports(1)[0];
+  ClientOptions options;
+  options.endpoints = {"127.0.0.1:" + std::to_string(port)};
+  options.empty_wait = milliseconds{100};
+  options.start_wait = milliseconds{600};
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  const auto began = steady_clock::now();
+  EXPECT_FALSE(client->next().ok());
+  EXPECT_GE(steady_clock::now() - began, milliseconds{600});
+  EXPECT_LT(steady_clock::now() - began, milliseconds{600 + 300});
+}
+
+// Twenty cold starts with default options against a live node: every first
+// call gets an ID (issue "Clients that drop into any application", item 3).
+TEST(ClientTest, TwentyColdStartsFailNoFirstCall) {
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
+  test::TempDir dir;
+  auto server = start(dir.file("state"));
+  ASSERT_TRUE(server->started());
+  for (int start = 0; start < 20; ++start) {
+    ClientOptions options;
+    options.endpoints = {endpoint_of(*server)};
+    auto client = open_client(options);
+    ASSERT_TRUE(client);
+    auto id = client->next();
+    EXPECT_TRUE(id.ok()) << "start " << start << ": " << id.error().message;
+  }
+}
+
+// The share of the IDs each node issued to `ids`' clients, by worker id.
+std::map<std::uint64_t, double> shares_by_worker(const std::vector<std::int64_t>& ids) {
+  std::map<std::uint64_t, double> shares;
+  for (const std::int64_t id : ids) shares[decode(Layout{}, id)->worker] += 1;
+  for (auto& [worker, share] : shares) share /= static_cast<double>(ids.size());
+  return shares;
+}
+
+// Thirty clients given the same three endpoints, in the same order, load
+// the three nodes alike (each within 20% of a third); with one node killed,
+// the other two share its load (each within 25% of a half), and no call
+// fails (issue "Clients that drop into any application", item 4).
+TEST(ClientTest, ThirtyClientsSpreadTheirRefillsOverTheNodes) {
+  SKIP_UNDER_THREAD_SANITIZER("timing bounds not met");
+  test::TempDir dir;
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  ClientOptions options;
+  for (int worker = 1; worker <= 3; ++worker) {
+    nodes.push_back(start(dir.file("n" + std::to_string(worker)),
+                          {"--worker-id", std::to_string(worker)}));
+    ASSERT_TRUE(nodes.back()->started());
+    options.endpoints.push_back(endpoint_of(*nodes.back()));
+  }
+  // Small batches, so that each client refills many times.
+  options.initial_batch = 100;
+  options.max_batch = 100;
+  options.empty_wait = milliseconds{2000};
+  options.backoff_initial = milliseconds{200};
+  options.backoff_max = milliseconds{2000};
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 30; ++i) {
+    clients.push_back(open_client(options));
+    ASSERT_TRUE(clients.back());
+  }
+  // Every client draws `per_client` IDs; an error fails the test.
+  const auto draw_all = [&](int per_client) {
+    std::vector<std::int64_t> ids;
+    for (int round = 0; round < per_client / 100; ++round) {
+      for (auto& client : clients) {
+        for (int i = 0; i < 100; ++i) {
+          auto id = client->next();
+          EXPECT_TRUE(id.ok()) << id.error().message;
+          if (!id.ok()) return ids;
+          ids.push_back(*id);
+        }
+      }
+    }
+    return ids;
+  };
+  const auto all_three = shares_by_worker(draw_all(4000));
+  ASSERT_EQ(all_three.size(), 3u);
+  for (const auto& [worker, share] : all_three) {
+    EXPECT_NEAR(share, 1.0 / 3, 0.2 / 3) << "node " << worker;
+  }
+  nodes[0]->signal(SIGKILL);
+  EXPECT_EQ(nodes[0]->wait(), -SIGKILL);
+  // What was buffered from node 1 goes first; the draws after it are the
+  // two nodes' alone.
+  draw_all(200);
+  const auto two_left = shares_by_worker(draw_all(4000));
+  ASSERT_EQ(two_left.size(), 2u) << "node 1 issued IDs after it was killed";
+  for (const auto& [worker, share] : two_left) {
+    EXPECT_NEAR(share, 0.5, 0.25 * 0.5) << "node " << worker;
+  }
 }
 
 // Two nodes with distinct worker ids; eight threads take IDs while the node
@@ -299,6 +402,7 @@ TEST(ClientTest, AHungNodeIsLeftByDeadlineAndCancelledAtShutdown) {
   alone.endpoints = {endpoint_of(*hung)};
   alone.call_deadline = seconds{30};
   alone.empty_wait = milliseconds{100};
+  alone.start_wait = milliseconds{0};
   auto stuck = open_client(alone);
   ASSERT_TRUE(stuck);
   const auto began = steady_clock::now();
@@ -331,6 +435,7 @@ TEST(ClientTest, Tls) {
   plain.tls = false;
   plain.root_ca_file.clear();
   plain.empty_wait = milliseconds{100};
+  plain.start_wait = milliseconds{0};
   auto refused = open_client(plain);
   EXPECT_FALSE(refused->next().ok());
 }
@@ -382,6 +487,20 @@ TEST(ClientTest, OldIdsAreDroppedNotHandedOut) {
   EXPECT_GE(age_after_pause(seconds{10}), milliseconds{400});
   // Dropped: only an ID fetched within max_age (plus a clock tick) comes out.
   EXPECT_LT(age_after_pause(milliseconds{50}), milliseconds{50 + 40});
+  // Counted as expired, and not as served.
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.max_age = milliseconds{50};
+  auto client = open_client(options);
+  ASSERT_TRUE(client->next().ok());
+  std::this_thread::sleep_for(milliseconds{200});
+  ASSERT_TRUE(client->next().ok());
+  const ClientStats stats = client->stats();
+  EXPECT_GT(stats.ids_expired, 0u);
+  EXPECT_EQ(stats.ids_served, 2u);
+  EXPECT_GE(stats.ids_received, stats.ids_served + stats.ids_expired);
+  EXPECT_GE(stats.calls, 2u);
+  EXPECT_EQ(stats.failed_calls, 0u);
 }
 
 TEST(ClientTest, SegmentNumbersPerTag) {
