@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include "bounded_http_get.h"
+
 namespace snowid::coord {
 namespace {
 
@@ -36,17 +38,8 @@ HostPort split_endpoint(std::string_view endpoint) {
   return {host, std::string(endpoint.substr(colon + 1))};
 }
 
-// GET /version on a connected `stream`; the Date of its answer.
-template <typename Stream>
-Result<std::chrono::sys_seconds> ask_date(Stream& stream, const std::string& host) {
-  http::request<http::empty_body> request{http::verb::get, "/version", 11};
-  request.set(http::field::host, host);
-  http::write(stream, request);
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxBody);
-  http::read(stream, buffer, parser);
-  const auto& response = parser.get();
+// The Date of an answer to GET /version.
+Result<std::chrono::sys_seconds> date_of(const http::response<http::string_body>& response) {
   const auto date = response.find(http::field::date);
   if (date == response.end()) return Error{ErrorCode::kUnavailable, "no Date header"};
   const std::string_view text(date->value().data(), date->value().size());
@@ -55,6 +48,21 @@ Result<std::chrono::sys_seconds> ask_date(Stream& stream, const std::string& hos
     return Error{ErrorCode::kUnavailable, fmt::format("unreadable Date header '{}'", text)};
   }
   return *parsed;
+}
+
+// GET /version on `stream`, within `timeout` (bounded_http_get.h: a member
+// or a proxy that accepts and never answers does not hold the coordinator's
+// thread, which renews the lease and fences the node); its Date.
+template <typename Stream>
+Result<std::chrono::sys_seconds> ask_date(asio::io_context& io, Stream& stream,
+                                          const asio::ip::tcp::resolver::results_type& addresses,
+                                          const std::string& host,
+                                          std::chrono::milliseconds timeout) {
+  http::request<http::empty_body> request{http::verb::get, "/version", 11};
+  request.set(http::field::host, host);
+  auto response = bounded_http_get(io, stream, addresses, request, timeout, kMaxBody);
+  if (!response.ok()) return response.error();
+  return date_of(*response);
 }
 
 // The client side of TLS as EtcdClient sets it up: the CA verifies the
@@ -86,13 +94,9 @@ Result<std::chrono::sys_seconds> member_time(std::string_view endpoint,
     const auto addresses = resolver.resolve(where.host, where.port);
     if (tls == nullptr) {
       beast::tcp_stream stream(io);
-      stream.expires_after(timeout);
-      stream.connect(addresses);
-      return ask_date(stream, where.host);
+      return ask_date(io, stream, addresses, where.host, timeout);
     }
     beast::ssl_stream<beast::tcp_stream> stream(io, *tls);
-    beast::get_lowest_layer(stream).expires_after(timeout);
-    beast::get_lowest_layer(stream).connect(addresses);
     stream.set_verify_callback(ssl::host_name_verification(where.host));
     boost::system::error_code not_an_address;
     asio::ip::make_address(where.host, not_an_address);
@@ -102,8 +106,7 @@ Result<std::chrono::sys_seconds> member_time(std::string_view endpoint,
                  const_cast<char*>(where.host.c_str())) != 1) {
       return Error{ErrorCode::kUnavailable, "cannot set the TLS server name"};
     }
-    stream.handshake(ssl::stream_base::client);
-    return ask_date(stream, where.host);
+    return ask_date(io, stream, addresses, where.host, timeout);
   } catch (const std::exception& failure) {
     return Error{ErrorCode::kUnavailable, failure.what()};
   }

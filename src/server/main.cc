@@ -277,8 +277,19 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
                 fmt::format("cannot create state directory {}: {}", state_dir, ec.message()));
   }
   // gRPC first: once /healthz answers, the gRPC health service does too.
-  out.claim_grpc_health = ClaimGrpcHealth::start(config, config.grpc, out.descriptors);
-  out.claim_responder = ClaimResponder::start(config, config.http, out.descriptors);
+  // An address that cannot be bound ends the start here, before a node id
+  // is claimed (a claim the node could not use would hold its id for a
+  // lease and count as a takeover at the next start).
+  auto grpc_health = ClaimGrpcHealth::start(config, config.grpc, out.descriptors);
+  if (!grpc_health.ok()) {
+    return fail(kExitUsage, grpc_health.error().message + "; no node id was claimed");
+  }
+  out.claim_grpc_health = std::move(*grpc_health);
+  auto responder = ClaimResponder::start(config, config.http, out.descriptors);
+  if (!responder.ok()) {
+    return fail(kExitUsage, responder.error().message + "; no node id was claimed");
+  }
+  out.claim_responder = std::move(*responder);
   // The audit log's latest ID of this node is a floor too: a state
   // directory restored from an older copy is started above it, or refused.
   auto floor = audit_floor(config, resolved);

@@ -413,6 +413,40 @@ TEST_F(ClusterServerTest, BadClusterSettingsExitTwoAndUnreachableEtcdExitsOne) {
       << unreachable.err;
 }
 
+// A node whose HTTP or gRPC address is taken exits 2 naming it before it
+// claims anything: no claim record is left to hold the id for a lease.
+TEST_F(ClusterServerTest, AnAddressInUseEndsTheStartBeforeAClaim) {
+  const int taken = test::free_loopback_ports(1)[0];
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(taken));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  const std::string in_use = "127.0.0.1:" + std::to_string(taken);
+  for (const std::string listener : {"http", "grpc"}) {
+    const std::vector<std::string> argv{
+        SNOWIDD_PATH, "--state-dir", dir.file(listener),
+        "--http", listener == "http" ? in_use : "127.0.0.1:0",
+        "--grpc", listener == "grpc" ? in_use : "127.0.0.1:0",
+        "--coordinator", "etcd", "--etcd-endpoints", etcd.endpoint(0), "--cluster", "t"};
+    const auto r = test::run_process(argv);
+    EXPECT_EQ(r.exit_code, 2) << listener << ": " << r.err;
+    EXPECT_NE(r.err.find("cannot listen on " + in_use), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no node id was claimed"), std::string::npos) << r.err;
+  }
+  ::close(holder);
+  EtcdOptions options;
+  options.endpoints = etcd.endpoints();
+  options.cluster = "t";
+  options.layout = *preset("twitter");
+  auto listed = list_cluster(options);
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_TRUE(listed->empty()) << listed->size() << " node ids claimed";
+}
+
 // snowidd against an etcd that demands TLS with a client certificate and a
 // password (read from a file, as recommended): it claims, serves, and gives
 // the id back on SIGTERM.

@@ -1,5 +1,6 @@
 #include "claim_grpc_health.h"
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
@@ -44,7 +45,7 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
     }
   }
 
-  bool start() {
+  Status start() {
     const bool tls = !net_.tls_cert.empty();
     std::optional<tcp::acceptor> acceptor;
     if (!tls) {
@@ -84,13 +85,12 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
       accept();
       thread_ = std::thread([this] { io_.run(); });
     }
-    return true;
+    return {};
   }
 
  private:
-  bool refuse(const std::string& why) {
-    spdlog::warn("grpc {}: no health answers during the claim: {}", endpoint_.text(), why);
-    return false;
+  Status refuse(const std::string& why) const {
+    return invalid_argument(fmt::format("grpc: cannot listen on {}: {}", endpoint_.text(), why));
   }
 
   void accept() {
@@ -120,19 +120,18 @@ class ClaimGrpcHealthImpl final : public ClaimGrpcHealth {
 
 }  // namespace
 
-std::unique_ptr<ClaimGrpcHealth> ClaimGrpcHealth::start(const ServiceConfig& config,
-                                                        const GrpcOptions& grpc,
-                                                        const DescriptorBudget& descriptors) {
+Result<std::unique_ptr<ClaimGrpcHealth>> ClaimGrpcHealth::start(
+    const ServiceConfig& config, const GrpcOptions& grpc, const DescriptorBudget& descriptors) {
   if (config.coordinator.kind == "static" || !grpc.endpoint || grpc.endpoint->port == 0) {
-    return nullptr;  // nothing claims, gRPC is off, or its port is chosen later
+    return std::unique_ptr<ClaimGrpcHealth>();  // nothing claims, gRPC is off, or its port is chosen later
   }
   const auto max_connections = static_cast<std::size_t>(std::clamp<std::int64_t>(
       descriptors.connections_for("grpc"), 1, static_cast<std::int64_t>(kMaxConnections)));
   auto health = std::make_unique<ClaimGrpcHealthImpl>(config.net, *grpc.endpoint, max_connections);
-  if (!health->start()) return nullptr;
+  if (Status started = health->start(); !started.ok()) return started.error();
   spdlog::info("grpc {}: health service answering while the node id is claimed",
                grpc.endpoint->text());
-  return health;
+  return std::unique_ptr<ClaimGrpcHealth>(std::move(health));
 }
 
 }  // namespace snowid::server

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "grpc_options.h"
+#include "snowid/error.h"
 #include "service_config.h"
 #include "descriptor_budget.h"
 
@@ -25,14 +26,15 @@ class ClaimGrpcHealth {
  public:
   static constexpr std::size_t kMaxConnections = 256;
 
-  // Starts answering on grpc.endpoint. Null, after one log line, when
-  // there is nothing to do (a static node id, gRPC off, port 0) or the address cannot
-  // be bound (the gRPC listener then reports it as it always does).
+  // Starts answering on grpc.endpoint. Null when there is nothing to do (a
+  // static node id, gRPC off, port 0); an error naming the address when it
+  // cannot be bound or its certificate not loaded: the start then ends
+  // before a node id is claimed.
   // At most kMaxConnections, and no more than the gRPC listener's share of
   // the open-file limit (`descriptors`).
-  static std::unique_ptr<ClaimGrpcHealth> start(const ServiceConfig& config,
-                                                const GrpcOptions& grpc,
-                                                const DescriptorBudget& descriptors);
+  static Result<std::unique_ptr<ClaimGrpcHealth>> start(const ServiceConfig& config,
+                                                        const GrpcOptions& grpc,
+                                                        const DescriptorBudget& descriptors);
 
   // Closes the address and ends every call and connection.
   virtual ~ClaimGrpcHealth() = default;

@@ -160,7 +160,7 @@ class ClaimResponderImpl final : public ClaimResponder {
     if (thread_.joinable()) thread_.join();
   }
 
-  bool listen() {
+  Status listen() {
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(http_.endpoint.host, ec);
     const tcp::endpoint endpoint(address, http_.endpoint.port);
@@ -169,13 +169,12 @@ class ClaimResponderImpl final : public ClaimResponder {
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
-      spdlog::warn("http {}: not answering probes during the claim: {}",
-                   http_.endpoint.text(), ec.message());
-      return false;
+      return invalid_argument(
+          fmt::format("http: cannot listen on {}: {}", http_.endpoint.text(), ec.message()));
     }
     accept();
     thread_ = std::thread([this] { io_.run(); });
-    return true;
+    return {};
   }
 
  private:
@@ -225,20 +224,14 @@ class ClaimResponderImpl final : public ClaimResponder {
 
 }  // namespace
 
-std::unique_ptr<ClaimResponder> ClaimResponder::start(const ServiceConfig& config,
-                                                      const HttpOptions& http,
-                                                      const DescriptorBudget& descriptors) {
-  if (config.coordinator.kind == "static") return nullptr;
-  if (http.endpoint.port == 0) return nullptr;
+Result<std::unique_ptr<ClaimResponder>> ClaimResponder::start(
+    const ServiceConfig& config, const HttpOptions& http, const DescriptorBudget& descriptors) {
+  if (config.coordinator.kind == "static") return std::unique_ptr<ClaimResponder>();
+  if (http.endpoint.port == 0) return std::unique_ptr<ClaimResponder>();
   std::unique_ptr<ssl::context> tls;
   if (!config.net.tls_cert.empty()) {
     auto loaded = load_tls(config.net);
-    if (!loaded.ok()) {
-      // The HTTP listener meets the same error after the claim and reports it.
-      spdlog::warn("http {}: not answering probes during the claim: {}",
-                   http.endpoint.text(), loaded.error().message);
-      return nullptr;
-    }
+    if (!loaded.ok()) return loaded.error();
     tls = std::move(*loaded);
   }
   const bool https = tls != nullptr;
@@ -246,10 +239,10 @@ std::unique_ptr<ClaimResponder> ClaimResponder::start(const ServiceConfig& confi
       std::clamp<std::int64_t>(descriptors.connections_for("http"), 1, kMaxConnections));
   auto responder = std::make_unique<ClaimResponderImpl>(config.net, http, std::move(tls),
                                                         max_connections);
-  if (!responder->listen()) return nullptr;
+  if (Status listening = responder->listen(); !listening.ok()) return listening.error();
   spdlog::info("{} {}: answering /healthz (200) and /readyz (503) while the node id is claimed",
                https ? "https" : "http", http.endpoint.text());
-  return responder;
+  return std::unique_ptr<ClaimResponder>(std::move(responder));
 }
 
 }  // namespace snowid::server

@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "http_options.h"
+#include "snowid/error.h"
 #include "service_config.h"
 #include "descriptor_budget.h"
 
@@ -37,17 +38,18 @@ class ClaimResponder {
   static constexpr int kMaxConnections = 1024;
   static constexpr std::chrono::milliseconds kReadTimeout{2000};
 
-  // Binds http.endpoint and starts answering. Null, after one log
-  // line, when there is nothing to do (a static node id, port 0, which the
-  // real listener would bind elsewhere) or the address cannot be bound or
-  // its certificate not loaded (the HTTP listener then reports it as it
-  // always does).
+  // Binds http.endpoint and starts answering. Null when there is nothing
+  // to do (a static node id, port 0, which the real listener would bind
+  // elsewhere); an error naming the address when it cannot be bound or its
+  // certificate not loaded: the start then ends before a node id is
+  // claimed, rather than after the claim, when the HTTP listener would meet
+  // the same error.
   // At most kMaxConnections, and no more than the HTTP listener's share of
   // the open-file limit (`descriptors`), so a flood during the claim leaves
   // the coordinator's client its descriptors.
-  static std::unique_ptr<ClaimResponder> start(const ServiceConfig& config,
-                                               const HttpOptions& http,
-                                               const DescriptorBudget& descriptors);
+  static Result<std::unique_ptr<ClaimResponder>> start(const ServiceConfig& config,
+                                                       const HttpOptions& http,
+                                                       const DescriptorBudget& descriptors);
 
   // Stops answering and closes the address, so the HTTP listener can bind it.
   virtual ~ClaimResponder() = default;

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "bounded_http_get.h"
+
 namespace snowid::server {
 namespace {
 
@@ -44,23 +46,21 @@ Result<PeerAnswer> ask(const std::string& peer, const std::string& token) {
     boost::asio::io_context io;
     boost::asio::ip::tcp::resolver resolver(io);
     beast::tcp_stream stream(io);
-    stream.expires_after(kPeerTimeout);
     std::string host = peer.substr(0, colon);
     if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    stream.connect(resolver.resolve(host, peer.substr(colon + 1)));
+    const auto addresses = resolver.resolve(host, peer.substr(colon + 1));
     http::request<http::empty_body> request{http::verb::get, "/v1/info", 11};
     request.set(http::field::host, host);
     if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
     const milliseconds sent = wall_now();
     const auto began = std::chrono::steady_clock::now();
-    http::write(stream, request);
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(1 << 20);
-    http::read(stream, buffer, parser);
+    // Within kPeerTimeout, connect included: a peer that accepts and never
+    // answers does not hold the start.
+    auto answered = bounded_http_get(io, stream, addresses, request, kPeerTimeout, 1 << 20);
+    if (!answered.ok()) return answered.error();
     const auto round_trip =
         std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - began);
-    const auto& response = parser.get();
+    const auto& response = *answered;
     if (response.result_int() != 200) {
       return Error{ErrorCode::kUnavailable,
                    fmt::format("answered {} to GET /v1/info", response.result_int())};
