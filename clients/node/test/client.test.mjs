@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { Client, DEFAULTS, SnowidError, decodeId } from "../index.js";
+import { Client, DEFAULTS, SnowidError, decodeId } from "../index.mjs";
 import { Node, deadEndpoint, httpGet } from "./snowidd.mjs";
 
 const TOKEN = "s3cret-token";
@@ -37,7 +37,11 @@ describe("options", () => {
     [{ endpoints: ["http://a:1"], agent: "bad_name" }, /^agent:/],
     [{ endpoints: ["http://a:1"], bearerToken: "a\nb" }, /^bearerToken:/],
     [{ endpoints: ["http://a:1"], callDeadlineMs: 0 }, /^callDeadlineMs:/],
+    [{ endpoints: ["http://a:1"], callDeadlineMs: NaN }, /^callDeadlineMs:/],
     [{ endpoints: ["http://a:1"], emptyWaitMs: -1 }, /^emptyWaitMs:/],
+    [{ endpoints: ["http://a:1"], emptyWaitMs: Infinity }, /^emptyWaitMs:/],
+    [{ endpoints: ["http://a:1"], startWaitMs: -1 }, /^startWaitMs:/],
+    [{ endpoints: ["http://a:1"], startWaitMs: "2s" }, /^startWaitMs:/],
     [{ endpoints: ["http://a:1"], lowWater: 0 }, /^lowWater:/],
     [{ endpoints: ["http://a:1"], lowWater: 1.5 }, /^lowWater:/],
     [{ endpoints: ["http://a:1"], initialBatch: 0 }, /^initialBatch:/],
@@ -46,8 +50,8 @@ describe("options", () => {
     [{ endpoints: ["http://a:1"], maxBatch: 1_000_001 }, /^maxBatch:/],
     [{ endpoints: ["http://a:1"], refillPeriodMs: 0 }, /^refillPeriodMs:/],
     [{ endpoints: ["http://a:1"], maxAgeMs: 9 }, /^maxAgeMs:/],
-    [{ endpoints: ["http://a:1"], backoffInitialMs: 0 }, /^backoff:/],
-    [{ endpoints: ["http://a:1"], backoffInitialMs: 200, backoffMaxMs: 100 }, /^backoff:/],
+    [{ endpoints: ["http://a:1"], backoffInitialMs: 0 }, /^backoffInitialMs:/],
+    [{ endpoints: ["http://a:1"], backoffInitialMs: 200, backoffMaxMs: 100 }, /^backoffMaxMs:/],
     [{ endpoints: ["http://a:1"], maxAge: 100 }, /^maxAge: no such option/],
   ];
   for (const [options, message] of bad) {
@@ -66,7 +70,7 @@ describe("options", () => {
       { ...DEFAULTS, endpoints: undefined },
       {
         endpoints: undefined, bearerToken: "", agent: "", ca: undefined, callDeadlineMs: 500,
-        emptyWaitMs: 200, lowWater: 0.5, initialBatch: 1000, maxBatch: 10000,
+        emptyWaitMs: 200, startWaitMs: 2000, lowWater: 0.5, initialBatch: 1000, maxBatch: 10000,
         refillPeriodMs: 500, maxAgeMs: 10000, backoffInitialMs: 100, backoffMaxMs: 5000,
       },
     );
@@ -137,19 +141,22 @@ describe("against live nodes", () => {
     }
   });
 
-  test("the first endpoint down: the next one serves, without an error", async () => {
-    const client = new Client({ ...PATIENT, endpoints: [await deadEndpoint(), plain.url] });
+  test("an endpoint down is skipped: the live one serves, without an error", async () => {
+    const client = new Client({ ...PATIENT, endpoints: [await deadEndpoint(), plain.url], initialBatch: 10,
+      maxBatch: 10 });
     try {
-      const id = await client.next();
-      assert.equal((await client.decode(id)).worker, 5);
-      assert.ok(client.stats().failedCalls >= 1);
+      // 30 refills, each to an endpoint drawn among the healthy: the dead one
+      // is drawn (and backed off) at the latest by the second refill most times.
+      for (const id of await client.nextMany(300)) assert.equal((await client.decode(id)).worker, 5);
+      assert.ok(client.stats().failedCalls >= 1, JSON.stringify(client.stats()));
     } finally {
       await client.close();
     }
   });
 
   test("every node down: next() rejects with unavailable within emptyWaitMs", async () => {
-    const client = new Client({ endpoints: [await deadEndpoint(), await deadEndpoint()], emptyWaitMs: 150 });
+    const client = new Client({ endpoints: [await deadEndpoint(), await deadEndpoint()], emptyWaitMs: 150,
+      startWaitMs: 0 });
     try {
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
@@ -159,6 +166,64 @@ describe("against live nodes", () => {
         // emptyWaitMs and a busy machine's timer lateness, never the deadline of a call.
         assert.ok(took < 150 + 1000, `waited ${took} ms`);
       }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("until the first batch has arrived, an empty buffer waits startWaitMs, not emptyWaitMs", async () => {
+    const client = new Client({ endpoints: [await deadEndpoint()], emptyWaitMs: 0, startWaitMs: 600 });
+    try {
+      const started = performance.now();
+      const error = await rejection(client.next());
+      const took = performance.now() - started;
+      assert.equal(error.code, "unavailable", error.message);
+      assert.match(error.message, /within 600 ms|ECONNREFUSED/);
+      assert.ok(took >= 590 && took < 600 + 1000, `waited ${took} ms`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("20 cold starts with the default options: every first call gets an ID", async () => {
+    const failures = [];
+    for (let i = 0; i < 20; i++) {
+      const client = new Client({ endpoints: [plain.url, guarded.url], bearerToken: TOKEN });
+      try {
+        const id = await client.next(); // at once, on a client just made
+        assert.equal(typeof id, "bigint");
+      } catch (error) {
+        failures.push(`start ${i}: ${error.message}`);
+      } finally {
+        await client.close();
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  test("stats count calls, failed calls and IDs received, served and expired", async () => {
+    const client = new Client({ ...PATIENT, endpoints: [plain.url], initialBatch: 100, maxBatch: 100,
+      maxAgeMs: 400 });
+    try {
+      await client.nextMany(250);
+      await client.nextTag("stats");
+      let stats = client.stats();
+      assert.equal(stats.failedCalls, 0);
+      assert.equal(stats.invalidAnswers, 0);
+      assert.equal(stats.idsServed, 251);
+      assert.equal(stats.idsExpired, 0);
+      // 3 calls for the Snowflake IDs and 1 for the tag, each of 100, and
+      // perhaps one more still out.
+      assert.ok(stats.calls >= 4 && stats.idsReceived >= 400, JSON.stringify(stats));
+      assert.ok(stats.idsReceived <= 100 * stats.calls, JSON.stringify(stats));
+      // The Snowflake IDs buffered now expire unissued; segment numbers
+      // (99 of the tag's batch) never do.
+      const buffered = stats.idsReceived - stats.idsServed - 99;
+      assert.ok(buffered > 0, JSON.stringify(stats));
+      await sleep(400 + 300);
+      stats = client.stats();
+      assert.ok(stats.idsExpired >= buffered, JSON.stringify(stats));
+      assert.equal(stats.idsServed, 251);
     } finally {
       await client.close();
     }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Client, decodeId } from "../index.js";
+import { Client, decodeId } from "../index.mjs";
 import { Node } from "./snowidd.mjs";
 
 const TOTAL = 1_000_000;
@@ -52,7 +52,7 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
         slowest = Math.max(slowest, performance.now() - started);
         if (taken === KILL_AT && killedAt === undefined) {
           killedAt = Date.now();
-          process.kill(a.child.pid, "SIGKILL"); // the node serving now: the first endpoint
+          process.kill(a.child.pid, "SIGKILL"); // one of the two nodes the refills go to
         }
       }
     };
@@ -81,9 +81,9 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
       perNode.set(node, perNode.get(node) + 1);
       if (node === a && fields.timestampMs > latestOfA) assert.fail(`A's ID ${id} is from after its kill`);
     }
-    // Both served: A until its death, B after it.
-    assert.ok(perNode.get(a) >= KILL_AT - 20000, `A served ${perNode.get(a)}`);
-    assert.ok(perNode.get(b) > 0, `B served ${perNode.get(b)}`);
+    // Both served (refills go to either), B alone after A's death.
+    assert.ok(perNode.get(a) > 0, `A served ${perNode.get(a)}`);
+    assert.ok(perNode.get(b) >= TOTAL - KILL_AT, `B served ${perNode.get(b)}`);
     console.log(`# A served ${perNode.get(a)}, B ${perNode.get(b)}; slowest call ${slowest.toFixed(1)} ms; ` +
       `${client.stats().calls} refills, ${client.stats().failedCalls} failed calls`);
   } finally {

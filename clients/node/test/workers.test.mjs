@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 
-import { Client } from "../index.js";
+import { Client } from "../index.mjs";
 
 const THREADS = 4;
 const PER_THREAD = 200_000;
