@@ -2,8 +2,11 @@
 // application instances would have) given the same 3 endpoints load every
 // node alike, and after one node is killed the other two alike, with no
 // error at the callers. Each node's share is what it issued to the clients'
-// agent, read from its /metrics (snowid_ids_issued_total).
+// agent, read from its /metrics (snowid_ids_issued_total). And a client
+// that drains its buffer faster than one node refills it has a call out at
+// each node at once, never two at one.
 import assert from "node:assert/strict";
+import http from "node:http";
 import { test } from "node:test";
 
 import { Client } from "../index.mjs";
@@ -77,4 +80,46 @@ test(`${CLIENTS} clients spread over 3 nodes (±20%), then over the 2 left after
   assert.deepEqual(errors, []);
   const refills = clients.reduce((sum, client) => sum + client.stats().calls, 0);
   console.log(`# ${drawn} IDs drawn by ${CLIENTS} clients in ${refills} refills`);
+});
+
+// A stand-in for a node that answers GET /v1/ids?count=N&format=binary
+// with N rising numbers after `delayMs`, and counts its calls at once.
+function slowNode(delayMs, first) {
+  let next = first;
+  const node = { calls: 0, now: 0, most: 0 };
+  node.server = http.createServer((request, response) => {
+    const count = Number(new URL(request.url, "http://x").searchParams.get("count"));
+    node.calls++;
+    node.most = Math.max(node.most, ++node.now);
+    setTimeout(() => {
+      const body = Buffer.alloc(8 * count);
+      for (let i = 0; i < count; i++) body.writeBigInt64LE(BigInt(next++), 8 * i);
+      node.now--;
+      response.writeHead(200, { "content-type": "application/octet-stream", "snowid-issuer": `i${first}` });
+      response.end(body);
+    }, delayMs);
+  });
+  return new Promise((resolve) => node.server.listen(0, "127.0.0.1", () => {
+    node.url = `http://127.0.0.1:${node.server.address().port}`;
+    resolve(node);
+  }));
+}
+
+test("a buffer that drains faster than one node refills it has a call out at each node, one at most", async () => {
+  const nodes = await Promise.all([slowNode(40, 1e6), slowNode(40, 5e9), slowNode(40, 9e9)]);
+  let most = 0;
+  const sampler = setInterval(() => (most = Math.max(most, nodes.reduce((sum, n) => sum + n.now, 0))), 2);
+  const client = new Client({ endpoints: nodes.map((n) => n.url), initialBatch: 100, maxBatch: 100,
+    emptyWaitMs: 5000 });
+  try {
+    // Drawn as fast as they come: every batch runs dry before the next.
+    const ids = await client.nextMany(6000);
+    assert.equal(new Set(ids).size, ids.length);
+  } finally {
+    clearInterval(sampler);
+    await client.close();
+    for (const node of nodes) node.server.close();
+  }
+  for (const node of nodes) assert.equal(node.most, 1, `${node.url}: ${node.most} calls of one buffer at once`);
+  assert.equal(most, 3, "never a call out at each of the 3 nodes at once");
 });
