@@ -2,12 +2,15 @@
 // BigInt IDs, decode, failover order, empty wait, max age, refusals,
 // segment tags and close.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 
 import { Client, DEFAULTS, SnowidError, decodeId } from "../index.mjs";
 import { Node, deadEndpoint, httpGet } from "./snowidd.mjs";
 
 const TOKEN = "s3cret-token";
+const run = promisify(execFile);
 // For tests that are not about timing bounds: on a 2-core machine under
 // other tests' load (load average 17 seen) a first round trip can take
 // longer than the default deadline (500 ms) and empty wait (200 ms).
@@ -287,6 +290,17 @@ describe("against live nodes", () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("a client never closed does not keep the process alive", async () => {
+    const program = `
+      import { Client } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
+      const client = new Client({ endpoints: [${JSON.stringify(plain.url)}] });
+      console.log(String(await client.next()));`;
+    const started = performance.now();
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", program], { timeout: 10000 });
+    assert.ok(BigInt(stdout.trim()) > 0n);
+    assert.ok(performance.now() - started < 8000);
   });
 
   test("close() ends the refill task promptly; calls after it reject", async () => {
