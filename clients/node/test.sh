@@ -20,9 +20,14 @@ fi
 
 . ../testing/postgres.sh
 work=$(mktemp -d)
-trap 'postgres_stop; rm -rf "$work"' EXIT
+CLIENT_PROJECT_DIR=
+trap 'postgres_stop; rm -rf "$work" ${CLIENT_PROJECT_DIR:+"$CLIENT_PROJECT_DIR"}' EXIT
 postgres_start "$work/pg"
 export DATABASE_URL=$POSTGRES_URL
+# The client packed and installed into a fresh project outside the tree,
+# once for the tests that use it (package, docs).
+CLIENT_PROJECT_DIR=$(node test/project.mjs)
+export CLIENT_PROJECT_DIR
 
 # One file at a time (each starts its own snowidd nodes; CI has 2 cores).
 for file in answer client hostile spread failover workers package docs; do

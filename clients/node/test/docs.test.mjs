@@ -12,7 +12,7 @@
 // checked: one per ID, each ID from one of the two nodes.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -64,12 +64,13 @@ before(async () => {
   ]);
   // The examples' packages beside the packed client, as a user's project has them.
   for (const name of ["knex", "pg"]) {
-    symlinkSync(path.join(EXAMPLES, "node_modules", name), path.join(project.dir, "node_modules", name));
+    const link = path.join(project.dir, "node_modules", name);
+    if (!existsSync(link)) symlinkSync(path.join(EXAMPLES, "node_modules", name), link);
   }
 });
 after(async () => {
   await Promise.all((nodes ?? []).map((node) => node.stop()));
-  if (project) remove(project.dir);
+  if (project) remove(project);
 });
 
 // Runs a block in the project; its standard output.

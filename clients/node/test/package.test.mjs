@@ -22,7 +22,7 @@ before(async () => {
 });
 after(async () => {
   await node?.stop();
-  if (project) remove(project.dir);
+  if (project) remove(project);
 });
 
 // Runs `source` as `name` in the fresh project; its standard output.
