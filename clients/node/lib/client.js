@@ -21,7 +21,9 @@
 // while refills come sooner than refillPeriodMs / 2 and halve while they
 // come later than twice it; at the largest batch, a buffer that ran dry
 // while a call was out allows one more call at once, each to another node
-// (a node issues at most 4,096 IDs a ms), down again when refills slow. A
+// (a node of the default layout issues at most 4,096 IDs a ms; never two
+// calls of one buffer at one endpoint, whose answers the order check per
+// issuer takes one after the other), down again when refills slow. A
 // batch is taken only as answer.js says (docs/clients.md, "What a client
 // accepts"); any other answer is discarded, counted
 // (stats().invalidAnswers) and backs its endpoint off as a node that did
