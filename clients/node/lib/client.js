@@ -102,15 +102,25 @@ class Client {
   }
 
   // `count` distinct Snowflake IDs, an array of BigInt, each as next()
-  // would return it; on error the IDs already taken are consumed.
+  // would return it; on error the IDs already taken are consumed. The
+  // clock is read once per run of takes from the buffer, as the C++
+  // client's next(span) does: no code of the caller's runs in between.
   async nextMany(count) {
     if (!Number.isInteger(count) || count < 0) {
       throw invalidArgument(`count: ${count} is not a whole number >= 0`);
     }
+    const buffer = this.#snowflake;
     const out = new Array(count);
+    let at = now();
     for (let i = 0; i < count; ) {
-      const id = this.tryNext();
-      out[i++] = id !== undefined ? id : await this.#waitAndTake(this.#snowflake);
+      const id = buffer.take(at);
+      if (buffer.size < buffer.low) this.#wake(buffer);
+      if (id !== undefined) {
+        out[i++] = id;
+      } else {
+        out[i++] = await this.#waitAndTake(buffer);
+        at = now();
+      }
     }
     return out;
   }
