@@ -84,7 +84,7 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
     // Both served (refills go to either), B alone after A's death.
     assert.ok(perNode.get(a) > 0, `A served ${perNode.get(a)}`);
     assert.ok(perNode.get(b) >= TOTAL - KILL_AT, `B served ${perNode.get(b)}`);
-    console.log(`# A served ${perNode.get(a)}, B ${perNode.get(b)}; slowest call ${slowest.toFixed(1)} ms; ` +
+    console.log(`A served ${perNode.get(a)}, B ${perNode.get(b)}; slowest call ${slowest.toFixed(1)} ms; ` +
       `${client.stats().calls} refills, ${client.stats().failedCalls} failed calls`);
   } finally {
     await client.close();

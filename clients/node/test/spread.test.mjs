@@ -32,7 +32,7 @@ function assertEven(deltas, bound, what) {
   const mean = deltas.reduce((a, b) => a + b, 0) / deltas.length;
   const shares = deltas.map((d) => d / mean);
   const text = `${what}: issued ${deltas.join(", ")}; shares ${shares.map((s) => s.toFixed(3)).join(", ")}`;
-  console.log(`# ${text}`);
+  console.log(`${text}`);
   for (const share of shares) assert.ok(Math.abs(share - 1) <= bound, text);
 }
 
@@ -79,7 +79,7 @@ test(`${CLIENTS} clients spread over 3 nodes (±20%), then over the 2 left after
   }
   assert.deepEqual(errors, []);
   const refills = clients.reduce((sum, client) => sum + client.stats().calls, 0);
-  console.log(`# ${drawn} IDs drawn by ${CLIENTS} clients in ${refills} refills`);
+  console.log(`${drawn} IDs drawn by ${CLIENTS} clients in ${refills} refills`);
 });
 
 // A stand-in for a node that answers GET /v1/ids?count=N&format=binary
