@@ -32,7 +32,7 @@ function assertEven(deltas, bound, what) {
   const mean = deltas.reduce((a, b) => a + b, 0) / deltas.length;
   const shares = deltas.map((d) => d / mean);
   const text = `${what}: issued ${deltas.join(", ")}; shares ${shares.map((s) => s.toFixed(3)).join(", ")}`;
-  console.log(`${text}`);
+  console.log(text);
   for (const share of shares) assert.ok(Math.abs(share - 1) <= bound, text);
 }
 
