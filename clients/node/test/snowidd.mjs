@@ -71,6 +71,7 @@ export class Node {
 
   #failure(what) {
     this.child.kill("SIGKILL");
+    rmSync(this.dir, { recursive: true, force: true });
     return new Error(`snowidd ${what}; its log:\n${this.log}`);
   }
 
