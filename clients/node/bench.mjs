@@ -167,7 +167,7 @@ async function main() {
   let endpoints = options.endpoints ? options.endpoints.split(",") : [];
   if (endpoints.length === 0) {
     const { Node } = await import("./test/snowidd.mjs");
-    nodes = await Promise.all(Array.from({ length: options.nodes }, (_, i) => Node.start({ worker: i + 1, datacenter: 7 })));
+    nodes = await Node.startAll(Array.from({ length: options.nodes }, (_, i) => ({ worker: i + 1, datacenter: 7 })));
     endpoints = nodes.map((node) => node.url);
   }
   const load = () => os.loadavg()[0].toFixed(1);

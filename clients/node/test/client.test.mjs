@@ -84,9 +84,9 @@ describe("against live nodes", () => {
   let plain; // no token, segment tags created on first use
   let guarded; // a bearer token, tags not created
   before(async () => {
-    [plain, guarded] = await Promise.all([
-      Node.start({ worker: 5, datacenter: 1, extra: ["--segment-auto-create", "true"] }),
-      Node.start({ worker: 6, datacenter: 2, extra: ["--bearer-token", TOKEN] }),
+    [plain, guarded] = await Node.startAll([
+      { worker: 5, datacenter: 1, extra: ["--segment-auto-create", "true"] },
+      { worker: 6, datacenter: 2, extra: ["--bearer-token", TOKEN] },
     ]);
   });
   after(async () => {

@@ -57,11 +57,9 @@ function javascriptBlocks(file) {
 let nodes;
 let project;
 before(async () => {
-  [project, ...nodes] = await Promise.all([
-    freshProject(),
-    Node.start({ worker: 21, datacenter: 3, extra: ["--segment-auto-create", "true"] }),
-    Node.start({ worker: 22, datacenter: 3, extra: ["--segment-auto-create", "true"] }),
-  ]);
+  project = freshProject();
+  nodes = await Node.startAll([21, 22].map((worker) =>
+    ({ worker, datacenter: 3, extra: ["--segment-auto-create", "true"] })));
   // The examples' packages beside the packed client, as a user's project has them.
   for (const name of ["knex", "pg"]) {
     const link = path.join(project.dir, "node_modules", name);

@@ -13,10 +13,7 @@ const TASKS = 8;
 const KILL_AT = 300_000;
 
 test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", async () => {
-  const [a, b] = await Promise.all([
-    Node.start({ worker: 7, datacenter: 2 }),
-    Node.start({ worker: 9, datacenter: 3 }),
-  ]);
+  const [a, b] = await Node.startAll([{ worker: 7, datacenter: 2 }, { worker: 9, datacenter: 3 }]);
   // 8 tasks that only draw want IDs faster than one refill at a time brings
   // them (maxBatch per round trip), so they often wait for a round trip. On a
   // 2-core machine under other tests' load (load average 17 seen) a round

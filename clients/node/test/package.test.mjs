@@ -18,7 +18,8 @@ const TSC = path.join(CLIENT_DIR, "examples/node_modules/typescript/bin/tsc");
 let node;
 let project;
 before(async () => {
-  [node, project] = await Promise.all([Node.start({ worker: 11, datacenter: 5 }), freshProject()]);
+  project = freshProject();
+  node = await Node.start({ worker: 11, datacenter: 5 });
 });
 after(async () => {
   await node?.stop();

@@ -37,7 +37,7 @@ function assertEven(deltas, bound, what) {
 }
 
 test(`${CLIENTS} clients spread over 3 nodes (±20%), then over the 2 left after a kill (±25%)`, async () => {
-  const nodes = await Promise.all([1, 2, 3].map((worker) => Node.start({ worker, datacenter: 6 })));
+  const nodes = await Node.startAll([1, 2, 3].map((worker) => ({ worker, datacenter: 6 })));
   const endpoints = nodes.map((node) => node.url);
   // Wide waits: this test is about where refills go, not the machine's speed.
   const clients = Array.from({ length: CLIENTS }, () => new Client({

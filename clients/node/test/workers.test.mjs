@@ -27,7 +27,7 @@ if (!isMainThread) {
 } else {
   const { Node } = await import("./snowidd.mjs");
   test(`${THREADS} worker threads with a client each: ${THREADS * PER_THREAD} distinct IDs`, async () => {
-    const nodes = await Promise.all([Node.start({ worker: 1, datacenter: 4 }), Node.start({ worker: 2, datacenter: 4 })]);
+    const nodes = await Node.startAll([{ worker: 1, datacenter: 4 }, { worker: 2, datacenter: 4 }]);
     try {
       const endpoints = nodes.map((node) => node.url);
       const runs = Array.from({ length: THREADS }, () => {
