@@ -16,6 +16,9 @@ const run = promisify(execFile);
 // longer than the default deadline (500 ms) and empty wait (200 ms).
 const PATIENT = { callDeadlineMs: 3000, emptyWaitMs: 5000 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// What a loaded 2-core machine adds to a wait measured here (a 200 ms timer
+// fired after up to 3.5 s at a load average of 25).
+const SLACK_MS = 2500;
 
 // Resolves to the error `promise` rejects with; fails if it resolves.
 async function rejection(promise) {
@@ -166,8 +169,8 @@ describe("against live nodes", () => {
         const error = await rejection(client.next());
         const took = performance.now() - started;
         assert.equal(error.code, "unavailable", error.message);
-        // emptyWaitMs and a busy machine's timer lateness, never the deadline of a call.
-        assert.ok(took < 150 + 1000, `waited ${took} ms`);
+        // emptyWaitMs and a busy machine's timer lateness: the endpoints refuse at once.
+        assert.ok(took < 150 + SLACK_MS, `waited ${took} ms`);
       }
     } finally {
       await client.close();
@@ -182,7 +185,7 @@ describe("against live nodes", () => {
       const took = performance.now() - started;
       assert.equal(error.code, "unavailable", error.message);
       assert.match(error.message, /within 600 ms|ECONNREFUSED/);
-      assert.ok(took >= 590 && took < 600 + 1000, `waited ${took} ms`);
+      assert.ok(took >= 590 && took < 600 + SLACK_MS, `waited ${took} ms`);
     } finally {
       await client.close();
     }
@@ -308,7 +311,7 @@ describe("against live nodes", () => {
     await client.next();
     const started = performance.now();
     await client.close();
-    assert.ok(performance.now() - started < 1000);
+    assert.ok(performance.now() - started < SLACK_MS);
     assert.equal(client.tryNext(), undefined);
     assert.equal((await rejection(client.next())).code, "unavailable");
   });
