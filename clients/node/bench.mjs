@@ -1,192 +1,198 @@
-// The Node.js client's benchmark (issue 24 item 3), not run by ctest.
-// In one run, per thread, against a live snowidd:
-//   (a) IDs from the client's buffer: tryNext() alone while buffered, and a
-//       steady loop of next() that pays for its refills (on this thread: the
-//       JSON and BigInt parsing of each batch runs here too);
-//   (b) the floor: the fastest in-process Snowflake generator written here
-//       (a packed (ms, sequence) state, one BigInt made per ID);
-//   (c) one HTTP round trip per ID: GET /v1/id on a keep-alive connection;
-// and the HTTP round trips the client made for the IDs it served.
+// The Node.js client's benchmark, not run by ctest: the sustained rate of
+// the client at its default options against a plain in-process Snowflake
+// generator, with 1 and with 4 threads (worker threads), in one run.
 //
-//   node bench.mjs --endpoint http://127.0.0.1:8080 [--ids 5000000] [--threads 1]
-//                  [--round-trips 20000] [--max-batch 10000]
-// --threads N runs the same in N worker threads at once, a client each.
-import http from "node:http";
-import { performance } from "node:perf_hooks";
+//   SNOWIDD=build/src/server/snowidd node clients/node/bench.mjs [--nodes 3]
+//       [--threads 1,4] [--warmup 1] [--rounds 5] [--seconds 1]
+//   node clients/node/bench.mjs --endpoints http://127.0.0.1:8080,http://127.0.0.1:8081
+//
+// The generator is what an application would write instead of the client:
+// a 41/10/12 Snowflake layout, one (ms, sequence) state behind a lock (a
+// futex-style mutex on a SharedArrayBuffer, so that all threads share it,
+// as one process's generator is shared), the next millisecond awaited under
+// the lock when the 12-bit sequence runs out, one BigInt made per ID: at
+// most 4,096 IDs a ms, whatever the threads. The client side: each thread
+// its own Client (a Client belongs to one thread) with the default options
+// and every node's endpoint. Both loops take IDs one at a time and yield to
+// the event loop every 1,000 IDs, as an application serving requests does.
+// Per thread count: each side --warmup seconds untimed, then --rounds
+// rounds of --seconds timed of each side in turn (the order swapped every
+// round, so that a load that comes and goes on a shared machine falls on
+// both); it prints the median rates, their ratio and each round's. Without
+// --endpoints the benchmark starts --nodes snowidd nodes from $SNOWIDD
+// (default layout: each issues at most 4,096 IDs a ms, after running up to
+// 1 s ahead of its clock) on loopback and stops them at the end.
+import os from "node:os";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 
-import { Client } from "./index.js";
+import { Client } from "./index.mjs";
+
+const EPOCH_MS = 1288834974657;
+const SEQUENCE_MASK = 4095;
+const YIELD_EVERY = 1000;
 
 function args() {
-  const out = { endpoint: "http://127.0.0.1:8080", ids: 5_000_000, threads: 1, roundTrips: 20_000, maxBatch: 10000 };
+  const out = { nodes: 3, seconds: 1, rounds: 5, warmup: 1, threads: "1,4", endpoints: "" };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i].replace(/^--/, "").replace(/-(\w)/g, (_, c) => c.toUpperCase());
-    if (!(name in out)) throw new Error(`unknown option ${argv[i]}`);
-    out[name] = name === "endpoint" ? argv[i + 1] : Number(argv[i + 1]);
+    const name = argv[i].replace(/^--/, "");
+    if (!(name in out) || argv[i + 1] === undefined) throw new Error(`unknown option or no value: ${argv[i]}`);
+    out[name] = typeof out[name] === "number" ? Number(argv[i + 1]) : argv[i + 1];
   }
+  out.threads = out.threads.split(",").map(Number);
   return out;
 }
 
-// (b) A packed (ms, sequence) state with 16 sequence bits (65.5 M IDs/ms, so
-// the layout's cap is not what is measured; as bench/client_bench.cc), one
-// BigInt made per ID: the ms's prefix is made once per ms, and a BigInt per
-// sequence value once at start.
-function floorGenerator() {
-  const epoch = 1288834974657;
-  const sequenceBits = 16n;
-  const node = (1n << (sequenceBits + 3n)) | (1n << sequenceBits);
-  const sequences = Array.from({ length: 65536 }, (_, i) => BigInt(i));
-  let ms = 0;
-  let seq = 0;
-  let prefix = 0n;
-  return () => {
-    let now = Date.now();
-    if (now > ms) {
-      ms = now;
-      seq = 0;
-      prefix = (BigInt(now - epoch) << (sequenceBits + 6n)) | node;
-    } else if (++seq === 65536) {
-      while ((now = Date.now()) <= ms);
-      ms = now;
-      seq = 0;
-      prefix = (BigInt(now - epoch) << (sequenceBits + 6n)) | node;
+// The shared state of the in-process generator: [lock], and under the lock
+// [last ms] and [sequence].
+function generatorState() {
+  return { lock: new SharedArrayBuffer(4), last: new SharedArrayBuffer(8), sequence: new SharedArrayBuffer(4) };
+}
+
+// A lock-based Snowflake generator over `state` (shared by every thread
+// given it). The mutex: 0 free, 1 held, 2 held with waiters (Atomics.wait).
+function generator(state, worker) {
+  const lock = new Int32Array(state.lock);
+  const last = new Float64Array(state.last);
+  const sequence = new Int32Array(state.sequence);
+  const node = BigInt(worker) << 12n;
+  const acquire = () => {
+    let c = Atomics.compareExchange(lock, 0, 0, 1);
+    if (c === 0) return;
+    if (c !== 2) c = Atomics.exchange(lock, 0, 2);
+    while (c !== 0) {
+      Atomics.wait(lock, 0, 2);
+      c = Atomics.exchange(lock, 0, 2);
     }
-    return prefix | sequences[seq];
+  };
+  const release = () => {
+    if (Atomics.sub(lock, 0, 1) !== 1) {
+      Atomics.store(lock, 0, 0);
+      Atomics.notify(lock, 0, 1);
+    }
+  };
+  return () => {
+    acquire();
+    let ms = Date.now();
+    let seq = 0;
+    if (ms <= last[0]) {
+      ms = last[0];
+      seq = (sequence[0] + 1) & SEQUENCE_MASK;
+      if (seq === 0) while ((ms = Date.now()) <= last[0]); // the sequence ran out: the next ms
+    }
+    last[0] = ms;
+    sequence[0] = seq;
+    release();
+    return (BigInt(ms - EPOCH_MS) << 22n) | node | BigInt(seq);
   };
 }
 
-// CPU time of the whole process (this thread, the HTTP parsing, GC) since
-// `since`, in ns.
-const cpuNs = (since) => {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) * 1000;
-};
+// Takes IDs from `take` (sync; when it gives undefined, `wait` async) for
+// `ms`; the IDs taken and the ms it took.
+async function drain(take, wait, ms) {
+  let sink = 0n;
+  let count = 0;
+  const started = performance.now();
+  while (performance.now() - started < ms) {
+    for (let i = 0; i < YIELD_EVERY; i++) {
+      const id = take();
+      sink ^= id !== undefined ? id : await wait();
+    }
+    count += YIELD_EVERY;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { count, ms: performance.now() - started, sink: String(sink) };
+}
+
+// In a worker thread: a generator over the shared state and a client of
+// its own, each drained on the main thread's word ({ side, ms }) until told
+// to stop.
+async function workerMain({ state, worker, endpoints }) {
+  const generate = generator(state, worker);
+  const client = new Client({ endpoints }); // the default options
+  await client.next();
+  const sides = {
+    generator: [generate, generate],
+    client: [() => client.tryNext(), () => client.next()],
+  };
+  parentPort.postMessage({ ready: true });
+  for (;;) {
+    const order = await new Promise((resolve) => parentPort.once("message", resolve));
+    if (order.side === undefined) break;
+    const [take, wait] = sides[order.side];
+    parentPort.postMessage(await drain(take, wait, order.ms));
+  }
+  parentPort.postMessage({ stats: client.stats() });
+  await client.close();
+}
 
 const median = (values) => values.slice().sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
-// (a) tryNext() on a full buffer, the take alone, against (b) the floor, in
-// alternating rounds of the same count (a noisy machine slows both alike):
-// the median ns/ID of each. Between rounds the client refills untimed.
-async function timeTakeAndFloor(endpoint, maxBatch, rounds) {
-  const client = new Client({ endpoints: [endpoint], initialBatch: maxBatch, maxBatch });
-  const generate = floorGenerator();
-  const take = [];
-  const floor = [];
-  let sink = 0n;
-  try {
-    await client.next();
-    for (let round = 0; round < rounds; round++) {
-      while (client.stats().buffered < maxBatch * 0.9) await new Promise((r) => setTimeout(r, 1));
-      const count = client.stats().buffered - Math.floor(maxBatch / 10);
-      let started = performance.now();
-      for (let i = 0; i < count; i++) sink ^= client.tryNext();
-      take.push(((performance.now() - started) * 1e6) / count);
-      started = performance.now();
-      for (let i = 0; i < count; i++) sink ^= generate();
-      floor.push(((performance.now() - started) * 1e6) / count);
-    }
-    return { takeNs: median(take.slice(rounds / 5)), floorNs: median(floor.slice(rounds / 5)), sink };
-  } finally {
-    await client.close();
+// `threads` worker threads: each side drained by all at once, warm-up
+// first, then `rounds` rounds of both in turn (the order swapped each
+// round, so that a load that comes and goes falls on both); the median
+// rates (IDs a second in all threads) and the clients' stats.
+async function runThreads(threads, { endpoints, warmupMs, timedMs, rounds }) {
+  const state = generatorState();
+  const workers = Array.from({ length: threads }, (_, worker) =>
+    new Worker(new URL(import.meta.url), { workerData: { state, worker, endpoints } }));
+  const next = (w) => new Promise((resolve, reject) => w.once("message", resolve).once("error", reject));
+  const all = async (order) => {
+    const answers = workers.map(next);
+    for (const w of workers) w.postMessage(order);
+    return Promise.all(answers);
+  };
+  await Promise.all(workers.map(next));
+  const rate = (done) => done.reduce((sum, r) => sum + r.count / (r.ms / 1000), 0);
+  const rates = { generator: [], client: [] };
+  for (const side of ["generator", "client"]) await all({ side, ms: warmupMs });
+  for (let round = 0; round < rounds; round++) {
+    const sides = round % 2 === 0 ? ["generator", "client"] : ["client", "generator"];
+    for (const side of sides) rates[side].push(rate(await all({ side, ms: timedMs })));
   }
-}
-
-// (a) a steady loop of next() with its refills; the loop yields to the
-// event loop every 1000 IDs, as an application serving requests does.
-async function timeSteady(endpoint, maxBatch, count) {
-  const client = new Client({ endpoints: [endpoint], maxBatch });
-  try {
-    await client.next();
-    const before = client.stats().calls;
-    let sink = 0n;
-    const cpu = process.cpuUsage();
-    const started = performance.now();
-    for (let i = 0; i < count; i++) {
-      if (i % 1000 === 0) await new Promise((r) => setImmediate(r));
-      const id = client.tryNext();
-      sink ^= id !== undefined ? id : await client.next();
-    }
-    const ns = ((performance.now() - started) * 1e6) / count;
-    return { ns, cpuNs: cpuNs(cpu) / count, calls: client.stats().calls - before, sink };
-  } finally {
-    await client.close();
-  }
-}
-
-// (c) GET /v1/id, one round trip per ID, on one keep-alive connection.
-async function timeRoundTrips(endpoint, count) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const get = () =>
-    new Promise((resolve, reject) => {
-      http
-        .get(`${endpoint}/v1/id`, { agent }, (response) => {
-          let body = "";
-          response.setEncoding("utf8");
-          response.on("data", (chunk) => (body += chunk));
-          response.on("end", () => resolve(BigInt(JSON.parse(body).id)));
-        })
-        .on("error", reject);
-    });
-  let sink = 0n;
-  const started = performance.now();
-  for (let i = 0; i < count; i++) sink ^= await get();
-  agent.destroy();
-  return { ns: ((performance.now() - started) * 1e6) / count, sink };
-}
-
-async function measure({ endpoint, ids, roundTrips, maxBatch }) {
-  const { takeNs, floorNs } = await timeTakeAndFloor(endpoint, maxBatch, 100);
-  const steady = await timeSteady(endpoint, maxBatch, ids);
-  // The floor's own loop of `ids` IDs, beside the steady loop's.
-  const generate = floorGenerator();
-  let sink = 0n;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  for (let i = 0; i < ids; i++) sink ^= generate();
-  const floorLoopNs = ((performance.now() - started) * 1e6) / ids;
-  const floorLoopCpuNs = cpuNs(cpu) / ids;
-  const trip = await timeRoundTrips(endpoint, roundTrips);
+  const stats = { calls: 0, failedCalls: 0, idsReceived: 0 };
+  for (const answer of await all({})) for (const name of Object.keys(stats)) stats[name] += answer.stats[name];
+  const ratios = rates.client.map((c, i) => c / rates.generator[i]);
   return {
-    floorNs,
-    takeNs,
-    floorLoopNs,
-    steadyNs: steady.ns,
-    steadyCpuNs: steady.cpuNs,
-    floorLoopCpuNs,
-    roundTripNs: trip.ns,
-    refills: steady.calls,
-    idsPerRoundTrip: ids / Math.max(1, steady.calls),
-    sink: String(sink),
+    generator: median(rates.generator),
+    client: median(rates.client),
+    ratios: [Math.min(...ratios), Math.max(...ratios)],
+    stats,
   };
 }
 
-function report(thread, r) {
-  const f = (x) => x.toFixed(1);
-  console.log(
-    `thread ${thread}: (a) tryNext() from the buffer ${f(r.takeNs)} ns/ID against (b) the floor ` +
-      `${f(r.floorNs)} ns/ID (medians of alternating rounds): ${(r.takeNs / r.floorNs).toFixed(2)}x\n` +
-      `  a steady next() loop, refills and their parsing included: ${f(r.steadyNs)} ns/ID against ` +
-      `the floor's loop ${f(r.floorLoopNs)} ns/ID: ${(r.steadyNs / r.floorLoopNs).toFixed(2)}x; CPU ` +
-      `${f(r.steadyCpuNs)} against ${f(r.floorLoopCpuNs)} ns/ID: ` +
-      `${(r.steadyCpuNs / r.floorLoopCpuNs).toFixed(2)}x\n` +
-      `  (c) one HTTP round trip per ID: ${f(r.roundTripNs)} ns/ID, ` +
-      `${(r.roundTripNs / r.steadyNs).toFixed(0)}x the steady loop\n` +
-      `  ${r.refills} round trips for the steady loop's IDs: ${f(r.idsPerRoundTrip)} IDs per round trip`,
-  );
-}
-
-if (!isMainThread) {
-  parentPort.postMessage(await measure(workerData));
-} else {
+async function main() {
   const options = args();
-  if (options.threads <= 1) {
-    report(0, await measure(options));
-  } else {
-    const runs = Array.from({ length: options.threads }, () => {
-      const worker = new Worker(new URL(import.meta.url), { workerData: options });
-      return new Promise((resolve, reject) => worker.once("message", resolve).once("error", reject));
-    });
-    (await Promise.all(runs)).forEach((r, i) => report(i, r));
+  let nodes = [];
+  let endpoints = options.endpoints ? options.endpoints.split(",") : [];
+  if (endpoints.length === 0) {
+    const { Node } = await import("./test/snowidd.mjs");
+    nodes = await Node.startAll(Array.from({ length: options.nodes }, (_, i) => ({ worker: i + 1, datacenter: 7 })));
+    endpoints = nodes.map((node) => node.url);
+  }
+  const load = () => os.loadavg()[0].toFixed(1);
+  const loadBefore = load();
+  const rows = [];
+  try {
+    const common = { endpoints, warmupMs: options.warmup * 1000, timedMs: options.seconds * 1000,
+      rounds: options.rounds };
+    for (const threads of options.threads) rows.push({ threads, ...(await runThreads(threads, common)) });
+  } finally {
+    await Promise.all(nodes.map((node) => node.stop()));
+  }
+  const n = (x) => Math.round(x).toLocaleString("en-US");
+  console.log(`Node.js ${process.version}, ${os.cpus()[0].model}, ${os.cpus().length} CPUs, ` +
+    `load ${loadBefore} -> ${load()}; ${endpoints.length} node(s); ${options.warmup} s warm-up, then ` +
+    `${options.rounds} rounds of ${options.seconds} s each side`);
+  console.log("| threads | in-process generator, IDs/s | client, IDs/s | client / generator | per round | client calls | IDs per call | failed calls |");
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|");
+  const f = (x) => x.toFixed(2);
+  for (const r of rows) {
+    console.log(`| ${r.threads} | ${n(r.generator)} | ${n(r.client)} | ${f(r.client / r.generator)} | ` +
+      `${f(r.ratios[0])}–${f(r.ratios[1])} | ${n(r.stats.calls)} | ` +
+      `${n(r.stats.idsReceived / Math.max(1, r.stats.calls - r.stats.failedCalls))} | ${n(r.stats.failedCalls)} |`);
   }
 }
+
+if (isMainThread) await main();
+else await workerMain(workerData);

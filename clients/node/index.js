@@ -1,6 +1,10 @@
+"use strict";
 // snowid-client: IDs from snowidd nodes over HTTP, buffered locally.
-// The public surface; lib/client.js holds the design.
-export { Client } from "./lib/client.js";
-export { SnowidError } from "./lib/errors.js";
-export { decodeId, layoutFromInfo } from "./lib/layout.js";
-export { DEFAULTS } from "./lib/options.js";
+// The public surface, as CommonJS (require); index.mjs gives the same
+// objects to `import`. lib/client.js holds the design.
+const { Client } = require("./lib/client.js");
+const { SnowidError } = require("./lib/errors.js");
+const { decodeId, layoutFromInfo } = require("./lib/layout.js");
+const { DEFAULTS } = require("./lib/options.js");
+
+module.exports = { Client, SnowidError, decodeId, layoutFromInfo, DEFAULTS };

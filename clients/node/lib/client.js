@@ -1,58 +1,71 @@
+"use strict";
 // Client: IDs for an application from one or more snowidd nodes, served
-// from a local buffer that a background task keeps topped up over HTTP/1.1
-// (GET /v1/ids for Snowflake IDs, GET /v1/segment/{tag} for a tag's numbers).
-// The contract is the C++ client's (include/snowid/client.h).
+// from a local buffer that refill calls keep topped up over HTTP/1.1
+// (GET /v1/ids for Snowflake IDs, GET /v1/segment/{tag} for a tag's
+// numbers, both with format=binary: 8 bytes a number). The contract is
+// docs/clients.md's, the C++ client's (include/snowid/client.h).
 //
 // tryNext() takes an ID from the buffer: no I/O, no await, one clock read.
 // next() does the same and only when the buffer is empty waits, at most
-// emptyWaitMs, for the refill; it then rejects with "unavailable" (never
-// waits forever). Endpoints that fail are skipped with exponential backoff;
-// while one answers, callers see no error.
+// emptyWaitMs (startWaitMs until the buffer's first batch has arrived), for
+// a refill; it then rejects with "unavailable" (never waits forever).
 //
-// The refill task is one async loop per client: when a buffer falls below
-// its low-water mark (the take that leaves it there wakes the loop; a timer
-// catches the rest) it asks the first healthy endpoint for a batch, with a
-// deadline. Batches double while refills come sooner than refillPeriodMs / 2
-// and halve while they come later than 2 * refillPeriodMs. A batch is taken
-// only as answer.js says (docs/clients.md, "What a client accepts"); any
-// other answer is discarded, counted (stats().invalidAnswers) and backs its
-// endpoint off as a node that did not answer does.
+// Refills: when a buffer falls below its low-water mark (the take that
+// leaves it there queues a refill round; a timer brings the rest: backoff
+// ends, expiry) a round starts calls, each to an endpoint drawn at random
+// among the healthy ones that no call of this buffer is at, so a fleet of
+// clients given the same list loads every node alike. A failed call backs
+// its endpoint off (backoffInitialMs doubled per failure up to
+// backoffMaxMs, each wait drawn between half and all of that: jitter) and
+// the round goes on at once to another healthy endpoint. Batches double
+// while refills come sooner than refillPeriodMs / 2 and halve while they
+// come later than twice it; at the largest batch, a buffer that ran dry
+// while a call was out allows one more call at once, each to another node
+// (a node of the default layout issues at most 4,096 IDs a ms; never two
+// calls of one buffer at one endpoint, whose answers the order check per
+// issuer takes one after the other), down again when refills slow. A
+// batch is taken only as answer.js says (docs/clients.md, "What a client
+// accepts"); any other answer is discarded, counted
+// (stats().invalidAnswers) and backs its endpoint off as a node that did
+// not answer does. An endpoint that refuses format=binary (a node from
+// before it: 400 naming the format) is asked for JSON from then on.
 //
 // Order: every ID handed out is unique (issued by a node once, taken from
-// the buffer once); one buffer hands its IDs out in increasing order.
+// the buffer once). Batches from several nodes are handed out in the order
+// they arrived, so IDs rise within a batch, not across nodes.
 // Thread-safety: a Client lives in one JavaScript thread (a worker thread
 // opens its own); any number of async tasks may call it at once.
-import { performance } from "node:perf_hooks";
+const { performance } = require("node:perf_hooks");
 
-import { Watermarks, bodyLimit, parseBatch } from "./answer.js";
-import { INVALID_ARGUMENT, NOT_FOUND, SnowidError, UNAVAILABLE, invalidArgument } from "./errors.js";
-import { IdBuffer } from "./id_buffer.js";
-import { decodeId, layoutFromInfo } from "./layout.js";
-import { resolveOptions } from "./options.js";
-import { Endpoint, HttpError, InvalidAnswer } from "./transport.js";
+const { jitteredWait, nextBackoff } = require("./backoff.js");
+const { Watermarks, binaryLimit, jsonLimit, parseBinaryBatch, parseJsonBatch } = require("./answer.js");
+const { INVALID_ARGUMENT, NOT_FOUND, SnowidError, UNAVAILABLE, invalidArgument } = require("./errors.js");
+const { IdBuffer } = require("./id_buffer.js");
+const { decodeId, layoutFromInfo } = require("./layout.js");
+const { resolveOptions } = require("./options.js");
+const { Endpoint, HttpError, InvalidAnswer } = require("./transport.js");
 
 const now = () => performance.now();
-const LIMIT = /out of range 1\.\.(\d+)/;
+// snowidd's refusals of a count above its max_batch and of format=binary.
+const COUNT_LIMIT = /out of range 1\.\.(\d+)/;
+const BINARY_REFUSED = /format 'binary'/;
 // The most bytes read of a /v1/info answer.
 const INFO_LIMIT = 64 * 1024;
 
-export class Client {
+class Client {
   #options;
   #nodes;
-  #current = 0; // the node that served last: asked first
   #snowflake;
   #tags = new Map();
   #closed = false;
-  #woken = false; // a caller asked for a refill since the loop's round began
-  #wakeSleep = null; // ends the loop's sleep
   #news = null; // resolved when a batch is put or an error recorded
   #layout = null;
-  #calls = { ok: 0, failed: 0, invalid: 0 };
-  #loop;
+  #calls = { sent: 0, failed: 0, invalid: 0 };
+  #running = new Set(); // the refill calls out now
 
   // Validates the options (a SnowidError "invalid_argument" names the first
-  // bad one) and starts the refill task, which fetches the first batch at
-  // once. Connects lazily: an endpoint down now is not an error here.
+  // bad one) and starts the first refill at once. Connects lazily: an
+  // endpoint down now is not an error here.
   constructor(options) {
     this.#options = resolveOptions(options);
     const o = this.#options;
@@ -61,11 +74,10 @@ export class Client {
       watermarks: new Watermarks(),
       retryAt: 0,
       backoffMs: 0,
+      binary: true, // asked for format=binary until it refuses it
     }));
     this.#snowflake = new IdBuffer("", o.initialBatch, o.lowWater);
-    this.#loop = this.#run().catch((error) => {
-      this.#record(this.#snowflake, new SnowidError(UNAVAILABLE, `refill stopped: ${error}`));
-    });
+    this.#refill(this.#snowflake);
   }
 
   static open(options) {
@@ -77,7 +89,7 @@ export class Client {
   tryNext() {
     const buffer = this.#snowflake;
     const id = buffer.take(now());
-    if (buffer.size < buffer.low) this.#wake();
+    if (buffer.size < buffer.low) this.#wake(buffer);
     return id;
   }
 
@@ -89,16 +101,26 @@ export class Client {
     return id !== undefined ? Promise.resolve(id) : this.#waitAndTake(this.#snowflake);
   }
 
-  // `count` Snowflake IDs, an array of BigInt in increasing order, each as
-  // next() would return it; on error the IDs already taken are consumed.
+  // `count` distinct Snowflake IDs, an array of BigInt, each as next()
+  // would return it; on error the IDs already taken are consumed. The
+  // clock is read once per run of takes from the buffer, as the C++
+  // client's next(span) does: no code of the caller's runs in between.
   async nextMany(count) {
     if (!Number.isInteger(count) || count < 0) {
       throw invalidArgument(`count: ${count} is not a whole number >= 0`);
     }
+    const buffer = this.#snowflake;
     const out = new Array(count);
+    let at = now();
     for (let i = 0; i < count; ) {
-      const id = this.tryNext();
-      out[i++] = id !== undefined ? id : await this.#waitAndTake(this.#snowflake);
+      const id = buffer.take(at);
+      if (buffer.size < buffer.low) this.#wake(buffer);
+      if (id !== undefined) {
+        out[i++] = id;
+      } else {
+        out[i++] = await this.#waitAndTake(buffer);
+        at = now();
+      }
     }
     return out;
   }
@@ -116,7 +138,7 @@ export class Client {
       this.#tags.set(tag, buffer);
     }
     const id = buffer.take(0);
-    if (buffer.size < buffer.low) this.#wake();
+    if (buffer.size < buffer.low) this.#wake(buffer);
     return id !== undefined ? Promise.resolve(id) : this.#waitAndTake(buffer);
   }
 
@@ -138,55 +160,62 @@ export class Client {
     return decodeId(await this.layout(), id);
   }
 
-  // What the client did: successful and failed HTTP calls of the refill
-  // task, the answers among the failed ones discarded as no node could have
-  // sent them, and the Snowflake IDs buffered.
+  // The counts of docs/clients.md, "Stats": refill calls sent, those that
+  // brought no usable answer, the answers among them discarded as no node
+  // could have sent them; IDs (and segment numbers) taken into the buffers,
+  // handed to the application, and dropped unissued after maxAgeMs.
   stats() {
-    const calls = this.#calls;
+    const ids = { received: 0, served: 0, expired: 0 };
+    for (const buffer of this.#buffers()) {
+      ids.received += buffer.received;
+      ids.served += buffer.served;
+      ids.expired += buffer.expired;
+    }
     return {
-      calls: calls.ok,
-      failedCalls: calls.failed,
-      invalidAnswers: calls.invalid,
-      buffered: this.#snowflake.size,
+      calls: this.#calls.sent,
+      failedCalls: this.#calls.failed,
+      invalidAnswers: this.#calls.invalid,
+      idsReceived: ids.received,
+      idsServed: ids.served,
+      idsExpired: ids.expired,
     };
   }
 
-  // Stops the refill task, cancels its call in flight and drops the
-  // buffers; calls after it reject with "unavailable". Resolves once the
-  // task has ended.
+  // Stops the refills, cancels the calls out and drops the buffers; calls
+  // after it reject with "unavailable". Resolves once the calls have ended.
   async close() {
     if (!this.#closed) {
       this.#closed = true;
-      this.#snowflake.clear();
-      for (const buffer of this.#tags.values()) buffer.clear();
+      for (const buffer of this.#buffers()) {
+        buffer.clear();
+        clearTimeout(buffer.timer);
+      }
       for (const node of this.#nodes) node.endpoint.destroy();
-      if (this.#wakeSleep !== null) this.#wakeSleep();
       this.#tellNews();
     }
-    await this.#loop;
+    await Promise.all(this.#running);
   }
 
   // Callers --------------------------------------------------------------
 
   async #waitAndTake(buffer) {
-    const deadline = now() + this.#options.emptyWaitMs;
+    const o = this.#options;
+    const waitMs = buffer.started ? o.emptyWaitMs : Math.max(o.emptyWaitMs, o.startWaitMs);
+    const deadline = now() + waitMs;
     for (;;) {
       if (this.#closed) throw new SnowidError(UNAVAILABLE, "the client is closed");
       const id = buffer.take(now());
       if (id !== undefined) {
-        if (buffer.size < buffer.low) this.#wake();
+        if (buffer.size < buffer.low) this.#wake(buffer);
         return id;
       }
       if (buffer.refused && buffer.error) throw copy(buffer.error);
-      this.#wake();
+      this.#refill(buffer);
       const left = deadline - now();
       if (left <= 0 || !(await this.#newsWithin(left))) {
         if (buffer.error) throw copy(buffer.error);
         const what = buffer.tag === "" ? "" : ` for tag '${buffer.tag}'`;
-        throw new SnowidError(
-          UNAVAILABLE,
-          `no ID${what} buffered and none fetched within ${this.#options.emptyWaitMs} ms`,
-        );
+        throw new SnowidError(UNAVAILABLE, `no ID${what} buffered and none fetched within ${waitMs} ms`);
       }
     }
   }
@@ -215,131 +244,171 @@ export class Client {
     }
   }
 
-  #wake() {
-    if (this.#woken) return;
-    this.#woken = true;
-    if (this.#wakeSleep !== null) this.#wakeSleep();
-  }
-
-  // The refill task -------------------------------------------------------
-
-  async #run() {
-    while (!this.#closed) {
-      this.#woken = false;
-      let wakeAt = now() + this.#options.refillPeriodMs;
-      for (const buffer of [this.#snowflake, ...this.#tags.values()]) {
-        buffer.dropExpired(now());
-        wakeAt = Math.min(wakeAt, await this.#refill(buffer));
-        if (this.#closed) return;
-        // Past the expiry by a millisecond, or the loop may spin before it.
-        wakeAt = Math.min(wakeAt, buffer.oldestExpires() + 1);
-      }
-      if (!this.#woken) await this.#sleepUntil(wakeAt);
-    }
-  }
-
-  #sleepUntil(at) {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#wakeSleep = null;
-        resolve();
-      }, Math.max(0, at - now()));
-      // A client that is never closed does not keep the process alive.
-      timer.unref();
-      this.#wakeSleep = () => {
-        clearTimeout(timer);
-        this.#wakeSleep = null;
-        resolve();
-      };
+  // Queues a refill round for a buffer below its low-water mark, unless one
+  // is queued or the buffer has all the calls out that it may.
+  #wake(buffer) {
+    if (buffer.scheduled || buffer.running >= buffer.parallel || this.#closed) return;
+    buffer.scheduled = true;
+    setImmediate(() => {
+      buffer.scheduled = false;
+      this.#refill(buffer);
     });
   }
 
-  // Fetches batches until the buffer is at its low-water mark or above, the
-  // endpoints all failed or the nodes refuse; resolves to when the loop
-  // should come back for this buffer (Infinity: when woken or after a period).
-  async #refill(buffer) {
-    for (;;) {
-      if (this.#closed || buffer.size >= buffer.low) return Infinity;
-      if (now() < buffer.refusedUntil) return buffer.refusedUntil;
-      const retryAt = await this.#fetch(buffer, Math.min(buffer.batch, buffer.cap));
-      if (retryAt !== undefined) return retryAt;
-    }
+  * #buffers() {
+    yield this.#snowflake;
+    yield* this.#tags.values();
   }
 
-  // One batch from the first endpoint that answers, starting from the
-  // current one and skipping those backing off. Resolves undefined on
-  // progress (a batch put, or the batch size cut to the server's limit),
-  // else to when the first backoff ends.
-  async #fetch(buffer, count) {
-    const nodes = this.#nodes;
-    const first = this.#current;
-    for (let i = 0; i < nodes.length; i++) {
-      const index = (first + i) % nodes.length;
-      const node = nodes[index];
-      const started = now();
-      if (node.retryAt > started) continue;
-      try {
-        const ids = await fetchBatch(node, buffer.tag, count);
-        if (this.#closed) return Infinity;
-        this.#calls.ok++;
-        node.backoffMs = 0;
-        this.#current = index;
-        const expires = buffer.tag === "" ? started + this.#options.maxAgeMs : Infinity;
-        this.#put(buffer, ids, expires, started);
-        return undefined;
-      } catch (error) {
-        if (this.#closed) return Infinity;
-        this.#calls.failed++;
-        if (error instanceof InvalidAnswer) this.#calls.invalid++;
-        if (this.#failed(buffer, node, index, error, count)) return undefined;
+  // Refills --------------------------------------------------------------
+
+  // A refill round: drops expired IDs, starts calls while the buffer and
+  // the IDs asked for are below the low-water mark and the buffer may have
+  // more calls out, and sets the timer that brings the next round (a
+  // backoff's or a refusal's end, the oldest batch's expiry).
+  #refill(buffer) {
+    if (this.#closed) return;
+    const at = now();
+    buffer.dropExpired(at);
+    // Past the expiry by a millisecond, or the timer may fire before it.
+    let comeBack = buffer.oldestExpires() + 1;
+    while (buffer.running < buffer.parallel && buffer.size + buffer.pending < buffer.low) {
+      if (at < buffer.refusedUntil) {
+        comeBack = Math.min(comeBack, buffer.refusedUntil);
+        break;
       }
-    }
-    const later = nodes.map((node) => node.retryAt).filter((at) => at > now());
-    return Math.min(Infinity, ...later);
-  }
-
-  // Records a failed call; true if the batch size was cut to the server's
-  // max_batch (ask again at once). A refusal is this request's, not the
-  // node's: the next endpoint is asked but the refusing one keeps its place.
-  #failed(buffer, node, index, error, count) {
-    const o = this.#options;
-    if (error instanceof HttpError) {
-      const limit = error.status === 400 ? LIMIT.exec(error.message) : null;
-      if (limit !== null && count > Number(limit[1])) {
-        buffer.cap = Math.max(1, Number(limit[1]));
-        buffer.setBatch(Math.min(buffer.batch, buffer.cap));
-        return true;
+      const node = this.#pick(buffer, at);
+      if (node === undefined) {
+        comeBack = Math.min(comeBack, this.#healthyAgainAt(buffer, at));
+        break;
       }
-      const code = error.status === 404 ? NOT_FOUND : INVALID_ARGUMENT;
-      this.#record(buffer, new SnowidError(code, error.message, error.status), true);
-      buffer.refusedUntil = now() + o.backoffMaxMs;
-      return false;
+      this.#start(buffer, node, Math.min(buffer.batch, buffer.cap));
     }
-    this.#record(buffer, new SnowidError(UNAVAILABLE, error.message));
-    node.backoffMs = node.backoffMs === 0 ? o.backoffInitialMs : Math.min(o.backoffMaxMs, node.backoffMs * 2);
-    node.retryAt = now() + node.backoffMs;
-    if (this.#current === index) this.#current = (index + 1) % this.#nodes.length;
-    return false;
+    this.#arm(buffer, comeBack);
   }
 
-  // Puts a fetched batch in the buffer, adapts the batch size to the rate
-  // of refills and tells waiting callers.
-  #put(buffer, ids, expires, started) {
+  // An endpoint drawn at random among those healthy at `at` that no call of
+  // `buffer` is at; undefined if there is none.
+  #pick(buffer, at) {
+    let chosen;
+    let seen = 0;
+    for (const node of this.#nodes) {
+      if (node.retryAt > at || buffer.busy.has(node)) continue;
+      seen++;
+      if (Math.random() * seen < 1) chosen = node; // each of the `seen` alike
+    }
+    return chosen;
+  }
+
+  // When the first endpoint that `buffer` has no call at ends its backoff.
+  #healthyAgainAt(buffer, at) {
+    let first = Infinity;
+    for (const node of this.#nodes) {
+      if (!buffer.busy.has(node) && node.retryAt > at) first = Math.min(first, node.retryAt);
+    }
+    return first;
+  }
+
+  // Sets the buffer's timer to `at` (performance.now() ms) unless it fires
+  // sooner; a round that finds nothing to do sets it again.
+  #arm(buffer, at) {
+    if (at === Infinity || (buffer.timer !== undefined && buffer.timerAt <= at)) return;
+    clearTimeout(buffer.timer);
+    buffer.timerAt = at;
+    buffer.timer = setTimeout(() => {
+      buffer.timer = undefined;
+      this.#refill(buffer);
+    }, Math.max(0, at - now()));
+    // A client that is never closed does not keep the process alive.
+    buffer.timer.unref();
+  }
+
+  #start(buffer, node, count) {
+    buffer.running++;
+    buffer.pending += count;
+    buffer.busy.add(node);
+    this.#calls.sent++;
+    const call = this.#call(buffer, node, count).catch((error) => {
+      this.#record(buffer, new SnowidError(UNAVAILABLE, `refill failed: ${error}`));
+    });
+    this.#running.add(call);
+    call.then(() => this.#running.delete(call));
+  }
+
+  // One refill call: a batch of `count` for `buffer` from `node`, put in the
+  // buffer or its failure recorded; then the next round.
+  async #call(buffer, node, count) {
+    const started = now();
+    let batch;
+    let failure;
+    try {
+      batch = await fetchBatch(node, buffer.tag, count);
+    } catch (error) {
+      failure = error;
+    }
+    buffer.running--;
+    buffer.pending -= count;
+    buffer.busy.delete(node);
+    if (this.#closed) return;
+    if (failure === undefined) this.#took(buffer, node, batch, started);
+    else this.#failed(buffer, node, failure, count);
+    this.#refill(buffer);
+  }
+
+  // Puts a fetched batch in the buffer, adapts the batch size and the calls
+  // allowed at once to the rate of refills, and tells waiting callers.
+  #took(buffer, node, batch, started) {
     const o = this.#options;
-    buffer.put(ids, expires);
+    node.backoffMs = 0;
+    buffer.put(batch, buffer.tag === "" ? started + o.maxAgeMs : Infinity);
     if (buffer.lastRefill !== undefined) {
       const since = started - buffer.lastRefill;
-      if (since < o.refillPeriodMs / 2) {
-        buffer.setBatch(Math.min(o.maxBatch, buffer.cap, buffer.batch * 2));
+      const largest = Math.min(o.maxBatch, buffer.cap);
+      if (since < o.refillPeriodMs / 2 && buffer.batch < largest) {
+        buffer.setBatch(Math.min(largest, buffer.batch * 2));
+      } else if (buffer.ranDry && buffer.batch >= largest && buffer.parallel < this.#nodes.length) {
+        buffer.setParallel(buffer.parallel + 1);
       } else if (since > o.refillPeriodMs * 2) {
-        buffer.setBatch(Math.max(o.initialBatch, Math.floor(buffer.batch / 2)));
+        if (buffer.parallel > 1) buffer.setParallel(buffer.parallel - 1);
+        else buffer.setBatch(Math.max(o.initialBatch, Math.floor(buffer.batch / 2)));
       }
     }
     buffer.lastRefill = started;
+    buffer.ranDry = false;
     buffer.refusedUntil = 0;
     buffer.error = undefined;
     buffer.refused = false;
     this.#tellNews();
+  }
+
+  // Records a failed call. A refusal is this request's, not the node's: it
+  // reaches the callers and is not asked of another node before
+  // backoffMaxMs. An endpoint that refuses format=binary is asked for JSON
+  // from then on; a count above a node's max_batch is cut to it. Any other
+  // failure backs the endpoint off, with jitter.
+  #failed(buffer, node, error, count) {
+    const o = this.#options;
+    this.#calls.failed++;
+    if (error instanceof InvalidAnswer) this.#calls.invalid++;
+    if (error instanceof HttpError) {
+      if (error.status === 400 && node.binary && BINARY_REFUSED.test(error.message)) {
+        node.binary = false;
+        return;
+      }
+      const limit = error.status === 400 ? COUNT_LIMIT.exec(error.message) : null;
+      if (limit !== null && count > Number(limit[1])) {
+        buffer.cap = Math.max(1, Number(limit[1]));
+        buffer.setBatch(Math.min(buffer.batch, buffer.cap));
+        return;
+      }
+      const code = error.status === 404 ? NOT_FOUND : INVALID_ARGUMENT;
+      buffer.refusedUntil = now() + o.backoffMaxMs;
+      this.#record(buffer, new SnowidError(code, error.message, error.status), true);
+      return;
+    }
+    node.backoffMs = nextBackoff(node.backoffMs, o);
+    node.retryAt = now() + jitteredWait(node.backoffMs);
+    this.#record(buffer, new SnowidError(UNAVAILABLE, error.message));
   }
 
   #record(buffer, error, refused = false) {
@@ -350,11 +419,12 @@ export class Client {
 
   async #fetchLayout() {
     const reasons = [];
+    const first = Math.floor(Math.random() * this.#nodes.length);
     for (let i = 0; i < this.#nodes.length; i++) {
-      const node = this.#nodes[(this.#current + i) % this.#nodes.length];
+      const node = this.#nodes[(first + i) % this.#nodes.length];
       try {
-        const { text } = await node.endpoint.get("/v1/info", INFO_LIMIT);
-        return layoutFromInfo(JSON.parse(text));
+        const { bytes } = await node.endpoint.get("/v1/info", INFO_LIMIT);
+        return layoutFromInfo(JSON.parse(Buffer.from(bytes.buffer, 0, bytes.length).toString("utf8")));
       } catch (error) {
         if (error instanceof HttpError) throw new SnowidError(INVALID_ARGUMENT, error.message, error.status);
         reasons.push(error.message);
@@ -366,21 +436,25 @@ export class Client {
 
 // The route of a refill. A tag goes percent-encoded in the path; "." and
 // ".." too, which a URL would otherwise resolve away.
-function pathOf(tag, count) {
-  if (tag === "") return `/v1/ids?count=${count}`;
+function pathOf(tag, count, binary) {
+  const query = binary ? `?count=${count}&format=binary` : `?count=${count}`;
+  if (tag === "") return `/v1/ids${query}`;
   const encoded = /^\.\.?$/.test(tag) ? tag.replaceAll(".", "%2E") : encodeURIComponent(tag);
-  return `/v1/segment/${encoded}?count=${count}`;
+  return `/v1/segment/${encoded}${query}`;
 }
 
-// A batch of 1 to `count` IDs (BigInt) for tag `tag` ("" for Snowflake IDs)
-// from `node`, as answer.js takes them; an InvalidAnswer naming the call
-// for any other answer.
+// A batch of 1 to `count` IDs (a BigInt64Array) for tag `tag` ("" for
+// Snowflake IDs) from `node`, in binary unless the node refused it, as
+// answer.js takes them; an InvalidAnswer naming the call for any other
+// answer.
 async function fetchBatch(node, tag, count) {
-  const path = pathOf(tag, count);
-  const { text, issuer } = await node.endpoint.get(path, bodyLimit(count));
+  const binary = node.binary;
+  const path = pathOf(tag, count, binary);
+  const limit = binary ? binaryLimit(count) : jsonLimit(count);
+  const { bytes, issuer, contentType } = await node.endpoint.get(path, limit);
   let ids;
   try {
-    ids = parseBatch(text, count);
+    ids = binary ? parseBinaryBatch(bytes, contentType, count) : parseJsonBatch(bytes, count);
     node.watermarks.check(tag, issuer, ids);
   } catch (error) {
     throw new InvalidAnswer(`${node.endpoint.base}${path}: ${error.message}`);
@@ -392,3 +466,5 @@ async function fetchBatch(node, tag, count) {
 function copy(error) {
   return new SnowidError(error.code, error.message, error.httpStatus);
 }
+
+module.exports = { Client };

@@ -1,3 +1,4 @@
+"use strict";
 // SnowidError: the one error type the client throws or rejects with.
 //
 // `code` is the C++ client's error_code_name (include/snowid/error.h), so
@@ -8,7 +9,7 @@
 //   "unavailable"       no ID within emptyWaitMs: every node down or slow,
 //                       or the client is closed
 // `httpStatus` is the status of the answer behind the error, when there was one.
-export class SnowidError extends Error {
+class SnowidError extends Error {
   constructor(code, message, httpStatus = undefined) {
     super(message);
     this.name = "SnowidError";
@@ -17,10 +18,12 @@ export class SnowidError extends Error {
   }
 }
 
-export const INVALID_ARGUMENT = "invalid_argument";
-export const NOT_FOUND = "not_found";
-export const UNAVAILABLE = "unavailable";
+const INVALID_ARGUMENT = "invalid_argument";
+const NOT_FOUND = "not_found";
+const UNAVAILABLE = "unavailable";
 
-export function invalidArgument(message) {
+function invalidArgument(message) {
   return new SnowidError(INVALID_ARGUMENT, message);
 }
+
+module.exports = { SnowidError, INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, invalidArgument };

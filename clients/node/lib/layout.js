@@ -1,3 +1,4 @@
+"use strict";
 // A node's ID layout, as GET /v1/info reports it, and decode() under it.
 //
 // The field order is snowid's (src/core/bit_fields.h):
@@ -5,14 +6,14 @@
 //   sequence "high": sign | timestamp | sequence | datacenter | worker
 // The timestamp counts time units (timeUnitMs) since the epoch (epochMs).
 // All arithmetic on IDs is BigInt: an ID is never a Number. Pure functions.
-import { invalidArgument } from "./errors.js";
+const { invalidArgument } = require("./errors.js");
 
 const mask = (bits) => (1n << BigInt(bits)) - 1n;
 
 // A Layout from the JSON of GET /v1/info (its "layout" object). Throws for
 // one no node has: bit widths not in 0..63 or above 63 in all, a time unit
 // not in 1..2^32 - 1, an epoch before 1970 or past 2^53 ms.
-export function layoutFromInfo(info) {
+function layoutFromInfo(info) {
   const l = info && info.layout;
   const fields = ["timestamp_bits", "datacenter_bits", "worker_bits", "sequence_bits"];
   const widths = l ? fields.map((f) => l[f]) : [];
@@ -47,7 +48,7 @@ export function layoutFromInfo(info) {
 // The fields of `id` (a BigInt, or a string of decimal digits) under
 // `layout`: { id, timestampMs, time (a Date), datacenter, worker, sequence }.
 // Throws invalid_argument for a negative ID or one with bits above the layout.
-export function decodeId(layout, id) {
+function decodeId(layout, id) {
   const value = typeof id === "bigint" ? id : parseId(id);
   if (value < 0n) throw invalidArgument(`ID ${value} is negative`);
   if (value >> BigInt(layout.totalBits) !== 0n) {
@@ -73,3 +74,5 @@ function parseId(text) {
   }
   return BigInt(text);
 }
+
+module.exports = { layoutFromInfo, decodeId };

@@ -1,17 +1,19 @@
+"use strict";
 // The client's options: their defaults and their validation.
 //
 // Names are the C++ ClientOptions' (include/snowid/client.h) in camelCase;
 // durations carry their unit in the name (Ms), as JavaScript has no
 // duration type. Pure functions, no state.
-import { invalidArgument } from "./errors.js";
+const { invalidArgument } = require("./errors.js");
 
-export const DEFAULTS = Object.freeze({
+const DEFAULTS = Object.freeze({
   endpoints: [], // base URLs of snowidd's HTTP listeners, "http://10.0.0.1:8080"
   bearerToken: "", // sent as "Authorization: Bearer <token>" when not empty
   agent: "", // X-Snowid-Agent: [a-zA-Z][a-zA-Z0-9-]*, at most 64 characters
   ca: undefined, // https endpoints: trusted CA certificates (PEM), else Node's
   callDeadlineMs: 500, // deadline of every HTTP call to a node
   emptyWaitMs: 200, // longest wait of next() on an empty buffer
+  startWaitMs: 2000, // ...until the buffer's first batch has arrived
   lowWater: 0.5, // refill when fewer than this fraction of a batch is left, (0, 1]
   initialBatch: 1000, // IDs per refill at first
   maxBatch: 10000, // IDs per refill at most: snowidd's HTTP max_batch default
@@ -25,8 +27,16 @@ export const DEFAULTS = Object.freeze({
 const MAX_BATCH_LIMIT = 1_000_000;
 const AGENT = /^[a-zA-Z][a-zA-Z0-9-]{0,63}$/;
 
-function positive(value) {
-  return typeof value === "number" && Number.isFinite(value) && value > 0;
+// The longest duration a timer takes (2^31 - 1 ms, about 24.8 days).
+const LONGEST_MS = 2 ** 31 - 1;
+
+// Throws invalid_argument unless option `name` is a number of ms in
+// [least, LONGEST_MS].
+function checkDuration(o, name, least) {
+  const value = o[name];
+  if (!(typeof value === "number" && value >= least && value <= LONGEST_MS)) {
+    throw invalidArgument(`${name}: ${value} is not a number of ms in [${least}, ${LONGEST_MS}]`);
+  }
 }
 
 function checkEndpoint(text) {
@@ -64,14 +74,9 @@ const CHECKS = [
       throw invalidArgument("bearerToken: must be a string without line breaks");
     }
   },
-  (o) => {
-    if (!positive(o.callDeadlineMs)) throw invalidArgument("callDeadlineMs: must be above 0");
-  },
-  (o) => {
-    if (!(typeof o.emptyWaitMs === "number" && o.emptyWaitMs >= 0)) {
-      throw invalidArgument("emptyWaitMs: must not be negative");
-    }
-  },
+  (o) => checkDuration(o, "callDeadlineMs", 1),
+  (o) => checkDuration(o, "emptyWaitMs", 0),
+  (o) => checkDuration(o, "startWaitMs", 0),
   (o) => {
     if (!(typeof o.lowWater === "number" && o.lowWater > 0 && o.lowWater <= 1)) {
       throw invalidArgument(`lowWater: ${o.lowWater} is not in (0, 1]`);
@@ -89,25 +94,16 @@ const CHECKS = [
       );
     }
   },
-  (o) => {
-    if (!positive(o.refillPeriodMs)) throw invalidArgument("refillPeriodMs: must be above 0");
-  },
-  (o) => {
-    if (!(typeof o.maxAgeMs === "number" && o.maxAgeMs >= 10)) {
-      throw invalidArgument("maxAgeMs: must be at least 10");
-    }
-  },
-  (o) => {
-    if (!positive(o.backoffInitialMs) || !(o.backoffMaxMs >= o.backoffInitialMs)) {
-      throw invalidArgument("backoff: need 0 < backoffInitialMs <= backoffMaxMs");
-    }
-  },
+  (o) => checkDuration(o, "refillPeriodMs", 1),
+  (o) => checkDuration(o, "maxAgeMs", 10),
+  (o) => checkDuration(o, "backoffInitialMs", 1),
+  (o) => checkDuration(o, "backoffMaxMs", o.backoffInitialMs),
 ];
 
 // The options with the defaults filled in and the endpoints normalised
 // (no trailing slash); throws a SnowidError (invalid_argument) naming the
 // first bad or unknown option.
-export function resolveOptions(options) {
+function resolveOptions(options) {
   if (options === null || typeof options !== "object") {
     throw invalidArgument("options: an object with at least `endpoints` is needed");
   }
@@ -122,3 +118,5 @@ export function resolveOptions(options) {
   resolved.endpoints = resolved.endpoints.map((endpoint) => checkEndpoint(String(endpoint)));
   return Object.freeze(resolved);
 }
+
+module.exports = { DEFAULTS, resolveOptions };

@@ -1,10 +1,12 @@
+"use strict";
 // Endpoint: one snowidd node's HTTP listener, called with GET on a
 // keep-alive connection, with a deadline on every call and a limit on the
 // body read.
 //
-// get(path, limitBytes) resolves to { text, issuer } of a 200 answer: its
-// body as UTF-8 text and its Snowid-Issuer header (undefined without one).
-// It rejects with
+// get(path, limitBytes) resolves to { bytes, issuer, contentType } of a 200
+// answer: its body (a Uint8Array at offset 0 of an ArrayBuffer of its own,
+// so that an 8-byte view of it is aligned), its Snowid-Issuer header
+// (undefined without one) and its Content-Type. It rejects with
 //   InvalidAnswer  a 200 answer whose body is above limitBytes or not whole
 //                  by the deadline (a NodeError: the node is backed off),
 //                  or, from the caller, one no node could have sent
@@ -15,14 +17,14 @@
 // A body is read no further than its limit; the connection is then ended.
 // destroy() ends the connections, the one in flight included (its call
 // rejects with a NodeError). One Endpoint is used by one client.
-import http from "node:http";
-import https from "node:https";
+const http = require("node:http");
+const https = require("node:https");
 
-export class NodeError extends Error {}
+class NodeError extends Error {}
 
-export class InvalidAnswer extends NodeError {}
+class InvalidAnswer extends NodeError {}
 
-export class HttpError extends Error {
+class HttpError extends Error {
   constructor(status, message) {
     super(message);
     this.status = status;
@@ -32,18 +34,18 @@ export class HttpError extends Error {
 // The most bytes of a refusal's body read for its message.
 const REFUSAL_LIMIT = 4096;
 
-export class Endpoint {
+class Endpoint {
   // `base`: a validated base URL without a trailing slash.
   constructor(base, { bearerToken, agent, callDeadlineMs, ca }) {
     this.base = base;
     const secure = base.startsWith("https:");
     this.module = secure ? https : http;
-    // One connection serves the refills; a second lets a layout look-up
-    // run beside a refill without waiting for it.
-    const agentOptions = { keepAlive: true, maxSockets: 2, maxFreeSockets: 2 };
+    // One connection serves the refills of a buffer; more let a layout
+    // look-up and other buffers' refills run beside it.
+    const agentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 4 };
     if (secure && ca !== undefined) agentOptions.ca = ca;
     this.agent = new this.module.Agent(agentOptions);
-    this.headers = { accept: "application/json" };
+    this.headers = { accept: "application/octet-stream, application/json" };
     if (bearerToken) this.headers.authorization = `Bearer ${bearerToken}`;
     if (agent) this.headers["x-snowid-agent"] = agent;
     this.deadlineMs = callDeadlineMs;
@@ -82,18 +84,23 @@ export class Endpoint {
         const chunks = [];
         let size = 0;
         const end = () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          const issuer = response.headers["snowid-issuer"];
-          settle(url, status, text, issuer, (v) => finish(resolve, v), (e) => finish(reject, e));
+          if (done) return;
+          const bytes = join(chunks, size);
+          if (status === 200) {
+            const issuer = response.headers["snowid-issuer"];
+            return finish(resolve, { bytes, issuer, contentType: response.headers["content-type"] });
+          }
+          finish(reject, refusal(url, status, bytes));
         };
         response.on("data", (chunk) => {
-          size += chunk.length;
-          if (size <= limit) {
+          if (size + chunk.length <= limit) {
             chunks.push(chunk);
+            size += chunk.length;
           } else if (taken) {
             fail(`a body above ${limit} bytes`);
           } else {
-            chunks.push(chunk.subarray(0, chunk.length - (size - limit)));
+            chunks.push(chunk.subarray(0, limit - size));
+            size = limit;
             end(); // the rest of a long refusal is left unread
             request.destroy();
           }
@@ -110,8 +117,20 @@ export class Endpoint {
   }
 }
 
-function settle(url, status, text, issuer, resolve, reject) {
-  if (status === 200) return resolve({ text, issuer });
+// The chunks in one Uint8Array of `size` bytes at offset 0 of its own buffer.
+function join(chunks, size) {
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
+}
+
+// The error of an answer other than 200, with the reason its JSON gives.
+function refusal(url, status, bytes) {
+  const text = Buffer.from(bytes.buffer, 0, bytes.length).toString("utf8");
   let reason = text.slice(0, 200);
   try {
     const body = JSON.parse(text);
@@ -120,5 +139,7 @@ function settle(url, status, text, issuer, resolve, reject) {
     // not JSON: the text itself
   }
   const message = `${url}: ${reason} (HTTP ${status})`;
-  reject(status >= 400 && status < 500 ? new HttpError(status, message) : new NodeError(message));
+  return status >= 400 && status < 500 ? new HttpError(status, message) : new NodeError(message);
 }
+
+module.exports = { Endpoint, HttpError, InvalidAnswer, NodeError };

@@ -3,35 +3,87 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { Watermarks, bodyLimit, parseBatch } from "../lib/answer.js";
+import { Watermarks, binaryLimit, jsonLimit, parseBinaryBatch, parseJsonBatch } from "../lib/answer.js";
+import { jitteredWait, nextBackoff } from "../lib/backoff.js";
 import { layoutFromInfo } from "../lib/layout.js";
 import { InvalidAnswer } from "../lib/transport.js";
 
 const LARGEST = 2n ** 63n - 1n;
-const body = (ids) => JSON.stringify({ ids });
+const BINARY = "application/octet-stream";
+const body = (ids) => new TextEncoder().encode(JSON.stringify({ ids }));
+const text = (json) => new TextEncoder().encode(json);
 const refused = (fn) => assert.throws(fn, InvalidAnswer);
+// `numbers` (BigInts, taken modulo 2^64) as format=binary carries them.
+function binary(numbers) {
+  const bytes = new Uint8Array(8 * numbers.length);
+  const view = new DataView(bytes.buffer);
+  numbers.forEach((n, i) => view.setBigUint64(8 * i, BigInt.asUintN(64, n), true));
+  return bytes;
+}
 
-describe("parseBatch", () => {
+describe("parseJsonBatch", () => {
   test("takes 0, the largest ID and fewer than asked", () => {
-    assert.deepEqual(parseBatch(body(["0", "7", String(LARGEST)]), 5), [0n, 7n, LARGEST]);
+    assert.deepEqual([...parseJsonBatch(body(["0", "7", String(LARGEST)]), 5)], [0n, 7n, LARGEST]);
+  });
+
+  test("ignores members beside ids", () => {
+    const answer = text(JSON.stringify({ issuer: "a1", ids: ["5", "6"], next: { hint: 1 } }));
+    assert.deepEqual([...parseJsonBatch(answer, 2)], [5n, 6n]);
   });
 
   test("refuses what BigInt() would read", () => {
     for (const bad of ["1\n", "1,2", "1.0", "1e3", "\u0661", " 1", "0x1", "0b1", "", "-0", "00", String(2n ** 63n)]) {
-      refused(() => parseBatch(body(["0", bad]), 5));
+      refused(() => parseJsonBatch(body(["0", bad]), 5));
     }
   });
 
   test("refuses what is not an array of 1 to N strings", () => {
-    for (const bad of ["", "[]", "{}", "null", body([]), body("1"), body(["1", "2", "3"]), "[".repeat(100000),
-      '{"ids":["1"]', body([true]), body([null]), body([1])]) {
-      refused(() => parseBatch(bad, 2));
+    for (const bad of ["", "[]", "{}", "null", JSON.stringify({ ids: [] }), JSON.stringify({ ids: "1" }),
+      JSON.stringify({ ids: ["1", "2", "3"] }), "[".repeat(100000), '{"ids":["1"]', JSON.stringify({ ids: [true] }),
+      JSON.stringify({ ids: [null] }), JSON.stringify({ ids: [1] })]) {
+      refused(() => parseJsonBatch(text(bad), 2));
     }
   });
 
   test("the largest batch fits its body limit", () => {
     const ids = Array.from({ length: 10000 }, (_, i) => String(LARGEST - 10000n + BigInt(i)));
-    assert.ok(Buffer.byteLength(body(ids)) <= bodyLimit(10000));
+    assert.ok(body(ids).length <= jsonLimit(10000));
+  });
+});
+
+describe("parseBinaryBatch", () => {
+  test("takes 0, the largest ID and fewer than asked, without copying", () => {
+    const bytes = binary([0n, 7n, 2n ** 32n, 2n ** 32n + 1n, LARGEST]);
+    const ids = parseBinaryBatch(bytes, BINARY, 6);
+    assert.deepEqual([...ids], [0n, 7n, 2n ** 32n, 2n ** 32n + 1n, LARGEST]);
+    assert.equal(ids.buffer, bytes.buffer);
+    assert.deepEqual([...parseBinaryBatch(binary([5n]), "Application/Octet-Stream; x=1", 1)], [5n]);
+  });
+
+  test("refuses another Content-Type", () => {
+    for (const type of [undefined, "application/json", "text/plain", "application/octet-streamy"]) {
+      refused(() => parseBinaryBatch(binary([1n, 2n]), type, 2));
+    }
+  });
+
+  test("refuses a length that is not 1 to N numbers of 8 bytes", () => {
+    refused(() => parseBinaryBatch(new Uint8Array(0), BINARY, 2));
+    refused(() => parseBinaryBatch(binary([1n, 2n]).subarray(0, 13), BINARY, 2));
+    refused(() => parseBinaryBatch(binary([1n, 2n, 3n]), BINARY, 2));
+    assert.equal(binaryLimit(3), 24);
+  });
+
+  test("refuses a number at or above 2^63, and numbers that do not rise", () => {
+    for (const bad of [[1n, 2n ** 63n], [1n, 2n ** 64n - 1n], [-1n], [5n, 5n], [5n, 4n], [2n ** 32n, 1n],
+      [2n ** 32n + 1n, 2n ** 32n + 1n], [1n, 2n ** 32n, 2n ** 32n - 1n]]) {
+      refused(() => parseBinaryBatch(binary(bad), BINARY, 5));
+    }
+  });
+
+  test("a view at an odd offset is copied, not misread", () => {
+    const bytes = new Uint8Array(17);
+    bytes.set(binary([3n, 4n]), 1);
+    assert.deepEqual([...parseBinaryBatch(bytes.subarray(1), BINARY, 2)], [3n, 4n]);
   });
 });
 
@@ -65,4 +117,22 @@ test("layoutFromInfo refuses a layout no node has", () => {
     { epoch_ms: 2 ** 60 }, { datacenter_bits: "5" }]) {
     assert.throws(() => layoutFromInfo({ layout: { ...layout, ...bad } }), Error, JSON.stringify(bad));
   }
+});
+
+describe("backoff", () => {
+  test("doubles from backoffInitialMs up to backoffMaxMs", () => {
+    const options = { backoffInitialMs: 100, backoffMaxMs: 700 };
+    const seen = [];
+    for (let b = 0, i = 0; i < 5; i++) seen.push((b = nextBackoff(b, options)));
+    assert.deepEqual(seen, [100, 200, 400, 700, 700]);
+  });
+
+  test("each wait is drawn between half and all of the backoff", () => {
+    assert.equal(jitteredWait(400, () => 0), 200);
+    assert.equal(jitteredWait(400, () => 0.999999), 399.9998);
+    const waits = Array.from({ length: 1000 }, () => jitteredWait(400));
+    assert.ok(waits.every((w) => w >= 200 && w < 400));
+    // Drawn, not fixed: spread over the range.
+    assert.ok(Math.min(...waits) < 220 && Math.max(...waits) > 380);
+  });
 });

@@ -2,17 +2,23 @@
 // BigInt IDs, decode, failover order, empty wait, max age, refusals,
 // segment tags and close.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 
-import { Client, DEFAULTS, SnowidError, decodeId } from "../index.js";
+import { Client, DEFAULTS, SnowidError, decodeId } from "../index.mjs";
 import { Node, deadEndpoint, httpGet } from "./snowidd.mjs";
 
 const TOKEN = "s3cret-token";
+const run = promisify(execFile);
 // For tests that are not about timing bounds: on a 2-core machine under
 // other tests' load (load average 17 seen) a first round trip can take
 // longer than the default deadline (500 ms) and empty wait (200 ms).
 const PATIENT = { callDeadlineMs: 3000, emptyWaitMs: 5000 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// What a loaded 2-core machine adds to a wait measured here (a 200 ms timer
+// fired after up to 3.5 s at a load average of 25).
+const SLACK_MS = 2500;
 
 // Resolves to the error `promise` rejects with; fails if it resolves.
 async function rejection(promise) {
@@ -37,7 +43,11 @@ describe("options", () => {
     [{ endpoints: ["http://a:1"], agent: "bad_name" }, /^agent:/],
     [{ endpoints: ["http://a:1"], bearerToken: "a\nb" }, /^bearerToken:/],
     [{ endpoints: ["http://a:1"], callDeadlineMs: 0 }, /^callDeadlineMs:/],
+    [{ endpoints: ["http://a:1"], callDeadlineMs: NaN }, /^callDeadlineMs:/],
     [{ endpoints: ["http://a:1"], emptyWaitMs: -1 }, /^emptyWaitMs:/],
+    [{ endpoints: ["http://a:1"], emptyWaitMs: Infinity }, /^emptyWaitMs:/],
+    [{ endpoints: ["http://a:1"], startWaitMs: -1 }, /^startWaitMs:/],
+    [{ endpoints: ["http://a:1"], startWaitMs: "2s" }, /^startWaitMs:/],
     [{ endpoints: ["http://a:1"], lowWater: 0 }, /^lowWater:/],
     [{ endpoints: ["http://a:1"], lowWater: 1.5 }, /^lowWater:/],
     [{ endpoints: ["http://a:1"], initialBatch: 0 }, /^initialBatch:/],
@@ -46,8 +56,8 @@ describe("options", () => {
     [{ endpoints: ["http://a:1"], maxBatch: 1_000_001 }, /^maxBatch:/],
     [{ endpoints: ["http://a:1"], refillPeriodMs: 0 }, /^refillPeriodMs:/],
     [{ endpoints: ["http://a:1"], maxAgeMs: 9 }, /^maxAgeMs:/],
-    [{ endpoints: ["http://a:1"], backoffInitialMs: 0 }, /^backoff:/],
-    [{ endpoints: ["http://a:1"], backoffInitialMs: 200, backoffMaxMs: 100 }, /^backoff:/],
+    [{ endpoints: ["http://a:1"], backoffInitialMs: 0 }, /^backoffInitialMs:/],
+    [{ endpoints: ["http://a:1"], backoffInitialMs: 200, backoffMaxMs: 100 }, /^backoffMaxMs:/],
     [{ endpoints: ["http://a:1"], maxAge: 100 }, /^maxAge: no such option/],
   ];
   for (const [options, message] of bad) {
@@ -66,7 +76,7 @@ describe("options", () => {
       { ...DEFAULTS, endpoints: undefined },
       {
         endpoints: undefined, bearerToken: "", agent: "", ca: undefined, callDeadlineMs: 500,
-        emptyWaitMs: 200, lowWater: 0.5, initialBatch: 1000, maxBatch: 10000,
+        emptyWaitMs: 200, startWaitMs: 2000, lowWater: 0.5, initialBatch: 1000, maxBatch: 10000,
         refillPeriodMs: 500, maxAgeMs: 10000, backoffInitialMs: 100, backoffMaxMs: 5000,
       },
     );
@@ -77,9 +87,9 @@ describe("against live nodes", () => {
   let plain; // no token, segment tags created on first use
   let guarded; // a bearer token, tags not created
   before(async () => {
-    [plain, guarded] = await Promise.all([
-      Node.start({ worker: 5, datacenter: 1, extra: ["--segment-auto-create", "true"] }),
-      Node.start({ worker: 6, datacenter: 2, extra: ["--bearer-token", TOKEN] }),
+    [plain, guarded] = await Node.startAll([
+      { worker: 5, datacenter: 1, extra: ["--segment-auto-create", "true"] },
+      { worker: 6, datacenter: 2, extra: ["--bearer-token", TOKEN] },
     ]);
   });
   after(async () => {
@@ -137,28 +147,89 @@ describe("against live nodes", () => {
     }
   });
 
-  test("the first endpoint down: the next one serves, without an error", async () => {
-    const client = new Client({ ...PATIENT, endpoints: [await deadEndpoint(), plain.url] });
+  test("an endpoint down is skipped: the live one serves, without an error", async () => {
+    const client = new Client({ ...PATIENT, endpoints: [await deadEndpoint(), plain.url], initialBatch: 10,
+      maxBatch: 10 });
     try {
-      const id = await client.next();
-      assert.equal((await client.decode(id)).worker, 5);
-      assert.ok(client.stats().failedCalls >= 1);
+      // 30 refills, each to an endpoint drawn among the healthy: the dead one
+      // is drawn (and backed off) at the latest by the second refill most times.
+      for (const id of await client.nextMany(300)) assert.equal((await client.decode(id)).worker, 5);
+      assert.ok(client.stats().failedCalls >= 1, JSON.stringify(client.stats()));
     } finally {
       await client.close();
     }
   });
 
   test("every node down: next() rejects with unavailable within emptyWaitMs", async () => {
-    const client = new Client({ endpoints: [await deadEndpoint(), await deadEndpoint()], emptyWaitMs: 150 });
+    const client = new Client({ endpoints: [await deadEndpoint(), await deadEndpoint()], emptyWaitMs: 150,
+      startWaitMs: 0 });
     try {
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
         const error = await rejection(client.next());
         const took = performance.now() - started;
         assert.equal(error.code, "unavailable", error.message);
-        // emptyWaitMs and a busy machine's timer lateness, never the deadline of a call.
-        assert.ok(took < 150 + 1000, `waited ${took} ms`);
+        // emptyWaitMs and a busy machine's timer lateness: the endpoints refuse at once.
+        assert.ok(took < 150 + SLACK_MS, `waited ${took} ms`);
       }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("until the first batch has arrived, an empty buffer waits startWaitMs, not emptyWaitMs", async () => {
+    const client = new Client({ endpoints: [await deadEndpoint()], emptyWaitMs: 0, startWaitMs: 600 });
+    try {
+      const started = performance.now();
+      const error = await rejection(client.next());
+      const took = performance.now() - started;
+      assert.equal(error.code, "unavailable", error.message);
+      assert.match(error.message, /within 600 ms|ECONNREFUSED/);
+      assert.ok(took >= 590 && took < 600 + SLACK_MS, `waited ${took} ms`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("20 cold starts with the default options: every first call gets an ID", async () => {
+    const failures = [];
+    for (let i = 0; i < 20; i++) {
+      const client = new Client({ endpoints: [plain.url, guarded.url], bearerToken: TOKEN });
+      try {
+        const id = await client.next(); // at once, on a client just made
+        assert.equal(typeof id, "bigint");
+      } catch (error) {
+        failures.push(`start ${i}: ${error.message}`);
+      } finally {
+        await client.close();
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  test("stats count calls, failed calls and IDs received, served and expired", async () => {
+    const client = new Client({ ...PATIENT, endpoints: [plain.url], initialBatch: 100, maxBatch: 100,
+      maxAgeMs: 400 });
+    try {
+      await client.nextMany(250);
+      await client.nextTag("stats");
+      let stats = client.stats();
+      assert.equal(stats.failedCalls, 0);
+      assert.equal(stats.invalidAnswers, 0);
+      assert.equal(stats.idsServed, 251);
+      assert.equal(stats.idsExpired, 0);
+      // 3 calls for the Snowflake IDs and 1 for the tag, each of 100, and
+      // perhaps one more still out.
+      assert.ok(stats.calls >= 4 && stats.idsReceived >= 400, JSON.stringify(stats));
+      assert.ok(stats.idsReceived <= 100 * stats.calls, JSON.stringify(stats));
+      // The Snowflake IDs buffered now expire unissued; segment numbers
+      // (99 of the tag's batch) never do.
+      const buffered = stats.idsReceived - stats.idsServed - 99;
+      assert.ok(buffered > 0, JSON.stringify(stats));
+      await sleep(400 + 300);
+      stats = client.stats();
+      assert.ok(stats.idsExpired >= buffered, JSON.stringify(stats));
+      assert.equal(stats.idsServed, 251);
     } finally {
       await client.close();
     }
@@ -224,12 +295,23 @@ describe("against live nodes", () => {
     }
   });
 
+  test("a client never closed does not keep the process alive", async () => {
+    const program = `
+      import { Client } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
+      const client = new Client({ endpoints: [${JSON.stringify(plain.url)}] });
+      console.log(String(await client.next()));`;
+    const started = performance.now();
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", program], { timeout: 10000 });
+    assert.ok(BigInt(stdout.trim()) > 0n);
+    assert.ok(performance.now() - started < 8000);
+  });
+
   test("close() ends the refill task promptly; calls after it reject", async () => {
     const client = new Client({ ...PATIENT, endpoints: [plain.url] });
     await client.next();
     const started = performance.now();
     await client.close();
-    assert.ok(performance.now() - started < 1000);
+    assert.ok(performance.now() - started < SLACK_MS);
     assert.equal(client.tryNext(), undefined);
     assert.equal((await rejection(client.next())).code, "unavailable");
   });

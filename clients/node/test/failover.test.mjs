@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Client, decodeId } from "../index.js";
+import { Client, decodeId } from "../index.mjs";
 import { Node } from "./snowidd.mjs";
 
 const TOTAL = 1_000_000;
@@ -13,10 +13,7 @@ const TASKS = 8;
 const KILL_AT = 300_000;
 
 test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", async () => {
-  const [a, b] = await Promise.all([
-    Node.start({ worker: 7, datacenter: 2 }),
-    Node.start({ worker: 9, datacenter: 3 }),
-  ]);
+  const [a, b] = await Node.startAll([{ worker: 7, datacenter: 2 }, { worker: 9, datacenter: 3 }]);
   // 8 tasks that only draw want IDs faster than one refill at a time brings
   // them (maxBatch per round trip), so they often wait for a round trip. On a
   // 2-core machine under other tests' load (load average 17 seen) a round
@@ -52,7 +49,7 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
         slowest = Math.max(slowest, performance.now() - started);
         if (taken === KILL_AT && killedAt === undefined) {
           killedAt = Date.now();
-          process.kill(a.child.pid, "SIGKILL"); // the node serving now: the first endpoint
+          process.kill(a.child.pid, "SIGKILL"); // one of the two nodes the refills go to
         }
       }
     };
@@ -81,10 +78,10 @@ test("1,000,000 IDs from 8 tasks while one of two nodes is killed with -9", asyn
       perNode.set(node, perNode.get(node) + 1);
       if (node === a && fields.timestampMs > latestOfA) assert.fail(`A's ID ${id} is from after its kill`);
     }
-    // Both served: A until its death, B after it.
-    assert.ok(perNode.get(a) >= KILL_AT - 20000, `A served ${perNode.get(a)}`);
-    assert.ok(perNode.get(b) > 0, `B served ${perNode.get(b)}`);
-    console.log(`# A served ${perNode.get(a)}, B ${perNode.get(b)}; slowest call ${slowest.toFixed(1)} ms; ` +
+    // Both served (refills go to either), B alone after A's death.
+    assert.ok(perNode.get(a) > 0, `A served ${perNode.get(a)}`);
+    assert.ok(perNode.get(b) >= TOTAL - KILL_AT, `B served ${perNode.get(b)}`);
+    console.log(`A served ${perNode.get(a)}, B ${perNode.get(b)}; slowest call ${slowest.toFixed(1)} ms; ` +
       `${client.stats().calls} refills, ${client.stats().failedCalls} failed calls`);
   } finally {
     await client.close();

@@ -38,6 +38,17 @@ export class Node {
     return node;
   }
 
+  // Starts a node per spec at once; if one does not start, stops those
+  // that did and throws its error.
+  static async startAll(specs) {
+    const started = await Promise.allSettled(specs.map((spec) => Node.start(spec)));
+    const nodes = started.filter((r) => r.status === "fulfilled").map((r) => r.value);
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed === undefined) return nodes;
+    await Promise.all(nodes.map((node) => node.stop()));
+    throw failed.reason;
+  }
+
   constructor(child, dir, worker, datacenter) {
     this.child = child;
     this.dir = dir;
@@ -71,6 +82,7 @@ export class Node {
 
   #failure(what) {
     this.child.kill("SIGKILL");
+    rmSync(this.dir, { recursive: true, force: true });
     return new Error(`snowidd ${what}; its log:\n${this.log}`);
   }
 

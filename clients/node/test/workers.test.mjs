@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 
-import { Client } from "../index.js";
+import { Client } from "../index.mjs";
 
 const THREADS = 4;
 const PER_THREAD = 200_000;
@@ -27,7 +27,7 @@ if (!isMainThread) {
 } else {
   const { Node } = await import("./snowidd.mjs");
   test(`${THREADS} worker threads with a client each: ${THREADS * PER_THREAD} distinct IDs`, async () => {
-    const nodes = await Promise.all([Node.start({ worker: 1, datacenter: 4 }), Node.start({ worker: 2, datacenter: 4 })]);
+    const nodes = await Node.startAll([{ worker: 1, datacenter: 4 }, { worker: 2, datacenter: 4 }]);
     try {
       const endpoints = nodes.map((node) => node.url);
       const runs = Array.from({ length: THREADS }, () => {
