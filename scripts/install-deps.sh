@@ -91,4 +91,5 @@ if [ "$what" = test ]; then
   npm_ci "$(dirname "$0")/../tests/kubernetes" "the Kubernetes schema check"
   # The Node.js Redis clients (ioredis, node-redis) snowid_resp_tests runs.
   npm_ci "$(dirname "$0")/../tests/integration/resp_node" "the RESP tests' Node.js clients"
+  npm_ci "$(dirname "$0")/../clients/node/examples" "the Node.js client's examples (Knex, pg, TypeScript)"
 fi
