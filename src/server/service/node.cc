@@ -297,6 +297,22 @@ void Node::follow_reservation() {
     last_cover_error_ = std::move(reason);
   }
   if (covered.ok()) generator().raise_external_ceiling(reservation);
+  report_readiness();
+}
+
+// A change in whether the generator can issue (its reservation ended, the
+// clock fell behind its mark), logged once per change of kind, not every
+// 100 ms while it lasts.
+void Node::report_readiness() {
+  const Status ready = generator().readiness();
+  const int kind = ready.ok() ? -1 : static_cast<int>(ready.error().code);
+  if (kind == readiness_logged_) return;
+  if (!ready.ok()) {
+    spdlog::warn("not issuing IDs under node id {}: {}", node_id_, ready.error().message);
+  } else if (readiness_logged_ != -1) {
+    spdlog::info("issuing IDs under node id {} again", node_id_);
+  }
+  readiness_logged_ = kind;
 }
 
 void Node::follow_reclaim(std::uint64_t generation) {

@@ -117,6 +117,7 @@ class Node {
   void follow_reclaim(std::uint64_t generation);
   // Leased: logs a lost claim once, at warning level.
   void report_lost_claims();
+  void report_readiness();
 
   const GeneratorOptions generator_options_;
   std::unique_ptr<Coordinator> coordinator_;
@@ -129,6 +130,7 @@ class Node {
   std::unique_ptr<ClusterMarks> marks_;  // leased: this node's own marks
   std::uint64_t losses_logged_ = 0;      // lost claims and fencing events logged
   std::string reclaim_failure_logged_;   // the last failed re-claim's reason logged
+  int readiness_logged_ = -1;            // the ErrorCode of the readiness logged; -1: ready
   std::string last_cover_error_;         // the last failure to persist a mark, logged
   bool reported_pending_swap_ = false;   // a failed rebuild was logged
   std::string last_maintenance_error_;   // static mode: the last error maintain() logged
