@@ -122,7 +122,7 @@ func Open(options Options) (*Client, error) {
 	for _, endpoint := range options.Endpoints {
 		base, _ := baseURL(endpoint) // valid: checked by Validate
 		c.bases = append(c.bases, base)
-		c.nodes = append(c.nodes, node{base: base})
+		c.nodes = append(c.nodes, node{base: base, json: options.askInJSON})
 	}
 	go c.refillLoop()
 	return c, nil

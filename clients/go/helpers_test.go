@@ -46,7 +46,7 @@ func withDefaults(options snowid.Options) snowid.Options {
 	}
 	set, defaults := reflect.ValueOf(&options).Elem(), reflect.ValueOf(snowid.DefaultOptions())
 	for i := 0; i < set.NumField(); i++ {
-		if set.Field(i).IsZero() {
+		if set.Type().Field(i).IsExported() && set.Field(i).IsZero() {
 			set.Field(i).Set(defaults.Field(i))
 		}
 	}

@@ -69,6 +69,10 @@ type Options struct {
 	// that saw one failure together do not come back together.
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
+
+	// askInJSON: every endpoint is asked in JSON, as if it had refused
+	// format=binary. Tests only (export_test.go), for the JSON rules.
+	askInJSON bool
 }
 
 // The limit of MaxBatch: snowidd's own upper bound for max_batch.
