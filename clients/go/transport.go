@@ -48,6 +48,9 @@ const (
 	errorLimit = 64 << 10
 )
 
+// userAgent: the client and its version, in every request.
+const userAgent = "snowid-go/" + Version
+
 // issuerHeader names the snowidd process that issued a batch (batch.go).
 const issuerHeader = "Snowid-Issuer"
 
@@ -132,6 +135,7 @@ func (t *transport) call(base, target string, limit int64, forIDs bool) (answer,
 	if t.agent != "" {
 		request.Header.Set("X-Snowid-Agent", t.agent)
 	}
+	request.Header.Set("User-Agent", userAgent)
 	response, err := t.client.Do(request)
 	if err != nil {
 		return answer{}, &callError{failNode, 0, newError(ErrUnavailable, err.Error())}
