@@ -7,6 +7,8 @@ package snowid_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,5 +107,19 @@ func TestTheModuleInstallsAtItsVersionFromAProxyTree(t *testing.T) {
 	if err != nil || first < 1<<22 || got.Count != 5000 || got.Stats.IDsServed != 5000 ||
 		got.Stats.FailedCalls != 0 {
 		t.Fatalf("the installed program printed %s", out)
+	}
+
+	// The same tree from a static web server (as snowid.io's go-import
+	// "mod" tag points the go command at one): the same module, the same sum.
+	server := httptest.NewServer(http.FileServer(http.Dir(proxy)))
+	defer server.Close()
+	env = []string{"GOPROXY=" + server.URL, "GONOSUMDB=snowid.io/snowid",
+		"GOFLAGS=-mod=mod -modcacherw", "GOPATH=" + filepath.Join(work, "gopath-http")}
+	var downloaded struct{ Version, Sum string }
+	text := run(app, env, goTool, "mod", "download", "-json", "snowid.io/snowid@"+version)
+	if err := json.Unmarshal([]byte(text), &downloaded); err != nil ||
+		downloaded.Version != version ||
+		!strings.Contains(string(goSum), "snowid.io/snowid "+version+" "+downloaded.Sum+"\n") {
+		t.Fatalf("over HTTP: %s (%v); go.sum:\n%s", text, err, goSum)
 	}
 }
