@@ -53,6 +53,7 @@ func main() {
 `
 
 func TestTheModuleInstallsAtItsVersionFromAProxyTree(t *testing.T) {
+	t.Parallel() // mostly the compiler's time: beside the tests that wait on nodes
 	node := startNode(t, 0, 12)
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	work := t.TempDir()

@@ -3,6 +3,9 @@
 // as it stands, a fragment inside a main function (with the imports its
 // names need and a `token` variable); the documented endpoints are
 // replaced by the live nodes' (segment tags auto-created, for NextTag).
+// A block that uses database/sql (the framework example) gets Debian's
+// github.com/lib/pq and runs against the PostgreSQL of $POSTGRES_URL, which
+// test.sh starts (clients/testing/postgres.sh), as $DATABASE_URL.
 package snowid_test
 
 import (
@@ -24,6 +27,9 @@ var documentedEndpoints = [][2]string{
 	{"http://10.0.0.1:8080", "http://10.0.0.2:8080"},
 	{"http://127.0.0.1:8080", "http://127.0.0.1:8081"},
 }
+
+// Debian's lib/pq (golang-github-lib-pq-dev), for the database/sql example.
+const libPQ = "/usr/share/gocode/src/github.com/lib/pq"
 
 // The packages a fragment's names may need, by the prefix that uses them.
 var fragmentImports = map[string]string{"snowid.": "snowid.io/snowid", "log.": "log",
@@ -52,6 +58,7 @@ func program(block string) string {
 }
 
 func TestEveryGoBlockOfTheDocsCompilesAndRuns(t *testing.T) {
+	t.Parallel() // mostly the compiler's time: beside the tests that wait on nodes
 	a := startNode(t, 1, 30, "--segment-auto-create", "true")
 	b := startNode(t, 1, 31, "--segment-auto-create", "true")
 	work := t.TempDir()
@@ -59,12 +66,8 @@ func TestEveryGoBlockOfTheDocsCompilesAndRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goMod := "module example.com/snippets\n\ngo 1.19\n\nrequire snowid.io/snowid v0.0.0\n\n" +
-		"replace snowid.io/snowid => " + here + "\n"
-	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(goMod), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var names []string
+	usesSQL := map[string]bool{}
 	for _, document := range []string{"README.md", "../../docs/clients.md"} {
 		text, err := os.ReadFile(document)
 		if err != nil {
@@ -89,7 +92,29 @@ func TestEveryGoBlockOfTheDocsCompilesAndRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			names = append(names, name)
+			usesSQL[name] = strings.Contains(source, `"database/sql"`)
 		}
+	}
+	goMod := "module example.com/snippets\n\ngo 1.19\n\nrequire snowid.io/snowid v0.0.0\n\n" +
+		"replace snowid.io/snowid => " + here + "\n"
+	databaseURL := os.Getenv("POSTGRES_URL")
+	for _, name := range names {
+		if !usesSQL[name] {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(libPQ, "go.mod")); err != nil {
+			t.Fatalf("block %s needs github.com/lib/pq: apt-get install "+
+				"golang-github-lib-pq-dev (%v)", name, err)
+		}
+		if databaseURL == "" {
+			t.Fatalf("block %s needs a PostgreSQL: run clients/go/test.sh, which starts one, "+
+				"or set POSTGRES_URL", name)
+		}
+		goMod += "\nrequire github.com/lib/pq v1.10.7\n\nreplace github.com/lib/pq => " + libPQ + "\n"
+		break
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(goMod), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	build := exec.Command(goTool, "build", "-o", filepath.Join(work, "bin")+"/", "./...")
@@ -99,6 +124,10 @@ func TestEveryGoBlockOfTheDocsCompilesAndRuns(t *testing.T) {
 	}
 	for _, name := range names {
 		run := exec.Command(filepath.Join(work, "bin", name))
+		if usesSQL[name] {
+			// A throwaway server without TLS, which lib/pq asks for by default.
+			run.Env = append(os.Environ(), "DATABASE_URL="+databaseURL+"?sslmode=disable")
+		}
 		timer := time.AfterFunc(30*time.Second, func() { run.Process.Kill() })
 		out, err := run.CombinedOutput()
 		timer.Stop()
