@@ -129,8 +129,9 @@ func Open(options Options) (*Client, error) {
 }
 
 // Next returns one Snowflake ID. An ErrUnavailable error when the buffer
-// stayed empty for EmptyWait (StartWait before its first batch); ErrRefused or ErrInvalidArgument when the
-// nodes refuse this client (token, agent); ErrClosed after Close.
+// stayed empty for EmptyWait (StartWait before its first batch); ErrRefused
+// or ErrInvalidArgument when the nodes refuse this client (token, agent);
+// ErrClosed after Close.
 func (c *Client) Next() (int64, error) {
 	if id, ok := c.takeFresh(c.snowflake); ok {
 		return id, nil
@@ -270,6 +271,8 @@ func (c *Client) waitAndTake(b *buffer) (int64, error) {
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	b.waiting.Add(1)
+	defer b.waiting.Add(-1)
 	for {
 		c.mu.Lock()
 		news, err, refused := c.news, b.err, b.refused

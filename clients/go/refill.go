@@ -16,8 +16,10 @@
 // given the same list loads every node alike. A buffer below its low-water
 // mark gets one call; while one is under way and the buffer drains below
 // half the mark, a second to another endpoint, and so on below each
-// further half (an empty buffer: every healthy endpoint), so a buffer that
-// drains faster than one node refills it is refilled by several. At most
+// further half (an empty buffer that a caller waits on: every healthy
+// endpoint), so a buffer that drains faster than one node refills it is
+// refilled by several. Before its first batch a buffer gets a second call
+// only once a caller waits, so that opening a client is one call. At most
 // one call per endpoint and buffer is under way, so that each endpoint's
 // batches are checked in the order it issued them (batchOrder).
 //
@@ -48,7 +50,8 @@ import (
 type buffer struct {
 	queue    *idQueue
 	tag      string
-	received atomic.Bool // a batch has arrived: StartWait no longer applies
+	received atomic.Bool  // a batch has arrived: StartWait no longer applies
+	waiting  atomic.Int32 // callers waiting on it (Client.waitAndTake)
 
 	// Refill goroutine only.
 	batch        int
@@ -166,6 +169,9 @@ func (c *Client) lowMark(b *buffer) int {
 // backoff or refusal ends.
 func (c *Client) refill(b *buffer, wakeAt *time.Time) {
 	for !c.closed.Load() && b.calls < len(c.nodes) {
+		if b.calls > 0 && !b.received.Load() && b.waiting.Load() == 0 {
+			return
+		}
 		mark := c.lowMark(b) >> b.calls
 		if mark < 1 {
 			mark = 1
