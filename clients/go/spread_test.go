@@ -63,17 +63,25 @@ func requireShares(t *testing.T, what string, counts []int64, within float64) {
 func TestThirtyClientsSpreadOverThreeNodesAndOverTwoAfterAKill(t *testing.T) {
 	nodes := []*testnode.Node{startNode(t, 0, 21), startNode(t, 0, 22), startNode(t, 0, 23)}
 	endpoints := []string{nodes[0].URL, nodes[1].URL, nodes[2].URL}
-	// Small batches, so that a few seconds hold about 1,800 refills per
-	// phase: a share then strays from its mean by a few percent at most.
-	// Each client draws 5,000 IDs/s, paced.
+	// Batches of 500, so that a few seconds hold about 900 refills per
+	// phase: a share then strays from its mean by about 5% (one standard
+	// deviation; the bounds are 4 of them). Each client draws 5,000 IDs/s,
+	// paced, and refills at 80% of a batch (LowWater 0.8: 80 ms ahead), so
+	// that a call slowed by the machine's load seldom makes the client ask
+	// a second node (which favours the nodes that answer sooner). EmptyWait
+	// of 10 s: on the shared machine (load 30 and more at times) a refill
+	// can wait seconds for a core; a client that fails over wrongly still
+	// fails, since node 3 stays down.
 	const clients, rate, phase = 30, 5000, 3 * time.Second
 	var stop atomic.Bool
 	var served, failed atomic.Int64
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
+	var all []*snowid.Client
 	for i := 0; i < clients; i++ {
 		client := openClient(t, snowid.Options{Endpoints: endpoints, Agent: spreadAgent,
-			InitialBatch: 250, MaxBatch: 250})
+			InitialBatch: 500, MaxBatch: 500, LowWater: 0.8, EmptyWait: 10 * time.Second})
+		all = append(all, client)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -106,6 +114,11 @@ func TestThirtyClientsSpreadOverThreeNodesAndOverTwoAfterAKill(t *testing.T) {
 	if failed.Load() > 0 {
 		t.Fatalf("%d calls failed of %d", failed.Load(), failed.Load()+served.Load())
 	}
+	var calls, failedCalls int64
+	for _, client := range all {
+		calls, failedCalls = calls+client.Stats().Calls, failedCalls+client.Stats().FailedCalls
+	}
+	t.Logf("%d IDs served, %d calls, %d of them failed", served.Load(), calls, failedCalls)
 	requireShares(t, "3 nodes", before, 0.20)
 	requireShares(t, "2 nodes after the third was killed", after, 0.25)
 }
