@@ -49,8 +49,9 @@ if [ "$what" = test ]; then
     # --help, dpkg-shlibdeps for Depends, systemd-analyze verify on the unit
     # (which runs man to find the unit's Documentation=).
     help2man dpkg-dev systemd man-db
-    # The Go client's toolchain (clients/go/test.sh).
-    golang-go
+    # The Go client's toolchain (clients/go/test.sh), and lib/pq for its
+    # database/sql example.
+    golang-go golang-github-lib-pq-dev
     # SPIN, which checks the node-id take-over model (tests/model).
     spin
     # The Java client (clients/java): the JDK (javac, jar) and JUnit 4 with Hamcrest.

@@ -1,36 +1,98 @@
 // What a client takes from a node (docs/clients.md, "What a client
 // accepts"): an answer of 200 to GET /v1/ids?count=N or
-// /v1/segment/{tag}?count=N is taken only if its body is one JSON object
-// {"ids":[...]} of 1 to N JSON strings, each plain ASCII decimal digits (no
-// sign, space, escape, underscore, leading zero but "0" itself, or other
-// script's digits) below 2^63, strictly increasing, and the first above the
-// last ID of the batch before from the same endpoint, tag and issuer
-// (batchOrder). The body's size and the call's deadline are transport.go's.
-// Anything else is an invalid answer: the batch is discarded, counted
+// /v1/segment/{tag}?count=N is taken only if
+//
+//   - asked with format=binary: its Content-Type is
+//     application/octet-stream and its body 1 to N little-endian 64-bit
+//     numbers, 8 bytes each, every one below 2^63 (parseBinary);
+//   - otherwise (a node from before format=binary): its body is one JSON
+//     object whose "ids" is an array of 1 to N JSON strings, each plain
+//     ASCII decimal digits (no sign, space, escape, underscore, leading
+//     zero but "0" itself, or other script's digits) below 2^63; the
+//     object's other members are ignored, as a later node may add some
+//     (parseBatch);
+//
+// and the numbers are strictly increasing, the first above the last ID of
+// the batch before from the same endpoint, tag and issuer (batchOrder).
+// The body's size and the call's deadline are transport.go's. Anything
+// else is an invalid answer: the batch is discarded, counted
 // (Stats.InvalidAnswers) and the endpoint backs off as one that did not
 // answer.
 //
-// Thread-safety: parseBatch is pure; a batchOrder belongs to the refill
-// goroutine.
+// Thread-safety: parseBatch and parseBinary are pure; a batchOrder belongs
+// to the refill goroutine.
 package snowid
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 )
 
-// parseBatch reads {"ids":[...]} with 1 to count IDs.
+// parseBinary reads format=binary's body: 1 to count numbers of 8 bytes.
+func parseBinary(body []byte, count int) ([]int64, error) {
+	if len(body) == 0 || len(body)%8 != 0 || len(body)/8 > count {
+		return nil, fmt.Errorf("a binary body of %d bytes, not 8 to %d in steps of 8",
+			len(body), 8*count)
+	}
+	ids := make([]int64, len(body)/8)
+	for i := range ids {
+		n := binary.LittleEndian.Uint64(body[8*i:])
+		if n >= 1<<63 {
+			return nil, fmt.Errorf("number %d of the batch is %d, not below 2^63", i, n)
+		}
+		ids[i] = int64(n)
+		if i > 0 && ids[i] <= ids[i-1] {
+			return nil, fmt.Errorf("ID %d after %d: not strictly increasing", ids[i], ids[i-1])
+		}
+	}
+	return ids, nil
+}
+
+// parseBatch reads a JSON object whose "ids" holds 1 to count IDs; its other
+// members are skipped (each must still be valid JSON).
 func parseBatch(body []byte, count int) ([]int64, error) {
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	if err := expectToken(decoder, json.Delim('{')); err != nil {
 		return nil, err
 	}
-	if err := expectToken(decoder, "ids"); err != nil {
+	var ids []int64
+	for decoder.More() {
+		name, err := decoder.Token()
+		if err != nil {
+			return nil, err
+		}
+		if name != "ids" {
+			var skipped json.RawMessage
+			if err := decoder.Decode(&skipped); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if ids != nil {
+			return nil, errors.New(`"ids" twice`)
+		}
+		if ids, err = parseIDs(decoder, count); err != nil {
+			return nil, err
+		}
+	}
+	if err := expectToken(decoder, json.Delim('}')); err != nil {
 		return nil, err
 	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return nil, errors.New("bytes after the JSON object")
+	}
+	if ids == nil {
+		return nil, errors.New(`no "ids"`)
+	}
+	return ids, nil
+}
+
+// parseIDs reads the array of "ids": 1 to count IDs, strictly increasing.
+func parseIDs(decoder *json.Decoder, count int) ([]int64, error) {
 	if err := expectToken(decoder, json.Delim('[')); err != nil {
 		return nil, err
 	}
@@ -55,15 +117,6 @@ func parseBatch(body []byte, count int) ([]int64, error) {
 	if err := expectToken(decoder, json.Delim(']')); err != nil {
 		return nil, err
 	}
-	if decoder.More() {
-		return nil, errors.New(`a member beside "ids"`)
-	}
-	if err := expectToken(decoder, json.Delim('}')); err != nil {
-		return nil, err
-	}
-	if _, err := decoder.Token(); err != io.EOF {
-		return nil, errors.New("bytes after the JSON object")
-	}
 	if len(ids) == 0 {
 		return nil, errors.New("no IDs")
 	}
@@ -82,25 +135,12 @@ func expectToken(decoder *json.Decoder, want json.Token) error {
 }
 
 // parseID reads one element of "ids" as it came, quotes included: a JSON
-// string of 1 to 19 ASCII digits, no leading zero but "0" itself, below
-// 2^63.
+// string of the decimal form (parseDecimal, id.go).
 func parseID(raw []byte) (int64, error) {
-	digits := bytes.TrimPrefix(bytes.TrimSuffix(raw, []byte(`"`)), []byte(`"`))
-	if len(digits) != len(raw)-2 || len(digits) == 0 || len(digits) > 19 ||
-		(digits[0] == '0' && len(digits) > 1) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return 0, fmt.Errorf("ID %.40s is not a string of plain decimal digits", raw)
 	}
-	var value uint64
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("ID %.40s is not a string of plain decimal digits", raw)
-		}
-		value = value*10 + uint64(c-'0') // 19 digits fit a uint64
-	}
-	if value >= 1<<63 {
-		return 0, fmt.Errorf("ID %s is not below 2^63", digits)
-	}
-	return int64(value), nil
+	return parseDecimal(raw[1 : len(raw)-1])
 }
 
 // batchOrder: one endpoint's record of the last ID of each issuer's

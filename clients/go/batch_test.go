@@ -14,6 +14,10 @@ func TestParseBatchReadsOneToTheCountAskedFor(t *testing.T) {
 		" {\"ids\" : [\"0\", \"7\",\"9223372036854775807\"]}\n": {0, 7, 9223372036854775807},
 		`{"ids":["1"]}`:     {1},
 		`{"ids":["1","2"]}`: {1, 2}, // fewer than asked for: taken
+		// Members beside "ids" are ignored, before or after it, whatever
+		// their value: a later node may add some.
+		`{"ids":["1","2","3"],"more":1}`:                         {1, 2, 3},
+		`{"issuer":"a1","ids":["4"],"x":{"ids":[1]},"y":[null]}`: {4},
 	} {
 		got, err := parseBatch([]byte(body), 3)
 		if err != nil || !reflect.DeepEqual(got, want) {
@@ -48,7 +52,7 @@ func TestParseBatchRefusesWhatBreaksTheRule(t *testing.T) {
 		`{"ids":["1","2","\u0033"]}`,               // an escaped digit
 		`{"ids":["1","2",""]}`,                     // empty
 		`{"ids":["1","2",null]}`,                   // null
-		`{"ids":["1","2","3"],"more":1}`,           // a member beside ids
+		`{"ids":["1","2","3"],"more":}`,            // a member beside ids that is not JSON
 		`{"ids":["1"],"ids":["2"]}`,                // ids twice
 		`{"id":["1","2","3"]}`,                     // another name
 		`{"ids":null}`,                             // no array
@@ -61,6 +65,51 @@ func TestParseBatchRefusesWhatBreaksTheRule(t *testing.T) {
 	} {
 		if ids, err := parseBatch([]byte(body), 3); err == nil {
 			t.Errorf("parseBatch(%s) = %v, want an error", body, ids)
+		}
+	}
+}
+
+// little: numbers as format=binary carries them, 8 bytes each, little-endian.
+func little(numbers ...uint64) []byte {
+	body := make([]byte, 0, 8*len(numbers))
+	for _, n := range numbers {
+		for i := 0; i < 8; i++ {
+			body = append(body, byte(n>>(8*i)))
+		}
+	}
+	return body
+}
+
+func TestParseBinaryReadsOneToTheCountAskedFor(t *testing.T) {
+	for _, c := range []struct {
+		body []byte
+		want []int64
+	}{
+		{little(0, 7, 1<<63-1), []int64{0, 7, 1<<63 - 1}},
+		{little(0x0102030405060708), []int64{0x0102030405060708}},
+		{little(5, 6), []int64{5, 6}}, // fewer than asked for: taken
+	} {
+		got, err := parseBinary(c.body, 3)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("parseBinary(% x) = %v, %v; want %v", c.body, got, err, c.want)
+		}
+	}
+}
+
+// docs/clients.md, "Binary batches": each form a node or a proxy might send
+// instead.
+func TestParseBinaryRefusesWhatBreaksTheRule(t *testing.T) {
+	for what, body := range map[string][]byte{
+		"empty":               nil,
+		"not a multiple of 8": little(1, 2)[:15],
+		"more than asked for": little(1, 2, 3, 4),
+		"the sign bit set":    little(1, 1<<63),
+		"2^64 - 1":            little(1, ^uint64(0)),
+		"repeated":            little(1, 2, 2),
+		"descending":          little(3, 2, 1),
+	} {
+		if ids, err := parseBinary(body, 3); err == nil {
+			t.Errorf("%s: parseBinary(% x) = %v, want an error", what, body, ids)
 		}
 	}
 }

@@ -1,15 +1,16 @@
 // Package snowid is the Go client of snowid's snowidd nodes: IDs for an
 // application served from a local buffer that a background goroutine keeps
-// topped up over HTTP/1.1 + JSON (GET /v1/ids for Snowflake IDs,
-// GET /v1/segment/{tag} for a tag's numbers), the contract of the C++
-// client (include/snowid/client.h).
+// topped up over HTTP/1.1 (GET /v1/ids for Snowflake IDs,
+// GET /v1/segment/{tag} for a tag's numbers, in binary batches), the
+// contract of every snowid client (docs/clients.md).
 //
 // Next takes an ID from the buffer: no lock, no allocation, no I/O, a few
 // atomic operations and a monotonic clock read. Only when the buffer is
-// empty does it wait, at most Options.EmptyWait, for the refill; it then
-// returns an ErrUnavailable error (never blocks forever). Endpoints that
-// fail are skipped with exponential backoff; while one answers, callers see
-// no error.
+// empty does it wait, at most Options.EmptyWait (Options.StartWait until
+// the buffer's first batch has arrived), for the refill; it then returns an
+// ErrUnavailable error (never blocks forever). Refills go to endpoints drawn
+// at random among the healthy ones; endpoints that fail are skipped with
+// exponential backoff and jitter; while one answers, callers see no error.
 //
 // Order: every ID handed out is unique (issued by a node once, taken from
 // the buffer once), and one buffer hands its IDs out in the order they
@@ -28,7 +29,10 @@ package snowid
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
+	"math/rand"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,8 +50,10 @@ type Client struct {
 	news chan struct{} // closed and replaced when a batch lands or an error is recorded
 
 	wake      chan struct{} // a claim crossed a low-water mark, or a caller waits
+	results   chan result   // calls that ended (refill.go)
 	stop      chan struct{} // closed by Close
 	done      chan struct{} // closed when the refill goroutine has returned
+	running   sync.WaitGroup
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -55,25 +61,37 @@ type Client struct {
 	layoutMu sync.Mutex
 	layout   *Layout // read from /v1/info on the first Decode
 
-	fetched        atomic.Int64 // IDs and numbers received
+	received       atomic.Int64 // IDs and numbers received
 	invalidAnswers atomic.Int64 // batches discarded (batch.go)
 
-	bases   []string // the endpoints' base URLs, fixed after Open
-	nodes   []node   // refill goroutine only
-	current int      // refill goroutine only: the endpoint that answered last
+	bases      []string   // the endpoints' base URLs, fixed after Open
+	nodes      []node     // refill goroutine only
+	random     *rand.Rand // refill goroutine only: endpoints and jitter
+	candidates []int      // refill goroutine only: pickEndpoint's scratch
 }
 
-// Stats counts what the client did since Open.
+// Stats counts what the client did since Open, under the names every snowid
+// client uses (docs/clients.md, "Stats").
 type Stats struct {
-	Requests int64 // HTTP round trips to the nodes (refills, /v1/info)
-	Failures int64 // of those, the ones that failed (invalid answers among them)
-	Fetched  int64 // Snowflake IDs and segment numbers received
+	// Calls: calls for batches sent to nodes, whatever became of them
+	// (/v1/info, which Decode reads, is not counted).
+	Calls int64
+	// FailedCalls: of those, the ones that brought no batch: no connection,
+	// a deadline passed, an error status (5xx, or a refusal), or an
+	// invalid answer.
+	FailedCalls int64
 	// InvalidAnswers: batches discarded because a node (or a proxy) sent
 	// what docs/clients.md ("What a client accepts") does not let a client
 	// take: malformed, more IDs than asked for, out of order, not above the
 	// issuer's last batch, too long a body, or a body not whole within
-	// CallDeadline.
+	// CallDeadline. A part of FailedCalls.
 	InvalidAnswers int64
+	// IDsReceived: Snowflake IDs and segment numbers taken into the buffers.
+	IDsReceived int64
+	// IDsServed: those handed to the application.
+	IDsServed int64
+	// IDsExpired: Snowflake IDs dropped from the buffer unissued after MaxAge.
+	IDsExpired int64
 }
 
 // Open validates the options and starts the refill goroutine, which fetches
@@ -83,31 +101,37 @@ func Open(options Options) (*Client, error) {
 	if err := options.Validate(); err != nil {
 		return nil, err
 	}
-	options = options.withDefaults()
+	options.Endpoints = append([]string(nil), options.Endpoints...)
 	ctx, cancel := context.WithCancel(context.Background())
+	var seed [8]byte
+	crand.Read(seed[:]) // on failure the seed is 0 and the clock's nanoseconds remain
 	c := &Client{
 		options:   options,
 		transport: newTransport(ctx, &options),
-		snowflake: newBuffer("", options.InitialBatch),
+		snowflake: newBuffer("", options.InitialBatch, len(options.Endpoints)),
 		tags:      map[string]*buffer{},
 		news:      make(chan struct{}),
 		wake:      make(chan struct{}, 1),
+		results:   make(chan result),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 		cancel:    cancel,
+		random: rand.New(rand.NewSource(
+			int64(binary.LittleEndian.Uint64(seed[:])) ^ time.Now().UnixNano())),
 	}
 	for _, endpoint := range options.Endpoints {
 		base, _ := baseURL(endpoint) // valid: checked by Validate
 		c.bases = append(c.bases, base)
-		c.nodes = append(c.nodes, node{base: base})
+		c.nodes = append(c.nodes, node{base: base, json: options.askInJSON})
 	}
 	go c.refillLoop()
 	return c, nil
 }
 
 // Next returns one Snowflake ID. An ErrUnavailable error when the buffer
-// stayed empty for EmptyWait; ErrRefused or ErrInvalidArgument when the
-// nodes refuse this client (token, agent); ErrClosed after Close.
+// stayed empty for EmptyWait (StartWait before its first batch); ErrRefused
+// or ErrInvalidArgument when the nodes refuse this client (token, agent);
+// ErrClosed after Close.
 func (c *Client) Next() (int64, error) {
 	if id, ok := c.takeFresh(c.snowflake); ok {
 		return id, nil
@@ -191,12 +215,18 @@ func (c *Client) Layout() (Layout, error) {
 
 // Stats returns the client's counters.
 func (c *Client) Stats() Stats {
-	return Stats{
-		Requests:       c.transport.requests.Load(),
-		Failures:       c.transport.failures.Load(),
-		Fetched:        c.fetched.Load(),
+	stats := Stats{
+		Calls:          c.transport.calls.Load(),
+		FailedCalls:    c.transport.failedCalls.Load(),
 		InvalidAnswers: c.invalidAnswers.Load(),
+		IDsReceived:    c.received.Load(),
 	}
+	for _, b := range c.buffers() {
+		served, expired := b.queue.counts()
+		stats.IDsServed += served
+		stats.IDsExpired += expired
+	}
+	return stats
 }
 
 // Close stops the refill goroutine, cancelling its call in flight, and
@@ -232,10 +262,17 @@ func (c *Client) wakeRefill() {
 }
 
 // waitAndTake: the slow path. Wakes the refill goroutine and waits for news
-// (a batch put or an error recorded) until EmptyWait has passed.
+// (a batch put or an error recorded) until EmptyWait (before the buffer's
+// first batch: the longer of it and StartWait) has passed.
 func (c *Client) waitAndTake(b *buffer) (int64, error) {
-	timer := time.NewTimer(c.options.EmptyWait)
+	wait := c.options.EmptyWait
+	if !b.received.Load() && c.options.StartWait > wait {
+		wait = c.options.StartWait
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	b.waiting.Add(1)
+	defer b.waiting.Add(-1)
 	for {
 		c.mu.Lock()
 		news, err, refused := c.news, b.err, b.refused
@@ -250,15 +287,21 @@ func (c *Client) waitAndTake(b *buffer) (int64, error) {
 			return 0, err
 		}
 		c.wakeRefill()
-		select {
-		case <-news:
-		case <-c.stop:
-		case <-timer.C:
+		expired := wait == 0
+		if !expired {
+			select {
+			case <-news:
+			case <-c.stop:
+			case <-timer.C:
+				expired = true
+			}
+		}
+		if expired {
 			if err != nil {
 				return 0, err
 			}
 			return 0, newError(ErrUnavailable, fmt.Sprintf("no %s buffered and none fetched "+
-				"within %v", b.what(), c.options.EmptyWait))
+				"within %v", b.what(), wait))
 		}
 	}
 }
@@ -273,7 +316,7 @@ func (c *Client) bufferFor(tag string) *buffer {
 	c.tagsMu.Lock()
 	defer c.tagsMu.Unlock()
 	if b = c.tags[tag]; b == nil {
-		b = newBuffer(tag, c.options.InitialBatch)
+		b = newBuffer(tag, c.options.InitialBatch, len(c.nodes))
 		c.tags[tag] = b
 	}
 	return b

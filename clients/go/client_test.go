@@ -40,7 +40,7 @@ func TestNextAndNextNHandOutIncreasingDistinctIDs(t *testing.T) {
 		}
 	}
 	stats := client.Stats()
-	if stats.Fetched < int64(len(ids)) || stats.Requests > stats.Fetched/1000 {
+	if stats.IDsReceived < int64(len(ids)) || stats.Calls > stats.IDsReceived/1000 {
 		t.Fatalf("%+v for %d IDs: want batches of at least InitialBatch (1000)", stats, len(ids))
 	}
 }
@@ -174,7 +174,7 @@ func TestAgentIsCountedByTheNode(t *testing.T) {
 	}
 	defer response.Body.Close()
 	metrics, _ := io.ReadAll(response.Body)
-	want := fmt.Sprintf(`snowid_ids_issued_total{agent="billing-2"} %d`, client.Stats().Fetched)
+	want := fmt.Sprintf(`snowid_ids_issued_total{agent="billing-2"} %d`, client.Stats().IDsReceived)
 	if !strings.Contains(string(metrics), want) {
 		t.Fatalf("/metrics lacks %q", want)
 	}
@@ -215,7 +215,8 @@ func TestEveryCallHasTheDeadline(t *testing.T) {
 	// gives up on the first after CallDeadline and reports both as down.
 	client := openClient(t, snowid.Options{
 		Endpoints:    []string{silentEndpoint(t), closedEndpoint(t)},
-		CallDeadline: 100 * time.Millisecond, EmptyWait: 400 * time.Millisecond})
+		CallDeadline: 100 * time.Millisecond, EmptyWait: 400 * time.Millisecond,
+		StartWait: 400 * time.Millisecond})
 	started := time.Now()
 	_, err := client.Next()
 	elapsed := time.Since(started)
@@ -225,7 +226,7 @@ func TestEveryCallHasTheDeadline(t *testing.T) {
 	if elapsed < 350*time.Millisecond || elapsed > 400*time.Millisecond+raceSlowdown*500*time.Millisecond {
 		t.Fatalf("Next returned after %v, want about EmptyWait (400ms)", elapsed)
 	}
-	if stats := client.Stats(); stats.Failures < 2 {
+	if stats := client.Stats(); stats.FailedCalls < 2 {
 		t.Fatalf("%+v: both endpoints should have been tried and failed", stats)
 	}
 }
@@ -262,8 +263,8 @@ func TestBufferedIDsOlderThanMaxAgeAreDropped(t *testing.T) {
 }
 
 func TestCloseStopsARefillInFlightPromptly(t *testing.T) {
-	client, err := snowid.Open(snowid.Options{Endpoints: []string{silentEndpoint(t)},
-		CallDeadline: 10 * time.Second})
+	client, err := snowid.Open(withDefaults(snowid.Options{
+		Endpoints: []string{silentEndpoint(t)}, CallDeadline: 10 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,8 +294,8 @@ func TestANodesLowerMaxBatchCapsTheBatch(t *testing.T) {
 	requireDistinct(t, ids)
 	stats := client.Stats()
 	// Each refill brought 300: at least 2000/300 of them, plus the refused
-	// first one and the /v1/info that explained it.
-	if stats.Fetched%300 != 0 || stats.Requests < stats.Fetched/300+2 {
+	// first one (/v1/info, which explained it, is not a call for a batch).
+	if stats.IDsReceived%300 != 0 || stats.Calls < stats.IDsReceived/300+1 {
 		t.Fatalf("%+v: want batches of the node's max_batch, 300", stats)
 	}
 }

@@ -71,7 +71,7 @@ func TestOneMillionIDsFromFourGoroutinesWhileANodeIsKilled(t *testing.T) {
 	}
 	requireDistinct(t, all)
 	requireFromTheTwoNodes(t, client, all, killedAt)
-	if stats := client.Stats(); stats.Fetched/stats.Requests < 100 {
+	if stats := client.Stats(); stats.IDsReceived/stats.Calls < 100 {
 		t.Fatalf("%+v: fewer than 100 IDs per round trip", stats)
 	}
 }

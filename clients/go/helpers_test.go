@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -37,14 +38,29 @@ func startNode(t *testing.T, dc, w int64, extra ...string) *testnode.Node {
 // take longer than the default 200 ms; tests of the bound set their own.
 const patientWait = raceSlowdown * 2 * time.Second
 
-// openClient opens a client (EmptyWait patientWait unless set), closed when
-// the test ends.
-func openClient(t *testing.T, options snowid.Options) *snowid.Client {
-	t.Helper()
+// withDefaults: the tests write only the options they set; every field
+// left at zero takes DefaultOptions' value, but EmptyWait patientWait.
+func withDefaults(options snowid.Options) snowid.Options {
 	if options.EmptyWait == 0 {
 		options.EmptyWait = patientWait
 	}
-	client, err := snowid.Open(options)
+	set, defaults := reflect.ValueOf(&options).Elem(), reflect.ValueOf(snowid.DefaultOptions())
+	for i := 0; i < set.NumField(); i++ {
+		if set.Type().Field(i).IsExported() && set.Field(i).IsZero() {
+			set.Field(i).Set(defaults.Field(i))
+		}
+	}
+	if options.MaxBatch < options.InitialBatch {
+		options.MaxBatch = options.InitialBatch
+	}
+	return options
+}
+
+// openClient opens a client withDefaults(options), closed when the test
+// ends.
+func openClient(t *testing.T, options snowid.Options) *snowid.Client {
+	t.Helper()
+	client, err := snowid.Open(withDefaults(options))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -1,9 +1,13 @@
 // Options of a Client, their defaults and their validation.
 //
-// A zero field takes its default (DefaultOptions shows them all), so that
-// Options{Endpoints: ...} is a complete configuration. The names and defaults
-// follow the C++ client's ClientOptions (include/snowid/client.h), but for
-// MaxBatch: over HTTP snowidd's own default limit is 10000.
+// Start from DefaultOptions() and set Endpoints and what else differs:
+// every field is taken as it is, so that zero is a value like any other
+// (a zero EmptyWait means "do not wait", as in every snowid client). A
+// field left at zero where zero is not allowed (a literal Options{...}
+// that did not start from DefaultOptions) is refused by Open, naming it.
+// A negative duration is refused. The names and defaults are those of
+// docs/clients.md ("Options"), the C++ client's but for MaxBatch: over
+// HTTP snowidd's own default limit is 10000.
 //
 // Thread-safety: Options is a plain value; Open takes a copy.
 package snowid
@@ -16,21 +20,30 @@ import (
 	"time"
 )
 
-// Options configure a Client. Zero fields take the defaults of DefaultOptions.
+// Options configure a Client. Start from DefaultOptions().
 type Options struct {
 	// Endpoints: snowidd HTTP base URLs, e.g. "http://10.0.0.1:8080"; at
-	// least one. Tried in order: the first healthy one serves every refill.
+	// least one. Each refill goes to one drawn at random among the healthy
+	// ones (so a fleet given the same list loads every node alike), and
+	// while the buffer drains faster than one node refills it, to several
+	// at once.
 	Endpoints []string
 	// BearerToken is sent as "Authorization: Bearer <token>" when not empty.
 	BearerToken string
 	// Agent names this client in the nodes' metrics (X-Snowid-Agent):
 	// [a-zA-Z][a-zA-Z0-9-]*, at most 64 characters; empty: none.
 	Agent string
-	// CallDeadline bounds every HTTP call to a node (default 500 ms).
+	// CallDeadline bounds every HTTP call to a node: connect, headers and
+	// the whole body (default 500 ms; above 0).
 	CallDeadline time.Duration
 	// EmptyWait is the longest Next waits on an empty buffer before
-	// ErrUnavailable (default 200 ms; negative: do not wait).
+	// ErrUnavailable (default 200 ms; 0: do not wait).
 	EmptyWait time.Duration
+	// StartWait replaces EmptyWait until a buffer's first batch has
+	// arrived (default 2 s): a client made at start-up, whose first refill
+	// also opens its first connection, does not fail its first calls while
+	// a node answers. A call waits the longer of the two.
+	StartWait time.Duration
 	// LowWater: a refill starts when fewer than this fraction of a batch is
 	// left, in (0, 1] (default 0.5).
 	LowWater float64
@@ -49,11 +62,17 @@ type Options struct {
 	// fetched it began is dropped, not handed out (default 10 s, at least
 	// 10 ms). Segment numbers carry no time and never age.
 	MaxAge time.Duration
-	// BackoffInitial and BackoffMax: a failed endpoint is skipped for
-	// BackoffInitial (default 100 ms), doubled per further failure up to
-	// BackoffMax (default 5 s), and reset by a success.
+	// BackoffInitial and BackoffMax: a failed endpoint is skipped for a
+	// backoff of BackoffInitial (default 100 ms), doubled per further
+	// failure up to BackoffMax (default 5 s), and reset by a success; each
+	// wait is drawn between half and all of the backoff, so that clients
+	// that saw one failure together do not come back together.
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
+
+	// askInJSON: every endpoint is asked in JSON, as if it had refused
+	// format=binary. Tests only (export_test.go), for the JSON rules.
+	askInJSON bool
 }
 
 // The limit of MaxBatch: snowidd's own upper bound for max_batch.
@@ -64,6 +83,7 @@ func DefaultOptions() Options {
 	return Options{
 		CallDeadline:   500 * time.Millisecond,
 		EmptyWait:      200 * time.Millisecond,
+		StartWait:      2 * time.Second,
 		LowWater:       0.5,
 		InitialBatch:   1000,
 		MaxBatch:       10_000,
@@ -74,41 +94,9 @@ func DefaultOptions() Options {
 	}
 }
 
-// withDefaults returns o with every zero field set to its default.
-func (o Options) withDefaults() Options {
-	d := DefaultOptions()
-	o.CallDeadline = orDuration(o.CallDeadline, d.CallDeadline)
-	o.EmptyWait = orDuration(o.EmptyWait, d.EmptyWait)
-	o.RefillPeriod = orDuration(o.RefillPeriod, d.RefillPeriod)
-	o.MaxAge = orDuration(o.MaxAge, d.MaxAge)
-	o.BackoffInitial = orDuration(o.BackoffInitial, d.BackoffInitial)
-	o.BackoffMax = orDuration(o.BackoffMax, d.BackoffMax)
-	if o.LowWater == 0 {
-		o.LowWater = d.LowWater
-	}
-	if o.InitialBatch == 0 {
-		o.InitialBatch = d.InitialBatch
-	}
-	if o.MaxBatch == 0 {
-		o.MaxBatch = d.MaxBatch
-		if o.InitialBatch > o.MaxBatch {
-			o.MaxBatch = o.InitialBatch
-		}
-	}
-	return o
-}
-
-func orDuration(value, fallback time.Duration) time.Duration {
-	if value == 0 {
-		return fallback
-	}
-	return value
-}
-
 // Validate returns nil, or an ErrInvalidArgument error naming the first bad
-// option (after the defaults are applied to zero fields).
+// option.
 func (o Options) Validate() error {
-	o = o.withDefaults()
 	if err := validateEndpoints(o.Endpoints); err != nil {
 		return err
 	}
@@ -119,34 +107,50 @@ func (o Options) Validate() error {
 	if strings.ContainsAny(o.BearerToken, "\r\n") {
 		return invalidOption("BearerToken: must not hold a line break")
 	}
-	if o.CallDeadline < 0 {
-		return invalidOption("CallDeadline: %v is negative", o.CallDeadline)
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"CallDeadline", o.CallDeadline}, {"EmptyWait", o.EmptyWait}, {"StartWait", o.StartWait},
+		{"RefillPeriod", o.RefillPeriod}, {"MaxAge", o.MaxAge},
+		{"BackoffInitial", o.BackoffInitial}, {"BackoffMax", o.BackoffMax}} {
+		if d.value < 0 {
+			return invalidOption("%s: %v is negative", d.name, d.value)
+		}
+	}
+	if o.CallDeadline == 0 {
+		return invalidZero("CallDeadline", "a call needs a deadline above 0")
 	}
 	if !(o.LowWater > 0 && o.LowWater <= 1) {
-		return invalidOption("LowWater: %v is not in (0, 1]", o.LowWater)
+		return invalidZero("LowWater", fmt.Sprintf("%v is not in (0, 1]", o.LowWater))
 	}
 	if o.InitialBatch < 1 {
-		return invalidOption("InitialBatch: %d is not at least 1", o.InitialBatch)
+		return invalidZero("InitialBatch", fmt.Sprintf("%d is not at least 1", o.InitialBatch))
 	}
 	if o.MaxBatch < o.InitialBatch || o.MaxBatch > maxBatchLimit {
 		return invalidOption("MaxBatch: %d is not in [InitialBatch (%d), %d]",
 			o.MaxBatch, o.InitialBatch, maxBatchLimit)
 	}
-	if o.RefillPeriod < 0 {
-		return invalidOption("RefillPeriod: %v is negative", o.RefillPeriod)
+	if o.RefillPeriod == 0 {
+		return invalidZero("RefillPeriod", "the refill period must be above 0")
 	}
 	if o.MaxAge < 10*time.Millisecond {
-		return invalidOption("MaxAge: %v is below 10ms", o.MaxAge)
+		return invalidZero("MaxAge", fmt.Sprintf("%v is below 10ms", o.MaxAge))
 	}
-	if o.BackoffInitial < 0 || o.BackoffMax < o.BackoffInitial {
-		return invalidOption("BackoffInitial, BackoffMax: need 0 < BackoffInitial (%v) <= "+
-			"BackoffMax (%v)", o.BackoffInitial, o.BackoffMax)
+	if o.BackoffInitial == 0 || o.BackoffMax < o.BackoffInitial {
+		return invalidZero("BackoffInitial, BackoffMax", fmt.Sprintf(
+			"need 0 < BackoffInitial (%v) <= BackoffMax (%v)", o.BackoffInitial, o.BackoffMax))
 	}
 	return nil
 }
 
 func invalidOption(format string, args ...any) error {
 	return newError(ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// invalidZero: a bad option that a literal Options{...}, which did not start
+// from DefaultOptions(), leaves at zero; the message says so.
+func invalidZero(name, why string) error {
+	return invalidOption("%s: %s (start from snowid.DefaultOptions())", name, why)
 }
 
 func validateEndpoints(endpoints []string) error {

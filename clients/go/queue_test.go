@@ -115,13 +115,52 @@ func TestQueueWakesTheRefillWhereTheBufferFallsBelowLowWater(t *testing.T) {
 			woke = append(woke, id)
 		}
 	}
-	// Taking 8 leaves 2 of 10 buffered: fewer than the low-water mark 3.
-	if len(woke) != 1 || woke[0] != 8 {
-		t.Fatalf("woke on %v, want [8]", woke)
+	// Taking 8 leaves 2 of 10 buffered: fewer than the low-water mark 3;
+	// taking 10 leaves 0, fewer than half of it (1).
+	if len(woke) != 2 || woke[0] != 8 || woke[1] != 10 {
+		t.Fatalf("woke on %v, want [8 10]", woke)
 	}
 	q.put([]int64{11, 12, 13, 14, 15}, neverExpires, 3)
 	out := make([]int64, 4)
 	if n, wake := q.takeInto(out, 0); n != 4 || !wake {
 		t.Fatalf("takeInto over index 2 = %d, wake %v; want 4, true", n, wake)
+	}
+}
+
+// What Stats reports as served and expired: claims counted from the chunks'
+// counters, an expired chunk's unclaimed IDs as expired once it is closed,
+// and no claim from a chunk after it is closed.
+func TestQueueCountsServedAndExpiredIDs(t *testing.T) {
+	q := newIDQueue()
+	q.put([]int64{1, 2, 3, 4}, 100, 1)
+	q.put([]int64{5, 6, 7}, neverExpires, 1)
+	for i := 0; i < 2; i++ {
+		if _, ok, _ := q.take(50); !ok {
+			t.Fatal("take(50) found nothing")
+		}
+	}
+	if served, expired := q.counts(); served != 2 || expired != 0 {
+		t.Fatalf("counts() = %d, %d; want 2, 0", served, expired)
+	}
+	q.account(50) // nothing is used up or expired yet
+	if served, expired := q.counts(); served != 2 || expired != 0 {
+		t.Fatalf("after account(50): %d, %d; want 2, 0", served, expired)
+	}
+	q.account(100) // the first chunk expired with 2 IDs unclaimed
+	if served, expired := q.counts(); served != 2 || expired != 2 {
+		t.Fatalf("after account(100): %d, %d; want 2, 2", served, expired)
+	}
+	// A taker whose clock reading came before the expiry claims nothing
+	// from the closed chunk: it gets the next one's.
+	if id, ok, _ := q.take(50); !ok || id != 5 {
+		t.Fatalf("take(50) after the close = %d, %v; want 5", id, ok)
+	}
+	out := make([]int64, 5)
+	if n, _ := q.takeInto(out, 200); n != 2 {
+		t.Fatalf("takeInto = %d; want the 2 left", n)
+	}
+	q.account(200)
+	if served, expired := q.counts(); served != 5 || expired != 2 {
+		t.Fatalf("at the end: %d, %d; want 5, 2", served, expired)
 	}
 }

@@ -3,13 +3,17 @@
 // token and the agent, on kept-alive connections; and what a failed call
 // means for the client.
 //
+// Batches are asked for with format=binary (8 bytes a number); a node that
+// answers 400 naming the format (one from before format=binary) is asked
+// in JSON from then on (the caller keeps that per endpoint: binary).
+//
 // The call deadline covers the whole call: connect, headers and the whole
-// body. A body is read into at most what its answer may take: a batch of N
-// IDs N*24+64 bytes (docs/clients.md), /v1/info infoLimit; one that says it
-// is longer (Content-Length) fails before a byte of it is read, one that
-// turns out longer fails at the byte past the bound, and the rest is never
-// read (the connection is dropped). An error status's body is only shown:
-// it is cut at errorLimit.
+// body. A body is read into at most what its answer may take: a binary
+// batch of N IDs 8*N bytes, a JSON one N*24+64 (docs/clients.md), /v1/info
+// infoLimit; one that says it is longer (Content-Length) fails before a
+// byte of it is read, one that turns out longer fails at the byte past the
+// bound, and the rest is never read (the connection is dropped). An error
+// status's body is only shown: it is cut at errorLimit.
 //
 // Thread-safety: a transport may be used from several goroutines; its
 // fields are set once in newTransport.
@@ -20,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,11 +48,22 @@ const (
 	errorLimit = 64 << 10
 )
 
+// userAgent: the client and its version, in every request.
+const userAgent = "snowid-go/" + Version
+
 // issuerHeader names the snowidd process that issued a batch (batch.go).
 const issuerHeader = "Snowid-Issuer"
 
 // batchLimit: what the body of a batch of count IDs may take.
-func batchLimit(count int) int64 { return int64(count)*24 + 64 }
+func batchLimit(count int, binary bool) int64 {
+	if binary {
+		return 8 * int64(count)
+	}
+	return int64(count)*24 + 64
+}
+
+// binaryType: the Content-Type of a format=binary answer.
+const binaryType = "application/octet-stream"
 
 type callError struct {
 	failure failure
@@ -62,8 +78,8 @@ type transport struct {
 	deadline time.Duration
 	ctx      context.Context // cancelled by Client.Close: ends the call in flight
 
-	requests atomic.Int64 // HTTP round trips started
-	failures atomic.Int64 // of those, the ones that failed
+	calls       atomic.Int64 // calls for batches sent (Stats.Calls)
+	failedCalls atomic.Int64 // of those, the ones that brought no batch
 }
 
 func newTransport(ctx context.Context, o *Options) *transport {
@@ -71,7 +87,7 @@ func newTransport(ctx context.Context, o *Options) *transport {
 	return &transport{
 		client: &http.Client{Transport: &http.Transport{
 			DialContext:         dialer.DialContext,
-			MaxIdleConnsPerHost: 2,
+			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,
 			DisableCompression:  true,
 			ForceAttemptHTTP2:   false,
@@ -85,14 +101,27 @@ func newTransport(ctx context.Context, o *Options) *transport {
 
 // answer: a node's 200 answer, its body whole.
 type answer struct {
-	body   []byte
-	issuer string // the Snowid-Issuer header; "" if none
+	body        []byte
+	issuer      string // the Snowid-Issuer header; "" if none
+	contentType string // the media type of Content-Type, parameters left off
 }
 
 // get asks base+target and returns its 200 answer, the body at most limit
-// bytes, all within the call deadline. forIDs: a call for a batch, whose
-// 200 answer that then breaks is an invalid answer (failAnswer).
+// bytes, all within the call deadline. forIDs: a call for a batch, counted
+// in calls (and failedCalls), whose 200 answer that then breaks is an
+// invalid answer (failAnswer).
 func (t *transport) get(base, target string, limit int64, forIDs bool) (answer, *callError) {
+	if forIDs {
+		t.calls.Add(1)
+	}
+	got, err := t.call(base, target, limit, forIDs)
+	if err != nil && forIDs {
+		t.failedCalls.Add(1)
+	}
+	return got, err
+}
+
+func (t *transport) call(base, target string, limit int64, forIDs bool) (answer, *callError) {
 	ctx, cancel := context.WithTimeout(t.ctx, t.deadline)
 	defer cancel()
 	url := base + target
@@ -106,19 +135,19 @@ func (t *transport) get(base, target string, limit int64, forIDs bool) (answer, 
 	if t.agent != "" {
 		request.Header.Set("X-Snowid-Agent", t.agent)
 	}
-	t.requests.Add(1)
+	request.Header.Set("User-Agent", userAgent)
 	response, err := t.client.Do(request)
 	if err != nil {
-		return answer{}, t.failed(&callError{failNode, 0, newError(ErrUnavailable, err.Error())})
+		return answer{}, &callError{failNode, 0, newError(ErrUnavailable, err.Error())}
 	}
 	defer response.Body.Close()
 	if response.StatusCode != http.StatusOK {
 		body, err := io.ReadAll(io.LimitReader(response.Body, errorLimit))
 		if err != nil {
-			return answer{}, t.failed(&callError{failNode, response.StatusCode,
-				newError(ErrUnavailable, fmt.Sprintf("GET %s: %v", url, err))})
+			return answer{}, &callError{failNode, response.StatusCode,
+				newError(ErrUnavailable, fmt.Sprintf("GET %s: %v", url, err))}
 		}
-		return answer{}, t.failed(refusal(url, response.StatusCode, body))
+		return answer{}, refusal(url, response.StatusCode, body)
 	}
 	broken := func(why string) (answer, *callError) {
 		e := &callError{failNode, http.StatusOK,
@@ -126,33 +155,52 @@ func (t *transport) get(base, target string, limit int64, forIDs bool) (answer, 
 		if forIDs {
 			e = invalidAnswer(e.err.Message)
 		}
-		return answer{}, t.failed(e)
+		return answer{}, e
 	}
 	if response.ContentLength > limit {
 		return broken(fmt.Sprintf("a body of %d bytes, above the %d it may take",
 			response.ContentLength, limit))
 	}
-	// Read to the end, so that the connection is kept for the next call.
-	body, err := io.ReadAll(io.LimitReader(response.Body, limit+1))
+	body, err := readBody(response, limit)
 	if err != nil {
 		return broken(err.Error())
 	}
-	if int64(len(body)) > limit {
-		return broken(fmt.Sprintf("a body longer than the %d bytes it may take", limit))
-	}
-	return answer{body, response.Header.Get(issuerHeader)}, nil
+	contentType, _, _ := mime.ParseMediaType(response.Header.Get("Content-Type"))
+	return answer{body, response.Header.Get(issuerHeader), contentType}, nil
 }
 
-// failed counts a failed call and returns it.
-func (t *transport) failed(e *callError) *callError {
-	t.failures.Add(1)
-	return e
+// readBody reads a 200 answer's body to its end (so that the connection is
+// kept for the next call), at most limit bytes. A body whose length is
+// known is read into one buffer of that size, with no copy.
+func readBody(response *http.Response, limit int64) ([]byte, error) {
+	if n := response.ContentLength; n >= 0 && n <= limit {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(response.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(response.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("a body longer than the %d bytes it may take", limit)
+	}
+	return body, nil
 }
 
 // invalidAnswer: a batch the client does not take (batch.go).
 func invalidAnswer(message string) *callError {
 	return &callError{failAnswer, http.StatusOK,
 		newError(ErrUnavailable, message+" (the batch is discarded)")}
+}
+
+// formatRefused: whether a refusal is an old node's of format=binary (400,
+// its message naming the format).
+func formatRefused(e *callError) bool {
+	return e.status == http.StatusBadRequest && strings.Contains(e.err.Message, "format") &&
+		strings.Contains(e.err.Message, "binary")
 }
 
 // refusal classifies a non-200 answer: 5xx (503 while a node cannot issue)
@@ -187,20 +235,35 @@ type batch struct {
 }
 
 // fetchIDs: 1 to count Snowflake IDs (tag empty) or numbers of segment tag
-// `tag`, as parseBatch takes them; whether they lie above the batch before
-// is the caller's to judge (batchOrder).
-func (t *transport) fetchIDs(base, tag string, count int) (batch, *callError) {
+// `tag`, in binary or JSON, as parseBinary or parseBatch takes them;
+// whether they lie above the batch before is the caller's to judge
+// (batchOrder).
+func (t *transport) fetchIDs(base, tag string, count int, binary bool) (batch, *callError) {
 	target := "/v1/ids?count=" + strconv.Itoa(count)
 	if tag != "" {
 		target = "/v1/segment/" + escapePathSegment(tag) + "?count=" + strconv.Itoa(count)
 	}
-	answer, err := t.get(base, target, batchLimit(count), true)
+	if binary {
+		target += "&format=binary"
+	}
+	answer, err := t.get(base, target, batchLimit(count, binary), true)
 	if err != nil {
 		return batch{}, err
 	}
-	ids, bad := parseBatch(answer.body, count)
+	var ids []int64
+	var bad error
+	switch {
+	case binary && answer.contentType != binaryType:
+		bad = fmt.Errorf("Content-Type %q to a format=binary request, not %s",
+			answer.contentType, binaryType)
+	case binary:
+		ids, bad = parseBinary(answer.body, count)
+	default:
+		ids, bad = parseBatch(answer.body, count)
+	}
 	if bad != nil {
-		return batch{}, t.failed(invalidAnswer(fmt.Sprintf("GET %s%s: %v", base, target, bad)))
+		t.failedCalls.Add(1)
+		return batch{}, invalidAnswer(fmt.Sprintf("GET %s%s: %v", base, target, bad))
 	}
 	return batch{ids, answer.issuer}, nil
 }
@@ -220,8 +283,8 @@ func (t *transport) fetchInfo(base string) (nodeInfo, *callError) {
 		return info, err
 	}
 	if err := json.Unmarshal(answer.body, &info); err != nil {
-		return info, t.failed(&callError{failNode, http.StatusOK, newError(ErrUnavailable,
-			fmt.Sprintf("GET %s/v1/info: malformed answer: %v", base, err))})
+		return info, &callError{failNode, http.StatusOK, newError(ErrUnavailable,
+			fmt.Sprintf("GET %s/v1/info: malformed answer: %v", base, err))}
 	}
 	return info, nil
 }

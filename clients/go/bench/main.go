@@ -10,8 +10,11 @@
 // and the IDs per HTTP round trip the client makes under steady load with
 // its default options. The node's layout has 16 sequence bits (65.5 M IDs/s)
 // and max_batch 1,000,000, so that the node's cap is not what is measured.
+// Then the sustained rate at the default options against nodes with their
+// defaults, beside an in-process generator's (rate.go).
 //
 // Usage: SNOWIDD=/path/to/snowidd go run ./bench [-goroutines 1,2,4] [-rounds 3]
+// [-rate-goroutines 1,4] [-rate-nodes 2] [-rate-seconds 3] [-only-rate]
 package main
 
 import (
@@ -39,21 +42,26 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds per part and goroutine count (the median is shown)")
 	bufferIDs := flag.Int("buffer-ids", 1_000_000, "IDs buffered before each round of (a)")
 	httpIDs := flag.Int("http-ids", 10_000, "IDs per goroutine for (c)")
+	rateGoroutines := flag.String("rate-goroutines", "1,4", "goroutine counts of (d) and (e)")
+	rateNodes := flag.Int("rate-nodes", 2, "nodes the client of (e) draws from")
+	rateSeconds := flag.Float64("rate-seconds", 3, "seconds each of (d) and (e) is measured")
+	onlyRate := flag.Bool("only-rate", false, "measure (d) and (e) only")
 	flag.Parse()
 	binary, err := testnode.Binary()
 	check(err)
+	fmt.Printf("Go %s, GOMAXPROCS %d, %s\n", runtime.Version(), runtime.GOMAXPROCS(0), cpuModel())
+	if *onlyRate {
+		rates(binary, counts(*rateGoroutines), *rateNodes, *rateSeconds)
+		return
+	}
 	node, err := testnode.Start(binary, 0, 1, "--max-batch", "1000000", "--datacenter-bits", "0",
 		"--worker-bits", "6", "--sequence-bits", "16")
 	check(err)
 	stopNode = node.Stop
 	defer node.Stop()
-	fmt.Printf("Go %s, GOMAXPROCS %d, %s, snowidd %s\n", runtime.Version(),
-		runtime.GOMAXPROCS(0), cpuModel(), node.URL)
 	fmt.Println("ns per ID per goroutine, wall (thread CPU)")
 	fmt.Println("goroutines | (a) Next | (b) floor | (a)/(b) | (c) HTTP | (c)/(a)")
-	for _, field := range strings.Split(*goroutineList, ",") {
-		g, err := strconv.Atoi(field)
-		check(err)
+	for _, g := range counts(*goroutineList) {
 		a := median(*rounds, func() cost { return fromBuffer(node.URL, g, *bufferIDs) })
 		b := median(*rounds, func() cost { return floor(g, *bufferIDs) })
 		c := median(*rounds, func() cost { return roundTrips(node.URL, g, *httpIDs) })
@@ -63,16 +71,32 @@ func main() {
 	}
 	steady(node.URL, "full speed, 4 goroutines", 4, 0)
 	steady(node.URL, "100,000 IDs/s, 4 goroutines", 4, 100_000)
+	node.Stop()
+	rates(binary, counts(*rateGoroutines), *rateNodes, *rateSeconds)
+}
+
+// counts reads a list like "1,2,4".
+func counts(list string) []int {
+	var out []int
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(field)
+		check(err)
+		out = append(out, n)
+	}
+	return out
 }
 
 // fromBuffer: a client whose first batch is `ids` IDs; once they are
 // buffered, g goroutines take 90% of them; ns per ID per goroutine.
 func fromBuffer(url string, g, ids int) cost {
-	client, err := snowid.Open(snowid.Options{Endpoints: []string{url}, InitialBatch: ids,
-		MaxBatch: ids, LowWater: 0.01, CallDeadline: 10 * time.Second})
+	options := snowid.DefaultOptions()
+	options.Endpoints = []string{url}
+	options.InitialBatch, options.MaxBatch, options.LowWater = ids, ids, 0.01
+	options.CallDeadline = 10 * time.Second
+	client, err := snowid.Open(options)
 	check(err)
 	defer client.Close()
-	for client.Stats().Fetched < int64(ids) {
+	for client.Stats().IDsReceived < int64(ids) {
 		time.Sleep(time.Millisecond)
 	}
 	return perGoroutine(g, ids*9/10, func(n int) {
@@ -110,7 +134,9 @@ func roundTrips(url string, g, each int) cost {
 // (2 s: on a busy machine a refill can take longer than 200 ms; calls that
 // still fail are counted).
 func steady(url, what string, g, rate int) {
-	client, err := snowid.Open(snowid.Options{Endpoints: []string{url}, EmptyWait: 2 * time.Second})
+	options := snowid.DefaultOptions()
+	options.Endpoints, options.EmptyWait = []string{url}, 2*time.Second
+	client, err := snowid.Open(options)
 	check(err)
 	defer client.Close()
 	const duration = 3 * time.Second
@@ -144,8 +170,8 @@ func steady(url, what string, g, rate int) {
 	stats := client.Stats()
 	fmt.Printf("steady load, %s: %d IDs served in %v (%.0f IDs/s, %d calls failed), %d round "+
 		"trips (%d failed), %.0f IDs served per round trip\n", what, total, duration,
-		float64(total)/duration.Seconds(), failures, stats.Requests, stats.Failures,
-		float64(total)/float64(stats.Requests))
+		float64(total)/duration.Seconds(), failures, stats.Calls, stats.FailedCalls,
+		float64(total)/float64(stats.Calls))
 }
 
 // perGoroutine runs work(total/g) on g goroutines at once, each locked to
