@@ -170,6 +170,17 @@ Status check_peer_clocks(const std::vector<PeerClock>& peers, milliseconds now,
                            static_cast<double>(oldest) / 1000.0, bound / 1000.0)};
 }
 
+std::vector<PeerClock> live_peer_clocks(const std::vector<PeerClock>& peers,
+                                        std::optional<milliseconds> store_now_at_least,
+                                        milliseconds max_offset) {
+  if (!store_now_at_least) return peers;
+  std::vector<PeerClock> live;
+  for (const PeerClock& peer : peers) {
+    if (*store_now_at_least - peer.wall_time <= peer.max_age + max_offset) live.push_back(peer);
+  }
+  return live;
+}
+
 Status check_store_clock(const LeaseOptions& options, std::string_view store,
                          StoreTime store_time, milliseconds now) {
   const milliseconds offset = options.max_peer_clock_offset;
@@ -401,22 +412,28 @@ Result<Claim> LeasedClaim::claim(std::optional<std::uint64_t> preferred) {
   if (held()) return Error{ErrorCode::kUnavailable, "a node id is claimed already"};
   if (!preferred) preferred = lease_.preferred_node_id;
   Result<ClaimsSeen> seen = read_claims(preferred);
-  Status ready = seen.ok() ? check_peer_clocks(seen->peer_clocks, clock_->now_fresh(),
-                                               lease_.max_peer_clock_offset)
-                           : Status{seen.error()};
+  // The store's clock, read before the take (a slow round trip, such as
+  // etcd's HTTP Date, does not eat the new lease); its upper bound at the
+  // take adds the time elapsed since (raise_to_takeover_floor()). Read
+  // before the peer check too, which weighs only the samples live by it.
+  store_time_.reset();
+  if (seen.ok()) (void)read_clock_of_store();
+  const std::optional<milliseconds> store_now =
+      store_time_ ? std::optional<milliseconds>(store_time_->at) : std::nullopt;
+  Status ready =
+      seen.ok() ? check_peer_clocks(
+                      live_peer_clocks(seen->peer_clocks, store_now, lease_.max_peer_clock_offset),
+                      clock_->now_fresh(), lease_.max_peer_clock_offset)
+                : Status{seen.error()};
   if (ready.ok()) ready = check_id_space();
   if (ready.ok()) {
-    // The store's clock, read before the take (a slow round trip, such as
-    // etcd's HTTP Date, does not eat the new lease); its upper bound at the
-    // take adds the time elapsed since (raise_to_takeover_floor()).
-    store_time_.reset();
-    (void)read_clock_of_store();
     ready = claim_first_free(
         lease_, *seen, preferred, kMaxClaimAttempts,
         [this](std::uint64_t id, std::string* holder) { return try_claim(id, holder); });
   }
   if (ready.ok()) {
-    peers_vouched_ = !seen->peer_clocks.empty();
+    peers_vouched_ =
+        !live_peer_clocks(seen->peer_clocks, store_now, lease_.max_peer_clock_offset).empty();
     ready = take_reservation();
   }
   if (ready.ok() && !id_space_published_) {

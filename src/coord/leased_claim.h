@@ -86,6 +86,17 @@ struct PeerClock {
 Status check_peer_clocks(const std::vector<PeerClock>& peers, std::chrono::milliseconds now,
                          std::chrono::milliseconds max_offset);
 
+// The samples of `peers` that are live by the store's clock: each was
+// refreshed within its max_age + `max_offset` of `store_now_at_least` (the
+// store's clock, at least, now). A record that stopped being refreshed, a
+// holder partitioned from the store or one that lost its quorum with it,
+// tells nothing of any clock: taken as live it would read as this node's
+// clock being ahead by its age, and refuse every claim until the record
+// went. Without the store's clock (nullopt) every sample is kept.
+std::vector<PeerClock> live_peer_clocks(const std::vector<PeerClock>& peers,
+                                        std::optional<std::chrono::milliseconds> store_now_at_least,
+                                        std::chrono::milliseconds max_offset);
+
 // CLOCK_BOOTTIME: keeps counting through suspend, never steps.
 std::chrono::nanoseconds boot_time_now();
 

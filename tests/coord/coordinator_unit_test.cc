@@ -120,6 +120,38 @@ TEST(PeerClocks, CorrectForTheAgeOfEachSample) {
   EXPECT_NE(far.error().message.find("up to 2.2 s old"), std::string::npos) << far.error().message;
 }
 
+// A sample its holder stopped refreshing (it lost its store, or its store
+// lost its quorum) is dropped by the store's clock, not read as this node's
+// clock running ahead by its age (issue "Faults the way production has
+// them": recovery after a quorum loss waited for such records to go).
+TEST(PeerClocks, SamplesNoLongerRefreshedByTheStoresClockAreDropped) {
+  using coord::PeerClock;
+  const milliseconds now{1'790'000'000'000};
+  const milliseconds refresh{2'000};
+  const milliseconds offset{1'000};
+  const std::vector<PeerClock> peers{PeerClock{now - milliseconds{15'000}, refresh},
+                                     PeerClock{now - milliseconds{1'500}, refresh}};
+  // Kept as they are, the stale sample makes this node look 7 s ahead.
+  EXPECT_FALSE(coord::check_peer_clocks(peers, now, offset).ok());
+  const auto live = coord::live_peer_clocks(peers, now, offset);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live.front().wall_time, now - milliseconds{1'500});
+  EXPECT_TRUE(coord::check_peer_clocks(live, now, offset).ok());
+  // Exactly max_age + max_offset old by the store's clock: still live.
+  EXPECT_EQ(coord::live_peer_clocks({PeerClock{now - milliseconds{3'000}, refresh}}, now, offset)
+                .size(),
+            1u);
+  // Without the store's clock every sample counts: the check stays as strict.
+  EXPECT_EQ(coord::live_peer_clocks(peers, std::nullopt, offset).size(), 2u);
+  // A node whose own clock runs 20 s ahead still meets the refusal: by the
+  // store's clock the peer's sample is fresh.
+  const milliseconds ahead = now + milliseconds{20'000};
+  const auto fresh = coord::live_peer_clocks({PeerClock{now - milliseconds{500}, refresh}}, now,
+                                             offset);
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_FALSE(coord::check_peer_clocks(fresh, ahead, offset).ok());
+}
+
 TEST(EtcdOptions, BadEndpointsAndOptionsAreInvalidArguments) {
   EXPECT_EQ(parse_etcd_endpoints("a:1,http://b:2379")->size(), 2u);
   for (const char* bad : {"", "host", "host:", ":2379", "host:0", "host:70000", "a:1,,b:2"}) {
