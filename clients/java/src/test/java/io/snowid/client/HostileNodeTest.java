@@ -2,7 +2,9 @@
  * SnowidClient against tests/support/hostile_node.py (HostileNode), the hostile stand-in for a node
  * that every client is tested against: whatever a node or a proxy sends, the client hands out only
  * what docs/clients.md ("What a client accepts") lets it take, counts the rest as invalid answers
- * and moves on to the next endpoint.
+ * and moves on to another endpoint. Every bad mode is met twice: asked in binary (the client's
+ * way: the mode's binary fault, or the JSON text a proxy that dropped format=binary would pass on)
+ * and asked in JSON (the way to a node that refused binary), so both readers are held to the rule.
  */
 package io.snowid.client;
 
@@ -29,10 +31,12 @@ public class HostileNodeTest {
   // The first ID of hostile_node.py's valid sequence.
   private static final long FIRST_ID = 1_000_000;
 
-  // Small batches, so that a few hundred IDs take several refills; short backoffs.
+  // Small batches, so that a few hundred IDs take several refills; short backoffs; emptyWait from
+  // the start (startWait is ColdStartTest's).
   private static SnowidClientOptions.Builder options(String... endpoints) {
     return SnowidClientOptions.builder()
         .endpoints(endpoints)
+        .startWait(Duration.ZERO)
         .initialBatch(100)
         .backoffInitial(Duration.ofMillis(50))
         .backoffMax(Duration.ofMillis(200))
@@ -49,7 +53,7 @@ public class HostileNodeTest {
     assertTrue(node.mode + " was asked for " + asked + " batches, not " + batches, asked >= batches);
   }
 
-  private static long[] draw(SnowidClient client, int count) throws SnowidException {
+  private static long[] draw(SnowidClient client, int count) {
     final long[] ids = new long[count];
     for (int i = 0; i < count; i++) ids[i] = client.next();
     return ids;
@@ -83,61 +87,89 @@ public class HostileNodeTest {
     assertTrue(what + ": " + client.stats(), client.stats().invalidAnswers() >= 1);
   }
 
-  /** Each mode of hostile_node.py whose every batch a client must refuse. */
+  /** Each mode of hostile_node.py whose every batch a client must refuse, in binary and in JSON. */
   @RunWith(Parameterized.class)
   public static class EveryBadMode {
-    @Parameterized.Parameters(name = "{0}")
-    public static List<String> modes() {
-      return List.of("duplicates", "padded", "hex", "blank", "floats", "numbers", "negative",
-          "at_2_63", "at_2_64", "leading_zeros", "plus_sign", "underscores", "unicode_digits",
-          "too_many", "descending", "truncated_json", "html", "slow_body", "endless_body",
-          "huge_body");
+    private static final List<String> MODES = List.of("duplicates", "padded", "hex", "blank",
+        "floats", "numbers", "negative", "at_2_63", "at_2_64", "leading_zeros", "plus_sign",
+        "underscores", "unicode_digits", "too_many", "descending", "truncated_json", "html",
+        "slow_body", "endless_body", "huge_body");
+
+    @Parameterized.Parameters(name = "{0} {1}")
+    public static List<Object[]> modes() {
+      final List<Object[]> cases = new java.util.ArrayList<>();
+      for (String mode : MODES) {
+        cases.add(new Object[] {mode, "binary"});
+        cases.add(new Object[] {mode, "json"});
+      }
+      return cases;
     }
 
-    @Parameterized.Parameter public String mode;
+    @Parameterized.Parameter(0) public String mode;
+    @Parameterized.Parameter(1) public String format;
 
+    // One node per mode, started at once (a Python start each) and shared by the mode's cases.
+    private static final java.util.Map<String, HostileNode> hostile =
+        new java.util.concurrent.ConcurrentHashMap<>();
     private static HostileNode valid;
-    private HostileNode hostile;
 
     @BeforeClass
-    public static void startTheValidNode() throws Exception {
+    public static void startTheNodes() throws Exception {
       valid = new HostileNode("valid"); // its IDs grow across the tests that share it
+      final java.util.concurrent.ExecutorService starting =
+          java.util.concurrent.Executors.newFixedThreadPool(MODES.size());
+      try {
+        final List<java.util.concurrent.Future<HostileNode>> started = new java.util.ArrayList<>();
+        for (String mode : MODES) started.add(starting.submit(() -> new HostileNode(mode)));
+        for (java.util.concurrent.Future<HostileNode> node : started) {
+          final HostileNode h = node.get();
+          hostile.put(h.mode, h);
+        }
+      } finally {
+        starting.shutdown();
+      }
     }
 
     @AfterClass
-    public static void stopTheValidNode() {
-      valid.close();
+    public static void stopTheNodes() {
+      if (valid != null) valid.close();
+      for (HostileNode node : hostile.values()) node.close();
     }
 
-    @Before
-    public void startTheHostileNode() throws Exception {
-      hostile = new HostileNode(mode);
+    private SnowidClientOptions.Builder inFormat(SnowidClientOptions.Builder options) {
+      return format.equals("json") ? options.jsonOnly() : options;
     }
 
-    @After
-    public void stopTheHostileNode() {
-      hostile.close();
-    }
-
-    // The hostile node is asked first; its batch is discarded and counted, and three batches' worth
-    // of IDs all come from the valid node.
+    // Refills of 100 IDs drawn at random between the two nodes, until the hostile node has been
+    // asked (each refill a coin toss: 60 refills leave it unasked once in 2^60): its batches are
+    // discarded and counted, and every ID handed out comes from the valid node.
     @Test
     public void onlyTheValidNodesIdsAreHandedOut() throws Exception {
-      try (SnowidClient client = SnowidClient.open(options(hostile.url(), valid.url()).build())) {
+      final HostileNode bad = hostile.get(mode);
+      final long askedBefore = bad.idRequests();
+      try (SnowidClient client =
+          SnowidClient.open(inFormat(options(bad.url(), valid.url()).maxBatch(100)).build())) {
+        final long began = System.nanoTime();
+        while (bad.idRequests() == askedBefore && client.stats().idsServed() < 6000
+            && millisSince(began) < 20_000) {
+          assertFromTheValidSequence(mode, draw(client, 100));
+        }
         assertFromTheValidSequence(mode, draw(client, 300));
         assertInvalidAnswer(client, mode);
-        assertAsked(hostile, 1);
+        assertAsked(bad, askedBefore + 1);
       }
     }
 
     @Test
     public void withOnlyTheHostileNodeNothingIsHandedOut() throws Exception {
-      final Duration emptyWait = Duration.ofMillis(500);
-      try (SnowidClient client = SnowidClient.open(options(hostile.url())
-          .callDeadline(Duration.ofMillis(300)).emptyWait(emptyWait).build())) {
+      final HostileNode bad = hostile.get(mode);
+      final long askedBefore = bad.idRequests();
+      final Duration emptyWait = Duration.ofMillis(300);
+      try (SnowidClient client = SnowidClient.open(inFormat(options(bad.url())
+          .callDeadline(Duration.ofMillis(200)).emptyWait(emptyWait)).build())) {
         assertUnavailable(client, emptyWait, mode);
         assertInvalidAnswer(client, mode);
-        assertAsked(hostile, 1);
+        assertAsked(bad, askedBefore + 1);
       }
     }
   }
@@ -181,44 +213,68 @@ public class HostileNodeTest {
       }
     }
 
-    // A body sent a byte every 0.3 s: the call deadline covers the whole body, so the client is at
-    // the next endpoint soon after it.
+    // A node from before format=binary refuses it with 400 naming the format: the client asks it in
+    // JSON from then on (one binary request in all) and serves its IDs without an error.
     @Test
-    public void aSlowBodyIsLeftAtTheCallDeadline() throws Exception {
-      final Duration deadline = Duration.ofMillis(500);
-      try (HostileNode slow = new HostileNode("slow_body");
-          HostileNode valid = new HostileNode("valid");
-          SnowidClient client =
-              SnowidClient.open(options(slow.url(), valid.url()).callDeadline(deadline).build())) {
-        final long began = System.nanoTime();
-        assertTrue(client.next() >= FIRST_ID);
-        final long took = millisSince(began);
-        assertTrue("the first ID took " + took + " ms", took >= deadline.toMillis());
-        assertTrue("the first ID took " + took + " ms", took < deadline.toMillis() + 1000);
-        assertInvalidAnswer(client, "slow_body");
+    public void anOldNodeIsAskedInJsonFromItsRefusalOn() throws Exception {
+      try (HostileNode old = new HostileNode("old_node");
+          SnowidClient client = SnowidClient.open(options(old.url()).build())) {
+        assertFromTheValidSequence("old_node", draw(client, 1000));
+        final SnowidClient.Stats stats = client.stats();
+        assertEquals(stats.toString(), 0, stats.failedCalls());
+        assertEquals(stats.toString(), 0, stats.invalidAnswers());
+        assertEquals(stats.toString(), old.idRequests() + 1, stats.calls());
+        assertEquals(stats.toString(), 1000, stats.idsServed());
       }
     }
 
-    // An endless chunked body and one that says it is 300 MB: with a call deadline of 20 s only
-    // the body's bound can end the call soon, and what the client allocates meanwhile is far below
-    // what reading either would take.
+    // A body sent a byte every 0.3 s: the call deadline covers the whole body, so the call ends
+    // (an invalid answer: a 200 not taken) at the deadline, in binary and in JSON.
+    @Test
+    public void aSlowBodyIsLeftAtTheCallDeadline() throws Exception {
+      final Duration deadline = Duration.ofMillis(500);
+      for (boolean json : new boolean[] {false, true}) {
+        final SnowidClientOptions.Builder options = options().callDeadline(deadline);
+        try (HostileNode slow = new HostileNode("slow_body")) {
+          final long began = System.nanoTime();
+          try (SnowidClient client = SnowidClient.open(
+              (json ? options.jsonOnly() : options).endpoints(slow.url()).build())) {
+            while (client.stats().invalidAnswers() == 0 && millisSince(began) < 5000) {
+              Thread.sleep(5);
+            }
+            final long took = millisSince(began);
+            assertEquals(client.stats().toString(), 1, client.stats().invalidAnswers());
+            assertTrue("the call ended after " + took + " ms", took >= deadline.toMillis());
+            assertTrue("the call ended after " + took + " ms", took < deadline.toMillis() + 1000);
+          }
+        }
+      }
+    }
+
+    // An endless chunked body and one that says it is 300 MB, in binary and in JSON: with a call
+    // deadline of 20 s only the body's bound can end the call soon, and what the client allocates
+    // meanwhile is far below what reading either would take.
     @Test
     public void anEndlessOrHugeBodyFailsAtOnceWithoutFillingTheHeap() throws Exception {
       for (String mode : List.of("endless_body", "huge_body")) {
-        try (HostileNode hostile = new HostileNode(mode);
-            HostileNode valid = new HostileNode("valid")) {
-          final SnowidClientOptions patient =
-              options(hostile.url(), valid.url()).callDeadline(Duration.ofSeconds(20)).build();
-          final long allocatedBefore = allocatedBytes();
-          final long began = System.nanoTime();
-          try (SnowidClient client = SnowidClient.open(patient)) {
-            assertTrue(client.next() >= FIRST_ID);
-            final long took = millisSince(began);
-            final long allocated = allocatedBytes() - allocatedBefore;
-            assertTrue(mode + ": the first ID took " + took + " ms", took < 2000);
-            assertTrue(mode + ": " + allocated + " bytes allocated", allocated < 64L << 20);
-            assertInvalidAnswer(client, mode);
-            assertAsked(hostile, 1);
+        for (boolean json : new boolean[] {false, true}) {
+          try (HostileNode hostile = new HostileNode(mode)) {
+            final SnowidClientOptions.Builder options = options(hostile.url())
+                .callDeadline(Duration.ofSeconds(20));
+            final long allocatedBefore = allocatedBytes();
+            final long began = System.nanoTime();
+            try (SnowidClient client =
+                SnowidClient.open((json ? options.jsonOnly() : options).build())) {
+              while (client.stats().invalidAnswers() == 0 && millisSince(began) < 5000) {
+                Thread.sleep(5);
+              }
+              final long took = millisSince(began);
+              final long allocated = allocatedBytes() - allocatedBefore;
+              final String what = mode + (json ? " in JSON" : " in binary");
+              assertTrue(what + ": " + client.stats(), client.stats().invalidAnswers() >= 1);
+              assertTrue(what + ": the call ended after " + took + " ms", took < 2000);
+              assertTrue(what + ": " + allocated + " bytes allocated", allocated < 64L << 20);
+            }
           }
         }
       }
