@@ -31,18 +31,20 @@ import io.snowid.client.SnowidException.Code;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 final class Endpoints {
   /**
-   * A fetch's outcome: the batches that came (none if every call failed), the failure that tells
-   * callers why (the refusal if any, else the last failure; null if a batch came), and when the
-   * first backing-off node is due.
+   * A fetch's outcome: how many batches came (each handed to the fetch's taker as it came), the
+   * failure that tells callers why none did (the refusal if any, else the last failure; null if a
+   * batch came), and when the first backing-off node is due.
    */
-  record Fetched(List<long[]> batches, CallFailure failure, long retryAt) {}
+  record Fetched(int batches, CallFailure failure, long retryAt) {}
 
   private static final class Node {
     final URI uri;
@@ -88,11 +90,12 @@ final class Endpoints {
   }
 
   /**
-   * Batches of up to `count` IDs of `tag` (null: Snowflake IDs): `parallel` calls at once to as many
-   * distinct healthy nodes drawn at random; if none of them gave a batch, the other healthy nodes
+   * Batches of up to `count` IDs of `tag` (null: Snowflake IDs), each handed to `taker` on this
+   * thread as it comes: `parallel` calls at once to as many distinct healthy nodes drawn at random
+   * (on helper threads when more than one); if none of them gave a batch, the other healthy nodes
    * one after another until one does.
    */
-  Fetched fetch(String tag, int count, int parallel) {
+  Fetched fetch(String tag, int count, int parallel, Consumer<long[]> taker) {
     final boolean[] tried = new boolean[nodes.length];
     final List<Node> first = new ArrayList<>();
     for (Node node; first.size() < Math.max(1, parallel) && (node = draw(tried)) != null; ) {
@@ -101,28 +104,27 @@ final class Endpoints {
     if (first.isEmpty()) {
       final CallFailure why = lastFailure != null ? lastFailure
           : new CallFailure(false, Code.UNAVAILABLE, "every endpoint is backing off");
-      return new Fetched(List.of(), why, firstRetry());
+      return new Fetched(0, why, firstRetry());
     }
-    final List<long[]> batches = new ArrayList<>();
     final CallFailure[] failures = new CallFailure[first.size()];
-    callAll(first, tag, count, batches, failures);
+    final int batches = callAll(first, tag, count, taker, failures);
     CallFailure failure = null;
     for (CallFailure f : failures) {
       if (f != null && (failure == null || f.refused)) failure = f;
     }
-    if (!batches.isEmpty()) return new Fetched(batches, null, 0);
+    if (batches > 0) return new Fetched(batches, null, 0);
     while (failure != null && !failure.refused) {
       final Node node = draw(tried);
       if (node == null) break;
       try {
-        batches.add(call(node, tag, count));
-        return new Fetched(batches, null, 0);
+        taker.accept(call(node, tag, count));
+        return new Fetched(1, null, 0);
       } catch (CallFailure f) {
         failure = f;
       }
     }
     if (failure != null && !failure.refused) lastFailure = failure;
-    return new Fetched(batches, failure, firstRetry());
+    return new Fetched(0, failure, firstRetry());
   }
 
   /** The layout a node last reported; null if none has yet. */
@@ -157,34 +159,50 @@ final class Endpoints {
     }
   }
 
-  // One call to each of `targets`, the first on this thread and the rest on helper threads at once;
-  // returns when all have ended, their batches in `batches` and their failures in `failures`.
-  private void callAll(
-      List<Node> targets, String tag, int count, List<long[]> batches, CallFailure[] failures) {
-    final List<CompletableFuture<long[]>> others = new ArrayList<>();
-    for (int i = 1; i < targets.size(); i++) {
-      final Node node = targets.get(i);
-      final int index = i;
-      final ExecutorService executor = helpers();
-      if (executor == null) break; // closing
-      others.add(CompletableFuture.supplyAsync(() -> {
+  // One call to each of `targets`: on this thread if there is one, else on helper threads at once,
+  // each batch handed to `taker` here as it comes. Returns the number of batches once every call
+  // has ended; the failures are in `failures`.
+  private int callAll(List<Node> targets, String tag, int count, Consumer<long[]> taker,
+      CallFailure[] failures) {
+    final ExecutorService executor = targets.size() > 1 ? helpers() : null;
+    if (executor == null) {
+      try {
+        taker.accept(call(targets.get(0), tag, count));
+        return 1;
+      } catch (CallFailure f) {
+        failures[0] = f;
+        return 0;
+      }
+    }
+    final BlockingQueue<Object> done = new LinkedBlockingQueue<>(); // long[] or CallFailure
+    for (Node node : targets) {
+      executor.execute(() -> {
         try {
-          return call(node, tag, count);
+          done.add(call(node, tag, count));
         } catch (CallFailure f) {
-          failures[index] = f;
-          return null;
+          done.add(f);
+        } catch (RuntimeException e) {
+          done.add(new CallFailure(false, Code.UNAVAILABLE, node.uri + ": " + e));
         }
-      }, executor));
+      });
     }
-    try {
-      batches.add(call(targets.get(0), tag, count));
-    } catch (CallFailure f) {
-      failures[0] = f;
+    int batches = 0;
+    for (int i = 0; i < targets.size(); i++) {
+      final Object result;
+      try {
+        result = done.take(); // each call ends within its deadline, or at close
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      if (result instanceof long[] ids) {
+        taker.accept(ids);
+        batches++;
+      } else {
+        failures[i] = (CallFailure) result;
+      }
     }
-    for (CompletableFuture<long[]> other : others) {
-      final long[] ids = other.join(); // each call ends within its deadline, or at close
-      if (ids != null) batches.add(ids);
-    }
+    return batches;
   }
 
   private synchronized ExecutorService helpers() {

@@ -247,10 +247,10 @@ final class Refiller {
       final int parallel =
           Math.max(1, Math.min(Math.min(buffer.parallel, room / count), endpoints.healthy()));
       final long expires = now + (buffer.tag == null ? options.maxAge().toNanos() : NEVER_NS);
-      final Endpoints.Fetched fetched = endpoints.fetch(buffer.tag, count, parallel);
+      final Endpoints.Fetched fetched =
+          endpoints.fetch(buffer.tag, count, parallel, ids -> put(buffer, ids, expires, now));
       if (isStopping()) break;
-      for (long[] ids : fetched.batches()) put(buffer, ids, expires, now);
-      if (!fetched.batches().isEmpty()) continue;
+      if (fetched.batches() > 0) continue;
       final HttpTransport.CallFailure failure = fetched.failure();
       if (failure.refused) {
         buffer.refusing = true;

@@ -157,7 +157,7 @@ public class SnowidClientTest {
     assertTrue(millisSince(began) < 600 + 300);
     assertEquals(client.stats().toString(), 0, client.stats().idsReceived());
     assertTrue(client.stats().toString(), client.stats().failedCalls() >= 2);
-    assertEquals(client.stats().calls(), client.stats().failedCalls());
+    assertTrue(client.stats().toString(), client.stats().calls() >= client.stats().failedCalls());
     began = System.nanoTime();
     e = assertThrows(SnowidException.class, client::next);
     assertEquals(e.getMessage(), Code.UNAVAILABLE, e.code());
