@@ -35,6 +35,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
@@ -106,7 +108,7 @@ final class Endpoints {
           : new CallFailure(false, Code.UNAVAILABLE, "every endpoint is backing off");
       return new Fetched(0, why, firstRetry());
     }
-    final CallFailure[] failures = new CallFailure[first.size()];
+    final List<CallFailure> failures = new ArrayList<>();
     final int batches = callAll(first, tag, count, taker, failures);
     CallFailure failure = null;
     for (CallFailure f : failures) {
@@ -161,45 +163,55 @@ final class Endpoints {
 
   // One call to each of `targets`: on this thread if there is one, else on helper threads at once,
   // each batch handed to `taker` here as it comes. Returns the number of batches once every call
-  // has ended; the failures are in `failures`.
+  // has ended; the failures are added to `failures`.
   private int callAll(List<Node> targets, String tag, int count, Consumer<long[]> taker,
-      CallFailure[] failures) {
+      List<CallFailure> failures) {
     final ExecutorService executor = targets.size() > 1 ? helpers() : null;
     if (executor == null) {
       try {
         taker.accept(call(targets.get(0), tag, count));
         return 1;
       } catch (CallFailure f) {
-        failures[0] = f;
+        failures.add(f);
         return 0;
       }
     }
     final BlockingQueue<Object> done = new LinkedBlockingQueue<>(); // long[] or CallFailure
+    int started = 0;
     for (Node node : targets) {
-      executor.execute(() -> {
-        try {
-          done.add(call(node, tag, count));
-        } catch (CallFailure f) {
-          done.add(f);
-        } catch (RuntimeException e) {
-          done.add(new CallFailure(false, Code.UNAVAILABLE, node.uri + ": " + e));
-        }
-      });
+      try {
+        executor.execute(() -> {
+          try {
+            done.add(call(node, tag, count));
+          } catch (CallFailure f) {
+            done.add(f);
+          } catch (RuntimeException e) {
+            done.add(new CallFailure(false, Code.UNAVAILABLE, node.uri + ": " + e));
+          }
+        });
+        started++;
+      } catch (RejectedExecutionException e) { // closing
+        failures.add(new CallFailure(false, Code.CLOSED, "the client is closed"));
+      }
     }
+    // Each call ends within its deadline (a call is connect, /v1/info and the batch, and a retry on
+    // a fresh connection), or at close, which may drop a helper's task before it started.
+    final long due = System.nanoTime() + 4 * options.callDeadline().toNanos() + 1_000_000_000L;
     int batches = 0;
-    for (int i = 0; i < targets.size(); i++) {
+    for (int i = 0; i < started; i++) {
       final Object result;
       try {
-        result = done.take(); // each call ends within its deadline, or at close
+        result = done.poll(Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         break;
       }
+      if (result == null) break; // closed meanwhile
       if (result instanceof long[] ids) {
         taker.accept(ids);
         batches++;
       } else {
-        failures[i] = (CallFailure) result;
+        failures.add((CallFailure) result);
       }
     }
     return batches;
