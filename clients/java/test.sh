@@ -29,7 +29,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-mvn=(mvn -B -o -s "$here/debian-settings.xml" -Dmaven.repo.local="$work/m2")
+mvn=(mvn -B -o -Dstyle.color=never -s "$here/debian-settings.xml" -Dmaven.repo.local="$work/m2")
 build="$work/build"
 started=$SECONDS
 

@@ -68,17 +68,19 @@ final class HttpConnection implements AutoCloseable {
   private boolean answered; // a status line came in the call under way
   int status; // the status of the call under way, 0 until its status line came
 
-  /** Connects to `endpoint` (http or https) within `deadline` (nanoTime). */
-  HttpConnection(URI endpoint, long deadline) throws IOException {
-    final boolean tls = endpoint.getScheme().equals("https");
-    final int port = endpoint.getPort() > 0 ? endpoint.getPort() : tls ? 443 : 80;
+  /**
+   * Connects to `endpoint` within `deadline` (nanoTime): over TLS with `tls` for https, plainly for
+   * http (`tls` null).
+   */
+  HttpConnection(URI endpoint, SSLSocketFactory tls, long deadline) throws IOException {
+    final int port = endpoint.getPort() > 0 ? endpoint.getPort() : tls != null ? 443 : 80;
     final Socket plain = new Socket();
     try {
       plain.setTcpNoDelay(true);
       plain.connect(new InetSocketAddress(endpoint.getHost(), port), millisLeft(deadline));
-      if (tls) {
-        final SSLSocket secure = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault())
-            .createSocket(plain, endpoint.getHost(), port, true);
+      if (tls != null) {
+        final SSLSocket secure =
+            (SSLSocket) tls.createSocket(plain, endpoint.getHost(), port, true);
         final SSLParameters parameters = secure.getSSLParameters();
         parameters.setEndpointIdentificationAlgorithm("HTTPS");
         secure.setSSLParameters(parameters);

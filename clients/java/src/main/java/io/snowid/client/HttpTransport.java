@@ -34,6 +34,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import javax.net.ssl.SSLSocketFactory;
 
 final class HttpTransport {
   /** A failed call: whose fault it is, the code callers see, and a message naming the node. */
@@ -89,6 +90,7 @@ final class HttpTransport {
       new ConcurrentHashMap<>();
   private final Set<HttpConnection> inUse = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  private volatile SSLSocketFactory tls; // the JVM's default, made on the first https call
 
   HttpTransport(SnowidClientOptions options) {
     this.deadline = options.callDeadline();
@@ -164,6 +166,9 @@ final class HttpTransport {
    */
   private HttpConnection.Answer get(URI node, String path, int limit, boolean batch)
       throws CallFailure, InterruptedException {
+    // The JVM's TLS set-up (its trust store, its providers) takes a cold JVM up to seconds: it is
+    // not the node's time, so it comes before the call's deadline starts.
+    final SSLSocketFactory factory = node.getScheme().equals("https") ? tlsFactory() : null;
     final long due = System.nanoTime() + deadline.toNanos();
     final byte[] request = request(node, path, batch);
     final ConcurrentLinkedDeque<HttpConnection> pool =
@@ -173,7 +178,7 @@ final class HttpTransport {
       HttpConnection connection = pool.pollFirst();
       final boolean reused = connection != null;
       try {
-        if (connection == null) connection = new HttpConnection(node, due);
+        if (connection == null) connection = new HttpConnection(node, factory, due);
       } catch (IOException e) {
         throw closedOr(new CallFailure(false, Code.UNAVAILABLE, node + path + ": " + describe(e)));
       }
@@ -200,6 +205,12 @@ final class HttpTransport {
       if (answer.status() == 200) return answer;
       throw failure(node + path, answer.status(), Replies.errorMessage(answer.body()));
     }
+  }
+
+  private SSLSocketFactory tlsFactory() {
+    SSLSocketFactory factory = tls;
+    if (factory == null) tls = factory = (SSLSocketFactory) SSLSocketFactory.getDefault();
+    return factory;
   }
 
   private byte[] request(URI node, String path, boolean batch) {
