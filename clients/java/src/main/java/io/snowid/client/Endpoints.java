@@ -125,7 +125,10 @@ final class Endpoints {
         failure = f;
       }
     }
-    if (failure != null && !failure.refused) lastFailure = failure;
+    if (failure == null) { // the helpers' calls did not end in time: the client is closing
+      failure = new CallFailure(false, Code.UNAVAILABLE, "no node answered in time");
+    }
+    if (!failure.refused) lastFailure = failure;
     return new Fetched(0, failure, firstRetry());
   }
 

@@ -197,10 +197,14 @@ final class Refiller {
       final List<Buffer> buffers = buffers();
       long wakeAt = System.nanoTime() + options.refillPeriod().toNanos();
       for (Buffer buffer : buffers) {
-        if (buffer.tag == null) dropExpired(buffer, oldest);
-        wakeAt = earlier(wakeAt, refill(buffer));
-        if (buffer.tag == null && buffer.ring.oldestExpires(oldest)) {
-          wakeAt = earlier(wakeAt, oldest[0]);
+        try {
+          if (buffer.tag == null) dropExpired(buffer, oldest);
+          wakeAt = earlier(wakeAt, refill(buffer));
+          if (buffer.tag == null && buffer.ring.oldestExpires(oldest)) {
+            wakeAt = earlier(wakeAt, oldest[0]);
+          }
+        } catch (RuntimeException e) { // a bug: told to callers, and the thread goes on
+          record(buffer, new SnowidException(Code.UNAVAILABLE, "the refill failed: " + e), false);
         }
       }
       if (!sleepUntil(wakeAt)) return;
