@@ -90,9 +90,11 @@ final class HttpTransport {
       new ConcurrentHashMap<>();
   private final Set<HttpConnection> inUse = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
-  private volatile SSLSocketFactory tls; // the JVM's default, made on the first https call
+  private final javax.net.ssl.SSLContext sslContext; // null: the JVM's default
+  private volatile SSLSocketFactory tls; // made on the first https call
 
   HttpTransport(SnowidClientOptions options) {
+    this.sslContext = options.sslContext();
     this.deadline = options.callDeadline();
     this.authorization =
         options.bearerToken().isEmpty() ? null : "Bearer " + options.bearerToken();
@@ -209,7 +211,10 @@ final class HttpTransport {
 
   private SSLSocketFactory tlsFactory() {
     SSLSocketFactory factory = tls;
-    if (factory == null) tls = factory = (SSLSocketFactory) SSLSocketFactory.getDefault();
+    if (factory == null) {
+      tls = factory = sslContext != null
+          ? sslContext.getSocketFactory() : (SSLSocketFactory) SSLSocketFactory.getDefault();
+    }
     return factory;
   }
 

@@ -11,6 +11,7 @@ import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLContext;
 
 /** The options of a SnowidClient; build them with {@link #builder()}. */
 public final class SnowidClientOptions {
@@ -31,6 +32,7 @@ public final class SnowidClientOptions {
   private final Duration backoffInitial;
   private final Duration backoffMax;
   private final boolean binary;
+  private final SSLContext sslContext; // null: the JVM's default
 
   private SnowidClientOptions(Builder b, List<URI> endpoints) {
     this.endpoints = List.copyOf(endpoints);
@@ -47,6 +49,7 @@ public final class SnowidClientOptions {
     this.backoffInitial = b.backoffInitial;
     this.backoffMax = b.backoffMax;
     this.binary = b.binary;
+    this.sslContext = b.sslContext;
   }
 
   public static Builder builder() {
@@ -106,6 +109,11 @@ public final class SnowidClientOptions {
     return backoffMax;
   }
 
+  /** The TLS context of https:// endpoints; null: the JVM's default (SSLContext.getDefault()). */
+  public SSLContext sslContext() {
+    return sslContext;
+  }
+
   // Whether batches are asked for in binary (format=binary) first; false only in tests, which hold
   // the JSON path to the same rules.
   boolean binary() {
@@ -128,6 +136,7 @@ public final class SnowidClientOptions {
     private Duration backoffInitial = Duration.ofMillis(100);
     private Duration backoffMax = Duration.ofSeconds(5);
     private boolean binary = true;
+    private SSLContext sslContext;
 
     private Builder() {}
 
@@ -216,6 +225,17 @@ public final class SnowidClientOptions {
     /** The longest skip of a failed endpoint. Default 5 s. */
     public Builder backoffMax(Duration d) {
       backoffMax = d;
+      return this;
+    }
+
+    /**
+     * The TLS context for https:// endpoints: its trust managers decide which node certificates
+     * are trusted (its key managers, a client certificate if the nodes ask for one); the
+     * certificate must also name the endpoint's host. Default: the JVM's default context (its
+     * trust store, javax.net.ssl.trustStore).
+     */
+    public Builder sslContext(SSLContext context) {
+      sslContext = context;
       return this;
     }
 

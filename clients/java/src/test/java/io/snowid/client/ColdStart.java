@@ -4,10 +4,6 @@
  * fresh JVMs (java -cp CLASSES io.snowid.client.ColdStart URL...), where the HTTP classes are not
  * loaded yet either, and in process.
  *
- * java ... ColdStart [--call-deadline-ms=MS] [--start-wait-ms=MS] URL...: the options set
- * callDeadline and startWait (TlsTest's: a cold JVM's TLS set-up and first handshake took 1.6 s
- * on a loaded machine).
- *
  * Prints "ok OPEN_MS FIRST_MS ID" (open() and the first next() in milliseconds) and exits 0, or
  * prints the error and exits 1.
  */
@@ -26,7 +22,13 @@ final class ColdStart {
     final SnowidClient client = SnowidClient.open(options.build());
     try (client) {
       final long opened = System.nanoTime();
-      final long id = client.next();
+      final long id;
+      try {
+        id = client.next();
+      } catch (SnowidException e) {
+        throw new SnowidException(e.code(), e.getMessage() + " (after "
+            + (System.nanoTime() - began) / 1_000_000 + " ms, " + client.stats() + ")");
+      }
       final long first = System.nanoTime();
       return new long[] {opened - began, first - opened, id};
     }
@@ -34,17 +36,7 @@ final class ColdStart {
 
   public static void main(String[] args) {
     try {
-      final SnowidClientOptions.Builder options = SnowidClientOptions.builder();
-      for (String arg : args) {
-        if (arg.startsWith("--call-deadline-ms=")) {
-          options.callDeadline(java.time.Duration.ofMillis(Long.parseLong(arg.substring(19))));
-        } else if (arg.startsWith("--start-wait-ms=")) {
-          options.startWait(java.time.Duration.ofMillis(Long.parseLong(arg.substring(16))));
-        } else {
-          options.endpoints(arg);
-        }
-      }
-      final long[] times = once(options);
+      final long[] times = once(args);
       System.out.printf("ok %d %d %d%n", times[0] / 1_000_000, times[1] / 1_000_000, times[2]);
     } catch (RuntimeException e) {
       System.out.println("error " + e);
