@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/snowid-client-java.XXXXXX")
 node_pid=""
 cleanup() {
-  if [ -n "$node_pid" ]; then kill -9 "$node_pid" 2>/dev/null || true; fi
+  if [ -n "$node_pid" ]; then { kill -9 "$node_pid" && wait "$node_pid"; } 2>/dev/null || true; fi
   if declare -F postgres_stop >/dev/null; then postgres_stop || true; fi
   rm -rf "$work"
 }
