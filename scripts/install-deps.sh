@@ -40,8 +40,10 @@ if [ "$what" = test ]; then
     # The Python clients the tests generate from Twitter's IDL (Thrift) and
     # Python's Redis client.
     python3-thrift python3-redis
-    # clients/python: built offline into a venv with Debian's setuptools.
-    python3 python3-venv python3-pip python3-setuptools python3-wheel
+    # clients/python: a wheel built offline (python3-build) into a venv with
+    # Debian's setuptools; its Django and SQLAlchemy examples (psycopg2).
+    python3 python3-venv python3-pip python3-setuptools python3-wheel python3-build
+    python3-django python3-sqlalchemy python3-psycopg2
     # scripts/fuzz.sh: clang, libFuzzer (libclang_rt.fuzzer-x86_64.a; clang's
     # packages only recommend it) and llvm-symbolizer for readable crash reports.
     clang libclang-rt-14-dev llvm
@@ -54,8 +56,12 @@ if [ "$what" = test ]; then
     golang-go golang-github-lib-pq-dev
     # SPIN, which checks the node-id take-over model (tests/model).
     spin
-    # The Java client (clients/java): the JDK (javac, jar) and JUnit 4 with Hamcrest.
-    openjdk-17-jdk-headless junit4
+    # The Java client (clients/java): the JDK, Maven offline with Debian's
+    # plugins and local repository, JUnit 4 with Hamcrest, and the JDBC
+    # driver of its PostgreSQL example.
+    openjdk-17-jdk-headless junit4 maven libmaven-resources-plugin-java
+    libmaven-compiler-plugin-java libmaven-jar-plugin-java libmaven-install-plugin-java
+    libsurefire-java libpostgresql-jdbc-java
   )
 fi
 

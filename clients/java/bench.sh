@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The Java client's benchmark (bench/io/snowid/client/ClientBench.java) against a snowidd it starts
-# from $SNOWIDD: next() from the buffer, the in-process floor and one HTTP round trip per ID, per
-# thread (figures in docs/performance.md).
+# The Java client's benchmark (src/test/java/io/snowid/client/ClientBench.java) against snowidd
+# nodes it starts from $SNOWIDD: the sustained rate of next() at default options against a plain
+# in-process Snowflake generator, 1 and 4 threads, and their ratio (figures in
+# docs/performance.md). Built offline with Maven (test.sh --bench).
 #
-#   SNOWIDD=build/snowidd clients/java/bench.sh [SECONDS per measurement, default 3]
+#   SNOWIDD=build/src/server/snowidd clients/java/bench.sh [SECONDS per measurement, default 3]
 set -euo pipefail
 exec "$(dirname "$0")/test.sh" --bench "$@"

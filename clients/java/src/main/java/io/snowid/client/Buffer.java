@@ -23,6 +23,7 @@ final class Buffer {
   int batch;
   long lastRefill; // System.nanoTime() when the last successful fetch began
   boolean refilledOnce;
+  int parallel = 1; // nodes the next refill may ask at once (Refiller)
   long refusedUntil; // no fetch before this (nanoTime) after a refusal
   boolean refusing;
 

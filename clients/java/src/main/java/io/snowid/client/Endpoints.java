@@ -1,40 +1,66 @@
 /*
- * Endpoints: failover across a client's snowidd nodes. A batch comes from the first endpoint that
- * answers, starting from the one that answered last and skipping those backing off. A node that
- * fails for its own sake (down, slow, 5xx, or an invalid answer: a batch docs/clients.md does not
- * let a client take, such as one that is malformed, too long, or not above the last batch of its
- * issuer from this endpoint, BatchOrder) is skipped for backoffInitial, doubled per further failure
- * up to backoffMax, and reset by a success; the next one is asked at once. A refusal (401, 404,
- * 400) is this request's, not the node's: the next endpoint is asked but the refusing one keeps its
+ * Endpoints: how a client spreads its refills over its snowidd nodes and fails over among them
+ * (docs/clients.md, "Spread and failover").
+ *
+ * Each refill goes to an endpoint drawn at random among the healthy ones (those not backing off),
+ * so a fleet of application instances given the same list loads every node alike. A node that fails
+ * for its own sake (down, slow, 5xx, or an invalid answer: a batch docs/clients.md does not let a
+ * client take, such as one that is malformed, too long, or not above the last batch of its issuer
+ * from this endpoint, BatchOrder) backs off: it is skipped for a wait drawn between half and all of
+ * backoffInitial, doubled per further failure up to backoffMax, and reset by a success; the refill
+ * goes at once to another healthy endpoint drawn the same way. A refusal (401, 403, 404, other 4xx)
+ * is this request's, not the node's: it goes back to the caller at once, and the node keeps its
  * place.
  *
- * Before its first batch from a node (and again after that node failed) the client reads the
- * node's /v1/info: its max_batch bounds the count asked for, and its layout serves decode().
+ * A refill may ask several nodes at once (fetch(..., parallel)): the Refiller does when its buffer
+ * drains faster than one node's round trips refill it; the calls then go to distinct nodes.
  *
- * Thread-safety: fetch() on the refill thread only; layout() and cancelInFlight() from any thread.
+ * Batches are asked for in binary; a node that answers binary with 400 naming the format is asked
+ * in JSON from then on (until the client is closed). Before its first batch from a node (and again
+ * after that node failed) the client reads the node's /v1/info: its max_batch bounds the count
+ * asked for, and its layout serves decode().
+ *
+ * Thread-safety: fetch() on the refill thread only; the calls of one fetch run on distinct nodes,
+ * each node's state touched by one call at a time, and fetch() returns after they all ended.
+ * layout() and cancelInFlight() from any thread.
  */
 package io.snowid.client;
 
 import io.snowid.client.HttpTransport.CallFailure;
 import io.snowid.client.SnowidException.Code;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 final class Endpoints {
-  /** A fetch's outcome: the IDs, or the failure and when the first backing-off node is due. */
-  record Fetched(long[] ids, CallFailure failure, long retryAt) {}
+  /**
+   * A fetch's outcome: how many batches came (each handed to the fetch's taker as it came), the
+   * failure that tells callers why none did (the refusal if any, else the last failure; null if a
+   * batch came), and when the first backing-off node is due.
+   */
+  record Fetched(int batches, CallFailure failure, long retryAt) {}
 
   private static final class Node {
     final URI uri;
-    // Refill thread only.
+    // Touched by one call at a time (see Thread-safety).
     long retryAt;
     long backoffNs;
-    Replies.NodeInfo info; // null until read, and after a failure
     boolean backingOff;
+    boolean binary; // false once the node refused format=binary
+    Replies.NodeInfo info; // null until read, and after a failure
     final BatchOrder order = new BatchOrder();
 
-    Node(URI uri) {
+    Node(URI uri, boolean binary) {
       this.uri = uri;
+      this.binary = binary;
     }
   }
 
@@ -42,8 +68,9 @@ final class Endpoints {
   private final HttpTransport transport;
   private final Counters counters;
   private final Node[] nodes;
-  private int current; // refill thread only
   private volatile Layout layout; // the last one a node reported
+  private CallFailure lastFailure; // refill thread only: why the last call that failed did
+  private ExecutorService helpers; // the calls of a parallel fetch but the first; made on first use
 
   Endpoints(SnowidClientOptions options, HttpTransport transport, Counters counters) {
     this.options = options;
@@ -51,50 +78,58 @@ final class Endpoints {
     this.counters = counters;
     final List<URI> uris = options.endpoints();
     this.nodes = new Node[uris.size()];
-    for (int i = 0; i < nodes.length; i++) nodes[i] = new Node(uris.get(i));
+    for (int i = 0; i < nodes.length; i++) nodes[i] = new Node(uris.get(i), options.binary());
   }
 
-  /** Up to `count` IDs of `tag` (null: Snowflake IDs) from the first node that gives them. */
-  Fetched fetch(String tag, int count) {
+  /** How many endpoints are not backing off now. */
+  int healthy() {
+    final long now = System.nanoTime();
+    int healthy = 0;
+    for (Node node : nodes) {
+      if (!node.backingOff || node.retryAt - now <= 0) healthy++;
+    }
+    return healthy;
+  }
+
+  /**
+   * Batches of up to `count` IDs of `tag` (null: Snowflake IDs), each handed to `taker` on this
+   * thread as it comes: `parallel` calls at once to as many distinct healthy nodes drawn at random
+   * (on helper threads when more than one); if none of them gave a batch, the other healthy nodes
+   * one after another until one does.
+   */
+  Fetched fetch(String tag, int count, int parallel, Consumer<long[]> taker) {
+    final boolean[] tried = new boolean[nodes.length];
+    final List<Node> first = new ArrayList<>();
+    for (Node node; first.size() < Math.max(1, parallel) && (node = draw(tried)) != null; ) {
+      first.add(node);
+    }
+    if (first.isEmpty()) {
+      final CallFailure why = lastFailure != null ? lastFailure
+          : new CallFailure(false, Code.UNAVAILABLE, "every endpoint is backing off");
+      return new Fetched(0, why, firstRetry());
+    }
+    final List<CallFailure> failures = new ArrayList<>();
+    final int batches = callAll(first, tag, count, taker, failures);
     CallFailure failure = null;
-    CallFailure refusal = null;
-    final int first = current;
-    for (int i = 0; i < nodes.length; i++) {
-      final int index = (first + i) % nodes.length;
-      final Node node = nodes[index];
-      if (node.backingOff && node.retryAt - System.nanoTime() > 0) continue;
+    for (CallFailure f : failures) {
+      if (f != null && (failure == null || f.refused)) failure = f;
+    }
+    if (batches > 0) return new Fetched(batches, null, 0);
+    while (failure != null && !failure.refused) {
+      final Node node = draw(tried);
+      if (node == null) break;
       try {
-        if (node.info == null) {
-          node.info = transport.info(node.uri);
-          layout = node.info.layout();
-        }
-        final long limit = node.info.maxBatch() > 0 ? node.info.maxBatch() : count;
-        final HttpTransport.Batch batch = transport.ids(node.uri, tag, (int) Math.min(count, limit));
-        final long last = node.order.advance(tag, batch.issuer(), batch.ids());
-        if (last >= 0) throw notAbove(node, tag, batch, last);
-        node.backingOff = false;
-        node.backoffNs = 0;
-        current = index;
-        counters.fetched.addAndGet(batch.ids().length);
-        return new Fetched(batch.ids(), null, 0);
+        taker.accept(call(node, tag, count));
+        return new Fetched(1, null, 0);
       } catch (CallFailure f) {
-        counters.failures.incrementAndGet();
-        if (f.invalidAnswer) counters.invalidAnswers.incrementAndGet();
-        if (f.refused) {
-          refusal = f;
-        } else {
-          failure = f;
-          backOff(node, index);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        failure = new CallFailure(false, Code.CLOSED, "the client is closed");
+        failure = f;
       }
     }
-    if (refusal == null && failure == null) {
-      failure = new CallFailure(false, Code.UNAVAILABLE, "every endpoint is backing off");
+    if (failure == null) { // the helpers' calls did not end in time: the client is closing
+      failure = new CallFailure(false, Code.UNAVAILABLE, "no node answered in time");
     }
-    return new Fetched(null, refusal != null ? refusal : failure, firstRetry());
+    if (!failure.refused) lastFailure = failure;
+    return new Fetched(0, failure, firstRetry());
   }
 
   /** The layout a node last reported; null if none has yet. */
@@ -103,7 +138,7 @@ final class Endpoints {
   }
 
   /** Reads a layout from the first node that gives its /v1/info, on the caller's thread. */
-  Layout readLayout() throws SnowidException {
+  Layout readLayout() {
     CallFailure last = null;
     for (Node node : nodes) {
       try {
@@ -111,7 +146,6 @@ final class Endpoints {
         layout = read;
         return read;
       } catch (CallFailure f) {
-        counters.failures.incrementAndGet();
         if (f.refused) throw new SnowidException(f.code, f.getMessage());
         last = f;
       } catch (InterruptedException e) {
@@ -122,8 +156,137 @@ final class Endpoints {
     throw new SnowidException(Code.UNAVAILABLE, "no node gave its layout: " + last.getMessage());
   }
 
+  /** Aborts the calls under way (each fails at once) and ends the helper threads. */
   void cancelInFlight() {
     transport.cancelInFlight();
+    synchronized (this) {
+      if (helpers != null) helpers.shutdownNow();
+    }
+  }
+
+  // One call to each of `targets`: on this thread if there is one, else on helper threads at once,
+  // each batch handed to `taker` here as it comes. Returns the number of batches once every call
+  // has ended; the failures are added to `failures`.
+  private int callAll(List<Node> targets, String tag, int count, Consumer<long[]> taker,
+      List<CallFailure> failures) {
+    final ExecutorService executor = targets.size() > 1 ? helpers() : null;
+    if (executor == null) {
+      try {
+        taker.accept(call(targets.get(0), tag, count));
+        return 1;
+      } catch (CallFailure f) {
+        failures.add(f);
+        return 0;
+      }
+    }
+    final BlockingQueue<Object> done = new LinkedBlockingQueue<>(); // long[] or CallFailure
+    int started = 0;
+    for (Node node : targets) {
+      try {
+        executor.execute(() -> {
+          try {
+            done.add(call(node, tag, count));
+          } catch (CallFailure f) {
+            done.add(f);
+          } catch (RuntimeException e) {
+            done.add(new CallFailure(false, Code.UNAVAILABLE, node.uri + ": " + e));
+          }
+        });
+        started++;
+      } catch (RejectedExecutionException e) { // closing
+        failures.add(new CallFailure(false, Code.CLOSED, "the client is closed"));
+      }
+    }
+    // Each call ends within its deadline (a call is connect, /v1/info and the batch, and a retry on
+    // a fresh connection), or at close, which may drop a helper's task before it started.
+    final long due = System.nanoTime() + 4 * options.callDeadline().toNanos() + 1_000_000_000L;
+    int batches = 0;
+    for (int i = 0; i < started; i++) {
+      final Object result;
+      try {
+        result = done.poll(Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      if (result == null) break; // closed meanwhile
+      if (result instanceof long[] ids) {
+        taker.accept(ids);
+        batches++;
+      } else {
+        failures.add((CallFailure) result);
+      }
+    }
+    return batches;
+  }
+
+  private synchronized ExecutorService helpers() {
+    if (helpers == null) {
+      helpers = Executors.newCachedThreadPool(task -> {
+        final Thread thread = new Thread(task, "snowid-client-refill-helper");
+        thread.setDaemon(true);
+        return thread;
+      });
+    }
+    return helpers.isShutdown() ? null : helpers;
+  }
+
+  // One refill call to `node`: its /v1/info first if unread, then the batch (in JSON again at once
+  // if the node refuses binary), held above the last of its issuer. Counts it; backs the node off
+  // if it failed for its own sake.
+  private long[] call(Node node, String tag, int count) throws CallFailure {
+    counters.calls.incrementAndGet();
+    try {
+      if (node.info == null) {
+        node.info = transport.info(node.uri);
+        layout = node.info.layout();
+      }
+      final int asked = (int) Math.min(count, node.info.maxBatch() > 0 ? node.info.maxBatch() : count);
+      HttpTransport.Batch batch;
+      try {
+        batch = transport.ids(node.uri, tag, asked, node.binary);
+      } catch (HttpTransport.BinaryRefused refused) {
+        node.binary = false; // a node from before format=binary: JSON from now on
+        counters.calls.incrementAndGet();
+        batch = transport.ids(node.uri, tag, asked, false);
+      }
+      final long last = node.order.advance(tag, batch.issuer(), batch.ids());
+      if (last >= 0) throw notAbove(node, tag, batch, last);
+      node.backingOff = false;
+      node.backoffNs = 0;
+      counters.idsReceived.addAndGet(batch.ids().length);
+      return batch.ids();
+    } catch (CallFailure f) {
+      if (!f.refused) {
+        counters.failedCalls.incrementAndGet();
+        if (f.invalidAnswer) counters.invalidAnswers.incrementAndGet();
+        backOff(node);
+      }
+      throw f;
+    } catch (HttpTransport.BinaryRefused e) {
+      throw new IllegalStateException("a JSON request refused as binary", e); // cannot happen
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CallFailure(false, Code.CLOSED, "the client is closed");
+    }
+  }
+
+  // A healthy node not tried yet, drawn at random and marked tried; null if there is none.
+  private Node draw(boolean[] tried) {
+    final long now = System.nanoTime();
+    int candidates = 0;
+    for (int i = 0; i < nodes.length; i++) {
+      if (!tried[i] && (!nodes[i].backingOff || nodes[i].retryAt - now <= 0)) candidates++;
+    }
+    if (candidates == 0) return null;
+    int pick = ThreadLocalRandom.current().nextInt(candidates);
+    for (int i = 0; i < nodes.length; i++) {
+      if (!tried[i] && (!nodes[i].backingOff || nodes[i].retryAt - now <= 0) && pick-- == 0) {
+        tried[i] = true;
+        return nodes[i];
+      }
+    }
+    throw new IllegalStateException("unreachable");
   }
 
   private static CallFailure notAbove(Node node, String tag, HttpTransport.Batch batch, long last) {
@@ -133,17 +296,18 @@ final class Endpoints {
         + " starts at " + batch.ids()[0] + ", not above the last one's " + last);
   }
 
-  private void backOff(Node node, int index) {
+  // Skips `node` for a wait drawn in [backoff / 2, backoff], the backoff doubled per failure.
+  private void backOff(Node node) {
     final long initial = options.backoffInitial().toNanos();
     node.backoffNs =
         node.backoffNs == 0 ? initial : Math.min(options.backoffMax().toNanos(), node.backoffNs * 2);
-    node.retryAt = System.nanoTime() + node.backoffNs;
+    final long half = node.backoffNs / 2;
+    node.retryAt = System.nanoTime() + half + ThreadLocalRandom.current().nextLong(half + 1);
     node.backingOff = true;
     node.info = null; // a node that comes back may have been reconfigured
-    if (current == index) current = (index + 1) % nodes.length;
   }
 
-  // When the first node backing off is due (far ahead if none is).
+  // When the first node backing off is due (a refill period ahead if none is).
   private long firstRetry() {
     final long now = System.nanoTime();
     long first = now + options.refillPeriod().toNanos();

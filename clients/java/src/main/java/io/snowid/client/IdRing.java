@@ -14,6 +14,9 @@
  *     reads a half-written cell.
  * take() has no lock, no allocation and no system call; the clock is read by the caller.
  *
+ * Counting (stats): `head` is the number of positions ever claimed; those whose ID was dropped
+ * as expired are counted apart (`expired`, off the hot path), so served() needs no counter in take().
+ *
  * Cells are four longs in one array (sequence, ID, expiry in System.nanoTime() terms, padding):
  * two cells to a cache line, no object per cell. head and tail sit on cache lines of their own.
  */
@@ -21,6 +24,7 @@ package io.snowid.client;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicLong;
 
 final class IdRing {
   /** What take() returns when the ring holds no ID that has not expired (IDs are >= 0). */
@@ -39,6 +43,7 @@ final class IdRing {
   // The position whose taker calls onLow: the one that leaves fewer than the low-water mark.
   private volatile long refillTrigger = Long.MAX_VALUE;
   private final Runnable onLow;
+  private final AtomicLong expired = new AtomicLong();
 
   /** Requires: capacity is a power of two. onLow runs on the consumer that passes the trigger. */
   IdRing(int capacity, Runnable onLow) {
@@ -71,6 +76,7 @@ final class IdRing {
             CELLS.setRelease(cells, cell + SEQUENCE, pos + mask + 1);
             if (pos == refillTrigger) onLow.run();
             if (expires - now > 0) return id;
+            expired.incrementAndGet();
             break; // expired: dropped; take the next one
           }
           pos = head.value;
@@ -81,6 +87,25 @@ final class IdRing {
         }
       }
     }
+  }
+
+  /** Producer only: drops the ID at the head, counted as expired; false if the ring is empty. */
+  boolean dropHead() {
+    // A far-past `now`: take() hands the head out whatever its expiry, and it is dropped here.
+    if (take(Long.MIN_VALUE / 2) == EMPTY) return false;
+    expired.incrementAndGet();
+    return true;
+  }
+
+  /** IDs taken from the ring and handed out (not dropped as expired); any thread. */
+  long served() {
+    final long dropped = expired.get(); // read first: head only grows past it
+    return head.value - dropped;
+  }
+
+  /** IDs dropped as expired; any thread. */
+  long expired() {
+    return expired.get();
   }
 
   /** Producer only: stores one ID at the tail; false if the ring is full. */

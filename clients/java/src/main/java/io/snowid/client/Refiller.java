@@ -10,9 +10,16 @@
  * expiry, maxAge after their fetch began; expired ones are dropped by takers and by this thread
  * (which wakes when the oldest expires), never handed out. Segment numbers never expire.
  *
+ * When one node's round trips do not keep up (the buffer ran dry while a refill of maxBatch was
+ * on its way), the next refills ask several healthy nodes at once, one more per such round up to
+ * MAX_PARALLEL, and one fewer per round whose batches came with more than half the low-water mark
+ * still buffered.
+ *
  * A caller that finds its buffer empty wakes the thread and waits for news (a batch put, or a
- * failure recorded) until emptyWait has passed: then UNAVAILABLE (or the failure that says why).
- * A refusal (bad token, unknown tag) is told to waiting callers at once.
+ * failure recorded) until emptyWait has passed (startWait until the client's first batch came, so
+ * that a client made at start-up, whose first refill also opens its first connection, does not
+ * fail its first calls): then UNAVAILABLE (or the failure that says why). A refusal (bad token,
+ * unknown tag) is told to waiting callers at once.
  *
  * Thread-safety: `lock` guards wake, stopping, newsCount and every buffer's error and refused; the
  * rings need no lock; the rest of a Buffer and the Endpoints belong to the refill thread.
@@ -20,6 +27,7 @@
 package io.snowid.client;
 
 import io.snowid.client.SnowidException.Code;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,9 +38,12 @@ import java.util.concurrent.locks.ReentrantLock;
 final class Refiller {
   // A segment number's expiry: far beyond any run, yet safe to compare as a nanoTime difference.
   private static final long NEVER_NS = Long.MAX_VALUE / 4;
+  // The most nodes one refill asks at once.
+  static final int MAX_PARALLEL = 4;
 
   private final SnowidClientOptions options;
   private final Endpoints endpoints;
+  private final Counters counters;
   private final int capacity;
   final Buffer snowflake;
   private final ConcurrentHashMap<String, Buffer> tags = new ConcurrentHashMap<>();
@@ -43,11 +54,13 @@ final class Refiller {
   private boolean wake;
   private boolean stopping;
   private long newsCount;
+  private volatile boolean firstBatchCame; // a first batch has come (startWait no longer applies)
   private final Thread thread;
 
-  Refiller(SnowidClientOptions options, Endpoints endpoints) {
+  Refiller(SnowidClientOptions options, Endpoints endpoints, Counters counters) {
     this.options = options;
     this.endpoints = endpoints;
+    this.counters = counters;
     this.capacity = ringCapacity(options.maxBatch());
     this.snowflake = new Buffer(null, capacity, options.initialBatch(), this::wakeRefill);
     this.thread = new Thread(this::loop, "snowid-client-refill");
@@ -56,7 +69,7 @@ final class Refiller {
   }
 
   /** The buffer of segment tag `tag`, made on first use (INVALID_ARGUMENT for a bad tag). */
-  Buffer buffer(String tag) throws SnowidException {
+  Buffer buffer(String tag) {
     final Buffer buffer = tag == null ? null : tags.get(tag);
     if (buffer != null) return buffer;
     Names.checkTag(tag);
@@ -64,12 +77,22 @@ final class Refiller {
         tag, t -> new Buffer(t, capacity, options.initialBatch(), this::wakeRefill));
   }
 
+  /** Every buffer: Snowflake IDs first, then the segment tags'. */
+  List<Buffer> buffers() {
+    final List<Buffer> buffers = new ArrayList<>(tags.size() + 1);
+    buffers.add(snowflake);
+    buffers.addAll(tags.values());
+    return buffers;
+  }
+
   /**
-   * The slow path of next(): waits up to emptyWait for an ID of `buffer`, taking it from the ring
-   * or from the refill thread's hands (a batch serves its waiters first, oldest first).
+   * The slow path of next(): waits up to emptyWait (before the first batch, the longer of it and
+   * startWait) for an ID of `buffer`, taking it from the ring or from the refill thread's hands (a
+   * batch serves its waiters first, oldest first).
    */
-  long waitAndTake(Buffer buffer) throws SnowidException {
-    final long deadline = System.nanoTime() + options.emptyWait().toNanos();
+  long waitAndTake(Buffer buffer) {
+    final Duration wait = waitNow();
+    final long deadline = System.nanoTime() + wait.toNanos();
     final Buffer.Waiter me = new Buffer.Waiter();
     lock.lock();
     try {
@@ -80,7 +103,7 @@ final class Refiller {
           if (me.id != IdRing.EMPTY) return me.id;
           final long id = buffer.ring.take(System.nanoTime());
           if (id != IdRing.EMPTY) return id;
-          awaitNews(buffer, me, deadline);
+          awaitNews(buffer, me, deadline, wait);
         }
       } finally {
         buffer.waiters.remove(me);
@@ -112,7 +135,7 @@ final class Refiller {
 
   // Under lock: returns once there is news (an ID handed to `me`, a batch put, a failure); throws
   // at the deadline, at once for a refusal, or when the client is closed.
-  private void awaitNews(Buffer buffer, Buffer.Waiter me, long deadline) throws SnowidException {
+  private void awaitNews(Buffer buffer, Buffer.Waiter me, long deadline, Duration wait) {
     if (stopping) throw new SnowidException(Code.CLOSED, "the client is closed");
     if (buffer.refused && buffer.error != null) throw copy(buffer.error);
     wake = true;
@@ -121,11 +144,10 @@ final class Refiller {
     while (newsCount == seen && me.id == IdRing.EMPTY) {
       final long left = deadline - System.nanoTime();
       if (left <= 0) {
-        if (buffer.error != null) throw copy(buffer.error);
-        throw new SnowidException(
-            Code.UNAVAILABLE,
-            "no " + buffer.name() + " buffered and none fetched within "
-                + options.emptyWait().toMillis() + " ms");
+        final String message = "no " + buffer.name() + " buffered and none fetched within "
+            + wait.toMillis() + " ms" + (firstBatchCame ? "" : " of the client's start");
+        if (buffer.error == null) throw new SnowidException(Code.UNAVAILABLE, message);
+        throw new SnowidException(buffer.error.code(), message + ": " + buffer.error.getMessage());
       }
       try {
         news.awaitNanos(left);
@@ -138,6 +160,12 @@ final class Refiller {
         throw new SnowidException(Code.CLOSED, "the client is closed");
       }
     }
+  }
+
+  private Duration waitNow() {
+    if (firstBatchCame) return options.emptyWait();
+    final Duration start = options.startWait();
+    return start.compareTo(options.emptyWait()) > 0 ? start : options.emptyWait();
   }
 
   private static SnowidException copy(SnowidException e) {
@@ -166,15 +194,17 @@ final class Refiller {
       } finally {
         lock.unlock();
       }
-      final List<Buffer> buffers = new ArrayList<>(tags.size() + 1);
-      buffers.add(snowflake);
-      buffers.addAll(tags.values());
+      final List<Buffer> buffers = buffers();
       long wakeAt = System.nanoTime() + options.refillPeriod().toNanos();
       for (Buffer buffer : buffers) {
-        if (buffer.tag == null) dropExpired(buffer, oldest);
-        wakeAt = earlier(wakeAt, refill(buffer));
-        if (buffer.tag == null && buffer.ring.oldestExpires(oldest)) {
-          wakeAt = earlier(wakeAt, oldest[0]);
+        try {
+          if (buffer.tag == null) dropExpired(buffer, oldest);
+          wakeAt = earlier(wakeAt, refill(buffer));
+          if (buffer.tag == null && buffer.ring.oldestExpires(oldest)) {
+            wakeAt = earlier(wakeAt, oldest[0]);
+          }
+        } catch (RuntimeException e) { // a bug: told to callers, and the thread goes on
+          record(buffer, new SnowidException(Code.UNAVAILABLE, "the refill failed: " + e), false);
         }
       }
       if (!sleepUntil(wakeAt)) return;
@@ -202,7 +232,7 @@ final class Refiller {
   // may take the expired head first; this take then drops a fresher ID: an ID lost, never reused.
   private static void dropExpired(Buffer buffer, long[] oldest) {
     while (buffer.ring.oldestExpires(oldest) && oldest[0] - System.nanoTime() <= 0) {
-      if (buffer.ring.take(Long.MIN_VALUE / 2) == IdRing.EMPTY) break;
+      if (!buffer.ring.dropHead()) break;
     }
   }
 
@@ -215,15 +245,16 @@ final class Refiller {
     while (buffer.ring.size() < lowWater(buffer)) {
       final long now = System.nanoTime();
       if (buffer.refusing && buffer.refusedUntil - now > 0) return buffer.refusedUntil;
-      final int count = Math.min(buffer.batch, buffer.ring.capacity() - buffer.ring.size());
+      final int room = buffer.ring.capacity() - buffer.ring.size();
+      final int count = Math.min(buffer.batch, room);
       if (count <= 0) break;
+      final int parallel =
+          Math.max(1, Math.min(Math.min(buffer.parallel, room / count), endpoints.healthy()));
       final long expires = now + (buffer.tag == null ? options.maxAge().toNanos() : NEVER_NS);
-      final Endpoints.Fetched fetched = endpoints.fetch(buffer.tag, count);
+      final Endpoints.Fetched fetched =
+          endpoints.fetch(buffer.tag, count, parallel, ids -> put(buffer, ids, expires, now));
       if (isStopping()) break;
-      if (fetched.ids() != null) {
-        put(buffer, fetched.ids(), expires, now);
-        continue;
-      }
+      if (fetched.batches() > 0) continue;
       final HttpTransport.CallFailure failure = fetched.failure();
       if (failure.refused) {
         buffer.refusing = true;
@@ -238,6 +269,8 @@ final class Refiller {
   // Puts a fetched batch in the ring, arms the refill trigger, adapts the batch size to the rate
   // of refills and tells waiting callers.
   private void put(Buffer buffer, long[] ids, long expires, long started) {
+    // `started` is when the fetch began (nanoTime); every batch of a parallel round shares it.
+    final int left = buffer.ring.size();
     int handed = 0;
     lock.lock();
     try {
@@ -248,10 +281,11 @@ final class Refiller {
     } finally {
       lock.unlock();
     }
+    if (handed > 0) counters.idsHanded.addAndGet(handed);
     for (int i = handed; i < ids.length; i++) {
       if (!buffer.ring.put(ids[i], expires)) break; // cannot happen: the batch fits the room left
     }
-    if (buffer.refilledOnce) {
+    if (buffer.refilledOnce && started != buffer.lastRefill) { // a parallel round adapts once
       final long since = started - buffer.lastRefill;
       final long period = options.refillPeriod().toNanos();
       if (since < period / 2) {
@@ -259,9 +293,16 @@ final class Refiller {
       } else if (since > period * 2) {
         buffer.batch = Math.max(options.initialBatch(), buffer.batch / 2);
       }
+      // Dry (callers waited, or nothing was left) at maxBatch: one round trip at a time is too slow.
+      if ((handed > 0 || left == 0) && buffer.batch == options.maxBatch()) {
+        buffer.parallel = Math.min(MAX_PARALLEL, buffer.parallel + 1);
+      } else if (left > lowWater(buffer) / 2) {
+        buffer.parallel = Math.max(1, buffer.parallel - 1);
+      }
     }
     buffer.refilledOnce = true;
     buffer.lastRefill = started;
+    firstBatchCame = true;
     buffer.refusing = false;
     buffer.ring.armTrigger(lowWater(buffer));
     record(buffer, null, false);
@@ -296,9 +337,11 @@ final class Refiller {
     return a - b <= 0 ? a : b;
   }
 
+  // Room for a parallel round: at least twice maxBatch, and four times up to 2^16 IDs (2 MB).
   private static int ringCapacity(int maxBatch) {
+    final long least = Math.max(2L * maxBatch, Math.min(4L * maxBatch, 1 << 16));
     int capacity = 1;
-    while (capacity < 2L * maxBatch) capacity *= 2;
+    while (capacity < least) capacity *= 2;
     return capacity;
   }
 }

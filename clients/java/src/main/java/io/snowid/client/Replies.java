@@ -3,7 +3,10 @@
  * JsonReader (anything else is a JsonException: the node's reply is not trusted).
  *
  *   GET /v1/ids?count=N, GET /v1/segment/{tag}?count=N   {"ids":["…",…]}  (1 to N IDs, each plain
- *                                                         decimal below 2^63, strictly increasing)
+ *                                                         decimal below 2^63, strictly increasing;
+ *                                                         other members skipped)
+ *   the same with &format=binary                          8 bytes a number, little-endian: 1 to N
+ *                                                         numbers below 2^63, strictly increasing
  *   any 4xx/5xx                                           {"error":"…"}
  *   GET /v1/info                                          an object whose "layout" object gives the
  *                                                         bit widths, unit, epoch and sequence
@@ -14,6 +17,8 @@
 package io.snowid.client;
 
 import io.snowid.client.JsonReader.JsonException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -29,28 +34,57 @@ final class Replies {
    * {"ids":[…]} with 1 to `count` IDs, each a JSON string of plain ASCII decimal digits (no sign,
    * space, leading zero but "0" itself, escape or other digit) below 2^63, strictly increasing: the
    * batch docs/clients.md ("What a client accepts") allows, but for its order across batches.
+   * Members beside "ids" are skipped (a later node may add some; their grammar is still checked);
+   * "ids" twice is refused.
    */
   static long[] ids(byte[] body, int count) throws JsonException {
     final JsonReader reader = new JsonReader(body);
-    final long[] ids = new long[count];
-    reader.beginObject();
-    if (!reader.hasNext() || !reader.nextName().equals("ids")) {
-      throw new JsonException("expected {\"ids\":[…]}");
-    }
-    reader.beginArray();
+    long[] ids = null;
     int n = 0;
+    reader.beginObject();
     while (reader.hasNext()) {
-      if (n == count) throw new JsonException("more than the " + count + " IDs asked for");
-      ids[n] = reader.nextId();
-      if (n > 0 && ids[n] <= ids[n - 1]) throw new JsonException("IDs not strictly increasing");
-      n++;
+      if (!reader.nextName().equals("ids")) {
+        reader.skipValue();
+        continue;
+      }
+      if (ids != null) throw new JsonException("\"ids\" twice");
+      ids = new long[count];
+      reader.beginArray();
+      while (reader.hasNext()) {
+        if (n == count) throw new JsonException("more than the " + count + " IDs asked for");
+        ids[n] = reader.nextId();
+        if (n > 0 && ids[n] <= ids[n - 1]) throw new JsonException("IDs not strictly increasing");
+        n++;
+      }
+      reader.endArray();
     }
-    reader.endArray();
-    if (reader.hasNext()) throw new JsonException("a member beside \"ids\"");
     reader.endObject();
     reader.endDocument();
+    if (ids == null) throw new JsonException("expected {\"ids\":[…]}");
     if (n == 0) throw new JsonException("no IDs");
     return n == count ? ids : Arrays.copyOf(ids, n);
+  }
+
+  /**
+   * A format=binary batch: 1 to `count` numbers of 8 bytes each, little-endian, every one below
+   * 2^63 (the sign bit clear) and strictly increasing (docs/clients.md, "Binary batches").
+   */
+  static long[] binaryIds(byte[] body, int count) throws JsonException {
+    if (body.length == 0 || body.length % 8 != 0) {
+      throw new JsonException("a binary body of " + body.length + " bytes, not 8 to 8 × " + count);
+    }
+    final int n = body.length / 8;
+    if (n > count) throw new JsonException("more than the " + count + " numbers asked for");
+    final long[] ids = new long[n];
+    final ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+    long before = -1;
+    for (int i = 0; i < n; i++) {
+      final long id = in.getLong();
+      if (id < 0) throw new JsonException("a number at or above 2^63");
+      if (id <= before) throw new JsonException("numbers not strictly increasing");
+      ids[i] = before = id;
+    }
+    return ids;
   }
 
   /** The message of {"error":"…"}; the body itself (cut to 200 characters) if it is not that. */

@@ -5,10 +5,12 @@
  * (include/snowid/client.h) over snowidd's HTTP listener.
  *
  * next() takes an ID from the buffer: no lock, no allocation, no I/O, one compare-and-set and a
- * System.nanoTime() read. Only when the buffer is empty does it wait, at most emptyWait, for the
- * refill; it then throws UNAVAILABLE (never blocks forever). Endpoints that fail are skipped with
- * exponential backoff; while one answers, callers see no error. A refused token (UNAUTHENTICATED),
- * an unknown tag (NOT_FOUND) or another refusal (INVALID_ARGUMENT) reaches callers at once.
+ * System.nanoTime() read. Only when the buffer is empty does it wait, at most emptyWait (startWait
+ * until the first batch has come), for the refill; it then throws UNAVAILABLE (never blocks
+ * forever). Each refill goes to a healthy endpoint drawn at random; endpoints that fail are skipped
+ * with jittered exponential backoff, and while one answers, callers see no error. A refused token
+ * (UNAUTHENTICATED), an unknown tag (NOT_FOUND) or another refusal (INVALID_ARGUMENT) reaches
+ * callers at once. Every error is a SnowidException, unchecked.
  *
  * Order: every ID handed out is unique (issued by a node once, taken from the buffer once), and one
  * buffer hands its IDs out in the order they came, each batch increasing and above the last batch
@@ -32,33 +34,60 @@ public final class SnowidClient implements AutoCloseable {
   private final Counters counters = new Counters();
 
   /**
-   * What a client did since it was opened. requests: HTTP calls to the nodes (batches and
-   * /v1/info); failures: those that brought nothing usable (no answer, an error status, an invalid
-   * answer); fetched: Snowflake IDs and segment numbers taken into the buffers; invalidAnswers:
-   * batches discarded because a node (or a proxy) sent what docs/clients.md ("What a client
-   * accepts") does not let a client take.
+   * What a client did since it was opened, in docs/clients.md's vocabulary ("Stats").
+   *
+   * @param calls refill calls sent to nodes, whatever became of them (a node's /v1/info read
+   *     before its first batch is part of that call; a binary request refused by an old node and
+   *     asked again in JSON is two)
+   * @param failedCalls those that got no usable answer: no connection, a deadline passed, a 5xx,
+   *     or an invalid answer (a refusal such as 401 is not counted here: it is the caller's error)
+   * @param invalidAnswers answers discarded because a node (or a proxy) sent what docs/clients.md
+   *     ("What a client accepts") does not let a client take; a part of failedCalls
+   * @param idsReceived Snowflake IDs and segment numbers taken into the buffers
+   * @param idsServed Snowflake IDs and segment numbers handed to the application
+   * @param idsExpired Snowflake IDs dropped from the buffer unissued after maxAge
    */
-  public record Stats(long requests, long failures, long fetched, long invalidAnswers) {}
+  public record Stats(
+      long calls,
+      long failedCalls,
+      long invalidAnswers,
+      long idsReceived,
+      long idsServed,
+      long idsExpired) {}
 
   private SnowidClient(SnowidClientOptions options) {
-    this.endpoints = new Endpoints(options, new HttpTransport(options, counters), counters);
-    this.refiller = new Refiller(options, endpoints);
+    this.endpoints = new Endpoints(options, new HttpTransport(options), counters);
+    this.refiller = new Refiller(options, endpoints, counters);
     this.snowflake = refiller.snowflake.ring;
   }
 
   /**
    * Starts a client: its refill thread fetches the first batch at once. Connects lazily: an
-   * endpoint down now is not an error here.
+   * endpoint down now is not an error here, and the first next() waits up to startWait (2 s by
+   * default) for the first batch.
    */
   public static SnowidClient open(SnowidClientOptions options) {
     return new SnowidClient(options);
   }
 
-  /** One Snowflake ID, from the buffer. */
+  /**
+   * One Snowflake ID, from the buffer. Throws SnowidException (unchecked): UNAVAILABLE if none was
+   * buffered and none came within emptyWait (startWait before the first batch), UNAUTHENTICATED if
+   * the nodes refuse the token, CLOSED once the client is closed and its buffer empty.
+   */
   public long next() throws SnowidException {
     final long id = snowflake.take(System.nanoTime());
     if (id != IdRing.EMPTY) return id;
     return refiller.waitAndTake(refiller.snowflake);
+  }
+
+  /**
+   * One Snowflake ID as decimal digits, for JSON sent to JavaScript, whose numbers are exact only
+   * up to 2^53 (a Snowflake ID of today is above it): the same ID as next(), as
+   * Long.toString(next()).
+   */
+  public String nextString() throws SnowidException {
+    return Long.toString(next());
   }
 
   /**
@@ -102,7 +131,14 @@ public final class SnowidClient implements AutoCloseable {
 
   /** The client's counters since open(); safe from any thread. */
   public Stats stats() {
-    return counters.snapshot();
+    long served = counters.idsHanded.get();
+    long expired = 0;
+    for (Buffer buffer : refiller.buffers()) {
+      served += buffer.ring.served();
+      expired += buffer.ring.expired();
+    }
+    return new Stats(counters.calls.get(), counters.failedCalls.get(),
+        counters.invalidAnswers.get(), counters.idsReceived.get(), served, expired);
   }
 
   /** Stops the refill thread promptly, aborting its call in flight. Idempotent. */

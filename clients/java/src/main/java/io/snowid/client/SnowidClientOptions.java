@@ -11,6 +11,7 @@ import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLContext;
 
 /** The options of a SnowidClient; build them with {@link #builder()}. */
 public final class SnowidClientOptions {
@@ -22,6 +23,7 @@ public final class SnowidClientOptions {
   private final String agent;
   private final Duration callDeadline;
   private final Duration emptyWait;
+  private final Duration startWait;
   private final double lowWater;
   private final int initialBatch;
   private final int maxBatch;
@@ -29,6 +31,8 @@ public final class SnowidClientOptions {
   private final Duration maxAge;
   private final Duration backoffInitial;
   private final Duration backoffMax;
+  private final boolean binary;
+  private final SSLContext sslContext; // null: the JVM's default
 
   private SnowidClientOptions(Builder b, List<URI> endpoints) {
     this.endpoints = List.copyOf(endpoints);
@@ -36,6 +40,7 @@ public final class SnowidClientOptions {
     this.agent = b.agent;
     this.callDeadline = b.callDeadline;
     this.emptyWait = b.emptyWait;
+    this.startWait = b.startWait;
     this.lowWater = b.lowWater;
     this.initialBatch = b.initialBatch;
     this.maxBatch = b.maxBatch;
@@ -43,13 +48,15 @@ public final class SnowidClientOptions {
     this.maxAge = b.maxAge;
     this.backoffInitial = b.backoffInitial;
     this.backoffMax = b.backoffMax;
+    this.binary = b.binary;
+    this.sslContext = b.sslContext;
   }
 
   public static Builder builder() {
     return new Builder();
   }
 
-  /** snowidd HTTP base URLs ("http://10.0.0.1:8080"), tried in order. */
+  /** snowidd HTTP base URLs ("http://10.0.0.1:8080"); each refill draws one of the healthy ones. */
   public List<URI> endpoints() {
     return endpoints;
   }
@@ -68,6 +75,10 @@ public final class SnowidClientOptions {
 
   public Duration emptyWait() {
     return emptyWait;
+  }
+
+  public Duration startWait() {
+    return startWait;
   }
 
   public double lowWater() {
@@ -98,6 +109,17 @@ public final class SnowidClientOptions {
     return backoffMax;
   }
 
+  /** The TLS context of https:// endpoints; null: the JVM's default (SSLContext.getDefault()). */
+  public SSLContext sslContext() {
+    return sslContext;
+  }
+
+  // Whether batches are asked for in binary (format=binary) first; false only in tests, which hold
+  // the JSON path to the same rules.
+  boolean binary() {
+    return binary;
+  }
+
   /** Collects options; build() checks them. Not thread-safe. */
   public static final class Builder {
     private final List<String> endpoints = new ArrayList<>();
@@ -105,6 +127,7 @@ public final class SnowidClientOptions {
     private String agent = "";
     private Duration callDeadline = Duration.ofMillis(500);
     private Duration emptyWait = Duration.ofMillis(200);
+    private Duration startWait = Duration.ofSeconds(2);
     private double lowWater = 0.5;
     private int initialBatch = 1000;
     private int maxBatch = 10_000;
@@ -112,10 +135,15 @@ public final class SnowidClientOptions {
     private Duration maxAge = Duration.ofSeconds(10);
     private Duration backoffInitial = Duration.ofMillis(100);
     private Duration backoffMax = Duration.ofSeconds(5);
+    private boolean binary = true;
+    private SSLContext sslContext;
 
     private Builder() {}
 
-    /** Adds snowidd HTTP base URLs, http://HOST[:PORT] or https://HOST[:PORT]; at least one. */
+    /**
+     * Adds snowidd HTTP base URLs, http://HOST[:PORT] or https://HOST[:PORT]; at least one. Each
+     * refill goes to one drawn at random among those not backing off.
+     */
     public Builder endpoints(String... urls) {
       endpoints.addAll(List.of(urls));
       return this;
@@ -142,6 +170,16 @@ public final class SnowidClientOptions {
     /** Longest wait of next() on an empty buffer before UNAVAILABLE. Default 200 ms. */
     public Builder emptyWait(Duration d) {
       emptyWait = d;
+      return this;
+    }
+
+    /**
+     * Longest wait of next() on an empty buffer until the client's first batch has arrived (its
+     * first refill also opens its first connection, and a cold JVM loads the HTTP classes), in
+     * place of emptyWait. Default 2 s; zero means emptyWait from the start.
+     */
+    public Builder startWait(Duration d) {
+      startWait = d;
       return this;
     }
 
@@ -175,7 +213,10 @@ public final class SnowidClientOptions {
       return this;
     }
 
-    /** A failed endpoint is skipped this long, doubling per failure. Default 100 ms. */
+    /**
+     * A failed endpoint is skipped up to this long, doubling per failure; each skip is drawn
+     * between half and all of it. Default 100 ms.
+     */
     public Builder backoffInitial(Duration d) {
       backoffInitial = d;
       return this;
@@ -184,6 +225,23 @@ public final class SnowidClientOptions {
     /** The longest skip of a failed endpoint. Default 5 s. */
     public Builder backoffMax(Duration d) {
       backoffMax = d;
+      return this;
+    }
+
+    /**
+     * The TLS context for https:// endpoints: its trust managers decide which node certificates
+     * are trusted (its key managers, a client certificate if the nodes ask for one); the
+     * certificate must also name the endpoint's host. Default: the JVM's default context (its
+     * trust store, javax.net.ssl.trustStore).
+     */
+    public Builder sslContext(SSLContext context) {
+      sslContext = context;
+      return this;
+    }
+
+    // Tests only: ask for JSON batches from the start, as from a node that refused binary.
+    Builder jsonOnly() {
+      binary = false;
       return this;
     }
 
@@ -200,6 +258,7 @@ public final class SnowidClientOptions {
       }
       positive("callDeadline", callDeadline, Duration.ofMillis(1));
       positive("emptyWait", emptyWait, Duration.ZERO);
+      positive("startWait", startWait, Duration.ZERO);
       if (!(lowWater > 0.0 && lowWater <= 1.0)) throw invalid("lowWater: " + lowWater + " is not in (0, 1]");
       if (initialBatch < 1) throw invalid("initialBatch: must be at least 1");
       if (maxBatch < initialBatch || maxBatch > MAX_BATCH_LIMIT) {

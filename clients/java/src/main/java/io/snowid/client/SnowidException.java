@@ -1,28 +1,33 @@
 /*
  * SnowidException: why a SnowidClient call or its options failed, as a code a program branches on
  * and a message a person acts on (which option, which endpoint, what the node answered).
- * Immutable: safe to pass between threads.
+ *
+ * Unchecked (a RuntimeException), as the ID generators a client replaces throw (Hutool's
+ * Snowflake, CosId, uid-generator): `long id = client.next();` needs no try. A caller that wants
+ * to handle UNAVAILABLE catches SnowidException and branches on code(). Immutable: safe to pass
+ * between threads.
  */
 package io.snowid.client;
 
 /** A failure of the client or of the nodes it asks, with a code to branch on. */
-public final class SnowidException extends Exception {
+public final class SnowidException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /** What went wrong, in the C++ client's terms. */
   public enum Code {
     /**
-     * A bad option or argument, or the nodes refuse this client's request (HTTP 400, 403 and other
-     * 4xx but 401 and 404).
+     * A bad option or argument, or the nodes refuse this client's request (HTTP 400 and other 4xx
+     * but 401, 403 and 404).
      */
     INVALID_ARGUMENT,
-    /** The nodes refuse the bearer token (HTTP 401). */
+    /** The nodes refuse the bearer token: none where one is needed (401) or a wrong one (403). */
     UNAUTHENTICATED,
     /** The nodes do not know the segment tag, or serve no segments (HTTP 404). */
     NOT_FOUND,
     /**
-     * No ID was buffered and none could be fetched within empty_wait: every endpoint is down, slow
-     * or unable to issue (connection errors, deadlines, 5xx).
+     * No ID was buffered and none could be fetched within emptyWait (startWait until the first
+     * batch came): every endpoint is down, slow, unable to issue (connection errors, deadlines,
+     * 5xx) or sending answers the client does not take.
      */
     UNAVAILABLE,
     /** The client is closed. */

@@ -32,6 +32,44 @@ public class RepliesTest {
     assertArrayEquals(new long[] {1, 2}, ids("{\"ids\":[\"1\",\"2\"]}", 3)); // fewer: taken
   }
 
+  // docs/clients.md: members beside "ids" are ignored (a later node may add some).
+  @Test
+  public void ignoresMembersBesideIds() throws JsonException {
+    assertArrayEquals(new long[] {1, 2, 3},
+        ids("{\"issuer\":\"a1\",\"ids\":[\"1\",\"2\",\"3\"],\"more\":{\"x\":[1,2.5]}}", 3));
+  }
+
+  private static byte[] littleEndian(long... numbers) {
+    final java.nio.ByteBuffer out =
+        java.nio.ByteBuffer.allocate(8 * numbers.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (long n : numbers) out.putLong(n);
+    return out.array();
+  }
+
+  // docs/clients.md, "Binary batches": 8 bytes a number, little-endian, 1 to N of them, each
+  // below 2^63, strictly increasing.
+  @Test
+  public void readsABinaryBatchAndRefusesWhatBreaksTheRule() throws JsonException {
+    assertArrayEquals(new long[] {0, 7, Long.MAX_VALUE},
+        Replies.binaryIds(littleEndian(0, 7, Long.MAX_VALUE), 3));
+    assertArrayEquals(new long[] {1, 2}, Replies.binaryIds(littleEndian(1, 2), 3));
+    assertArrayEquals(new long[] {0x0102030405060708L},
+        Replies.binaryIds(new byte[] {8, 7, 6, 5, 4, 3, 2, 1}, 1));
+    final byte[][] bad = {
+      new byte[0], // none
+      littleEndian(1, 2, 3, 4), // more than asked for
+      java.util.Arrays.copyOf(littleEndian(1, 2), 13), // not a whole number of 8-byte numbers
+      littleEndian(1, 3, 3), // not strictly increasing
+      littleEndian(3, 2, 1), // descending
+      littleEndian(1, 2, Long.MIN_VALUE), // 2^63 (the sign bit)
+      littleEndian(1, -5), // negative
+    };
+    for (byte[] body : bad) {
+      assertThrows(java.util.Arrays.toString(body), JsonException.class,
+          () -> Replies.binaryIds(body, 3));
+    }
+  }
+
   // docs/clients.md, "What a client accepts": each form a node or a proxy might send instead.
   @Test
   public void refusesABatchThatBreaksTheRule() {
@@ -56,7 +94,8 @@ public class RepliesTest {
       "{\"ids\":[\"1\",\"2\",\"\u0663\"]}", // an Arabic-Indic digit
       "{\"ids\":[\"1\",\"2\",\"\\u0033\"]}", // an escaped digit
       "{\"ids\":[\"1\",\"2\",\"\"]}", // empty
-      "{\"ids\":[\"1\",\"2\",\"3\"],\"more\":1}", // a member beside ids
+      "{\"ids\":[\"1\",\"2\"],\"ids\":[\"3\"]}", // ids twice
+      "{\"ids\":[\"1\",\"2\",\"3\"],\"more\":01}", // a member beside ids, malformed
       "{\"id\":[\"1\",\"2\",\"3\"]}", // another name
       "{\"ids\":[\"1\",\"2\",\"3\"]}x", // bytes after the document
       "{\"ids\":[\"1\",\"2\",\"3\"]", // cut short

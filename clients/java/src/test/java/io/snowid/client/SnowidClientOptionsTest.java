@@ -26,6 +26,7 @@ public class SnowidClientOptionsTest {
     assertEquals("", o.agent());
     assertEquals(Duration.ofMillis(500), o.callDeadline());
     assertEquals(Duration.ofMillis(200), o.emptyWait());
+    assertEquals(Duration.ofSeconds(2), o.startWait());
     assertEquals(0.5, o.lowWater(), 0.0);
     assertEquals(1000, o.initialBatch());
     assertEquals(10_000, o.maxBatch());
@@ -64,6 +65,8 @@ public class SnowidClientOptionsTest {
             new Case("agent", b -> b.agent("a".repeat(65))),
             new Case("callDeadline", b -> b.callDeadline(Duration.ZERO)),
             new Case("emptyWait", b -> b.emptyWait(Duration.ofMillis(-1))),
+            new Case("startWait", b -> b.startWait(Duration.ofMillis(-1))),
+            new Case("startWait", b -> b.startWait(null)),
             new Case("lowWater", b -> b.lowWater(0)),
             new Case("lowWater", b -> b.lowWater(1.5)),
             new Case("lowWater", b -> b.lowWater(Double.NaN)),

@@ -4,7 +4,8 @@
  *
  * The binary comes from the environment variable SNOWIDD (CMake passes its build of snowidd). The
  * port is read from the start-up line ("... http 127.0.0.1:PORT ..."), then GET /readyz must
- * answer 200. close() kills the process (SIGKILL, by pid) if it still runs and removes its
+ * answer 200 (with --tls-cert among the flags: the port must accept connections, and url() is
+ * https). close() kills the process (SIGKILL, by pid) if it still runs and removes its
  * directory. Not thread-safe: one owner.
  */
 package io.snowid.client;
@@ -36,6 +37,7 @@ final class Snowidd implements AutoCloseable {
   private final Path log;
   private final Process process;
   private final int port;
+  private final boolean tls;
 
   /** Starts a node with datacenter id `datacenter`, worker id `worker` and `extra` flags. */
   Snowidd(int datacenter, int worker, String... extra) throws IOException, InterruptedException {
@@ -47,6 +49,7 @@ final class Snowidd implements AutoCloseable {
         "--grpc", "off", "--state-dir", dir.resolve("state").toString(),
         "--datacenter-id", Integer.toString(datacenter), "--worker-id", Integer.toString(worker)));
     command.addAll(List.of(extra));
+    this.tls = command.contains("--tls-cert");
     this.process =
         new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     try {
@@ -67,7 +70,7 @@ final class Snowidd implements AutoCloseable {
   }
 
   String url() {
-    return "http://127.0.0.1:" + port;
+    return (tls ? "https" : "http") + "://127.0.0.1:" + port;
   }
 
   long pid() {
@@ -130,6 +133,10 @@ final class Snowidd implements AutoCloseable {
     final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (System.nanoTime() < deadline) {
       try {
+        if (tls) {
+          new java.net.Socket("127.0.0.1", port).close();
+          return;
+        }
         if (get("/readyz").statusCode() == 200) return;
       } catch (IOException e) {
         // not listening yet
