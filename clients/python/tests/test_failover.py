@@ -72,7 +72,8 @@ class FailoverTest(unittest.TestCase):
             if origin == (killed.datacenter, killed.worker):
                 latest_of_killed = max(latest_of_killed, decoded.timestamp_ms)
         self.assertLessEqual(latest_of_killed, killed.killed_at_ms + TOLERANCE_MS)
-        self.assertGreaterEqual(per_node[(killed.datacenter, killed.worker)], KILL_AFTER // 2)
+        # Refills are spread at random: each node served part of the first 300,000.
+        self.assertGreaterEqual(per_node[(killed.datacenter, killed.worker)], KILL_AFTER // 10)
         self.assertGreater(per_node[(survivor.datacenter, survivor.worker)], 0)
 
 
