@@ -127,7 +127,6 @@ class Node:
         self.max_batch: int | None = None
         # False once the node refused format=binary (a node from before it).
         self.binary = ASK_BINARY
-        self.calls = 0  # requests for IDs sent (read by stats() from any thread)
 
     def ids(self, tag: str, count: int) -> list[int]:
         """1 to `count` Snowflake IDs (tag empty) or numbers of segment tag
@@ -145,7 +144,6 @@ class Node:
         return self._batch(tag, path, count, False)
 
     def _batch(self, tag: str, path: str, count: int, binary: bool) -> list[int]:
-        self.calls += 1
         body, issuer = self._answer(path, body_limit(count, binary), count, binary)
         try:
             ids = parse_binary(body, count) if binary else parse_batch(body, count)

@@ -62,14 +62,12 @@ class Refiller:
         self._random = random.Random()
         self._in_flight: Node | None = None
         self._thread = threading.Thread(target=self._loop, name="snowid-refill", daemon=True)
-        # Read by stats() from any thread (one attribute read each).
+        # Read by stats() from any thread (one attribute read each). A call
+        # is one request for a batch to one node, with what it takes: the
+        # node's /v1/info the first time, JSON after a refusal of binary.
+        self.calls = 0
         self.failed_calls = 0  # calls that brought no usable answer
         self.invalid_answers = 0  # answers discarded by answer.py's rule
-
-    @property
-    def calls(self) -> int:
-        """Requests for IDs sent, to every endpoint."""
-        return sum(node.calls for node in self._nodes)
 
     def start(self) -> None:
         self._thread.start()
@@ -99,7 +97,12 @@ class Refiller:
                 wake_at = now + self._options.refill_period
                 for buffer in self._buffers():
                     wake_at = min(wake_at, signals.drop_expired(buffer, now) + 0.001)
-                    wake_at = min(wake_at, self._refill(buffer))
+                    try:
+                        wake_at = min(wake_at, self._refill(buffer))
+                    except Exception as bug:  # noqa: BLE001 - the thread must not die
+                        # Callers get it as an error; the loop goes on.
+                        signals.tell(buffer, Unavailable(f"refill failed: {bug!r}"), False)
+                        wake_at = min(wake_at, now + self._options.backoff_max)
                 with signals.lock:
                     if not signals.wake and not signals.stopping:
                         signals.work.wait(max(0.0, wake_at - time.monotonic()))
@@ -161,6 +164,7 @@ class Refiller:
 
     def _call(self, node: Node, tag: str, count: int) -> list[int]:
         self._in_flight = node
+        self.calls += 1
         try:
             if self._signals.stopping:
                 raise NodeFailure("the client is closing")
