@@ -6,8 +6,8 @@ with no error at any caller.
 The 30 clients live in this one process (one thread each, drawing about
 4,000 IDs a second): what is measured is each client's choice of endpoint,
 which no other client sees. Their batches are 200 IDs (initial_batch =
-max_batch = 200, other options default) so that 3 seconds give over 1,000
-refills: a node's share then strays from the mean by about 4% (one
+max_batch = 200, other options default) so that 2 seconds give about 700
+refills: a node's share then strays from the mean by about 5% (one
 standard deviation), well inside the ±20% and ±25% bounds. Each node's
 share is read from the node itself (/metrics, snowid_ids_issued_total of
 the clients' agent)."""
@@ -22,7 +22,7 @@ from nodes import SnowidNode
 from snowid_client import Client, SnowidError
 
 CLIENTS = 30
-PHASE = 3.0  # seconds of drawing with three nodes, then with two
+PHASE = 2.0  # seconds of drawing with three nodes, then with two
 AGENT = "py-spread"
 
 
@@ -72,7 +72,7 @@ class SpreadTest(unittest.TestCase):
 
     def assert_alike(self, shares: list[int], tolerance: float, what: str) -> None:
         mean = sum(shares) / len(shares)
-        self.assertGreater(mean, 50_000, f"{what}: too few IDs to judge {shares}")
+        self.assertGreater(mean, 30_000, f"{what}: too few IDs to judge {shares}")
         for share in shares:
             self.assertLessEqual(
                 abs(share - mean), tolerance * mean,

@@ -9,6 +9,8 @@ library only; Python 3.9 and later. See Client, AsyncClient, the errors in
 errors.py and decode.py.
 """
 
+from __future__ import annotations
+
 from .aio import AsyncClient
 from .client import Client
 from .core import Stats
