@@ -33,7 +33,7 @@ from .errors import InvalidArgument, SnowidError, Unavailable
 from .node import Node, NodeFailure, Refused
 from .options import Options, make_options
 from .refill import Refiller
-from .state import Buffer, Chunk, Signals, Waiter
+from .state import Buffer, Signals, Waiter
 
 _monotonic = time.monotonic
 _sleep = time.sleep
@@ -133,11 +133,11 @@ class Core:
         if buffer.refused and buffer.error is not None:
             raise buffer.error.fresh()
         if deadline - _monotonic() <= 0:
-            raise self._empty_error(buffer, deadline)
+            raise self._empty_error(buffer)
         signals.wake_locked(buffer)
         return None
 
-    def _empty_error(self, buffer: Buffer, deadline: float) -> SnowidError:
+    def _empty_error(self, buffer: Buffer) -> SnowidError:
         if buffer.error is not None:
             return buffer.error.fresh()
         wait_ms = round(self._wait_for(buffer) * 1000)
@@ -157,6 +157,10 @@ class Core:
         return await self.take_slow_async(buffer)
 
     async def take_slow_async(self, buffer: Buffer) -> int:
+        """take_slow() for a coroutine: suspends (never blocks) on a future
+        of its loop while the buffer is empty. An ID handed to a waiter that
+        has just stopped waiting (cancelled, or served from the buffer
+        meanwhile) is lost, never handed out twice."""
         signals = self.signals
         with signals.lock:
             id_ = signals.take_locked(buffer)
@@ -164,34 +168,25 @@ class Core:
             if buffer.wake_sent:
                 _sleep(0)
             return id_
-        loop = asyncio.get_running_loop()
-        news = _LoopWaker(loop)
+        news = _LoopWaker(asyncio.get_running_loop())
         waiter = Waiter(news)
         deadline = _monotonic() + self._wait_for(buffer)
         with signals.lock:
             buffer.waiters.append(waiter)
-        while True:
-            with signals.lock:
-                try:
+        try:
+            while True:
+                with signals.lock:
                     id_ = waiter.id
                     if id_ is None:
                         id_ = self._check_locked(buffer, deadline)
-                    if id_ is None:
-                        future = news.arm()
-                except BaseException:
-                    buffer.waiters.remove(waiter)
-                    raise
-                if id_ is not None:
-                    if waiter.id is None:
-                        buffer.waiters.remove(waiter)
-                    return id_
-            try:
+                    if id_ is not None:
+                        return id_
+                    future = news.arm()  # before the lock goes: no news is missed
                 await asyncio.wait((future,), timeout=max(0.0, deadline - _monotonic()))
-            except BaseException:  # cancelled: an ID handed meanwhile is lost, not repeated
-                with signals.lock:
-                    if waiter.id is None:
-                        buffer.waiters.remove(waiter)
-                raise
+        finally:
+            with signals.lock:
+                if waiter.id is None:
+                    buffer.waiters.remove(waiter)
 
     # Tags, layout, stats, close --------------------------------------------
 
@@ -298,5 +293,3 @@ def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
 
-
-__all__ = ["Chunk", "Core", "Stats"]
