@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""Benchmark of the Python client, in one run, per thread (not run by ctest):
+"""Benchmark of the Python client's sustained rate, in one run (not run by
+ctest): per thread count (1 and 4 by default), in alternating rounds,
 
-  (a) Client.next() from the buffer, against a live snowidd node;
-  (b) the floor: the fastest in-process Snowflake generator this file's
-      author could write in pure Python (a lock around a packed
-      (ms, sequence) state and one time.time_ns() read);
-  (c) one HTTP round trip per ID: GET /v1/id on a keep-alive connection;
-  and the HTTP round trips the client made for the IDs it served.
+  (a) Client.next() at default options, against live snowidd nodes;
+  (b) a plain in-process Snowflake generator: one threading.Lock, one
+      time.time_ns() read, a 12-bit sequence per millisecond, and a wait
+      for the next millisecond when the sequence runs out (so it never
+      issues more than 4,096 IDs a ms, as a node does not);
 
-Usage: SNOWIDD=path/to/snowidd python3 clients/python/bench.py [--ids N]
-       [--threads 1,4]  (PYTHONPATH=clients/python/src unless installed)
-Starts its own node on a free loopback port, stops it by pid at the end.
+each drawn by all the threads at once for --seconds; printed: both rates
+(IDs a second, all threads together, the median of the rounds), the ratio
+(a)/(b), and the client's requests per 10,000 IDs.
+
+Usage: SNOWIDD=path/to/snowidd python3 clients/python/bench.py
+       [--threads 1,4] [--seconds 2] [--rounds 3] [--nodes 1]
+       (PYTHONPATH=clients/python/src unless installed)
+Starts its own nodes on free loopback ports, stops them by pid at the end.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import os
+import statistics
 import sys
 import threading
 import time
@@ -32,90 +36,90 @@ from snowid_client import Client  # noqa: E402
 TWITTER_EPOCH_MS = 1288834974657
 
 
-class FloorGenerator:
-    """Twitter's layout (41/5/5/12) in pure Python: one lock, one clock read.
-    When a millisecond's 4096 sequence numbers are used up it moves to the
-    next millisecond (borrowing at most a few ms from the clock)."""
+class LockedGenerator:
+    """Twitter's layout (41/5/5/12): what an application would write in
+    place of the client. Thread-safe through one lock."""
 
     def __init__(self, datacenter: int, worker: int) -> None:
         self._lock = threading.Lock()
         self._node = (datacenter << 17) | (worker << 12)
-        self._last = 0  # (ms since the epoch) << 22 | sequence of the last ID
-        self._clock = time.time_ns
+        self._ms = 0
+        self._sequence = 0
 
     def next(self) -> int:
         with self._lock:
-            now = (self._clock() // 1_000_000 - TWITTER_EPOCH_MS) << 22
-            last = self._last
-            if now > last:
-                self._last = now
-            elif last & 0xFFF == 0xFFF:
-                self._last = (last | 0xFFF) + 1  # the next ms, sequence 0
-            else:
-                self._last = last + 1
-            return self._last | self._node
+            ms = time.time_ns() // 1_000_000 - TWITTER_EPOCH_MS
+            if ms > self._ms:
+                self._ms, self._sequence = ms, 0
+            elif self._sequence < 0xFFF:
+                self._sequence += 1
+            else:  # 4,096 this ms: wait for the next one
+                while ms <= self._ms:
+                    ms = time.time_ns() // 1_000_000 - TWITTER_EPOCH_MS
+                self._ms, self._sequence = ms, 0
+            return (self._ms << 22) | self._node | self._sequence
 
 
-def http_take(url: str) -> Callable[[], int]:
-    host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port))
-
-    def take() -> int:
-        connection.request("GET", "/v1/id")
-        return int(json.loads(connection.getresponse().read())["id"])
-
-    return take
-
-
-def per_thread_ns(make_take: Callable[[], Callable[[], int]], threads: int, count: int) -> float:
-    """Mean over the threads of each thread's ns per ID, all running at once."""
-    results = [0.0] * threads
-    start_line = threading.Barrier(threads)
+def rate(take: Callable[[], int], threads: int, seconds: float) -> float:
+    """IDs a second that `threads` threads calling `take` draw together."""
+    counts = [0] * threads
+    start_line = threading.Barrier(threads + 1)
+    stop = threading.Event()
 
     def run(index: int) -> None:
-        take = make_take()
+        drawn = 0
         start_line.wait()
-        started = time.perf_counter_ns()
-        for _ in range(count):
-            take()
-        results[index] = (time.perf_counter_ns() - started) / count
+        while not stop.is_set():
+            for _ in range(1000):
+                take()
+            drawn += 1000
+        counts[index] = drawn
 
     workers = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
     for worker in workers:
         worker.start()
+    start_line.wait()
+    started = time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
     for worker in workers:
         worker.join()
-    return sum(results) / threads
+    return sum(counts) / (time.perf_counter() - started)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ids", type=int, default=2_000_000, help="IDs per thread for (a), (b)")
-    parser.add_argument("--http-ids", type=int, default=5_000, help="IDs per thread for (c)")
     parser.add_argument("--threads", default="1,4")
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=1)
     args = parser.parse_args()
-    node = SnowidNode(1, 1)
+    nodes = [SnowidNode(1 + n, 1) for n in range(args.nodes)]
     try:
-        # empty_wait: the machine is shared and loaded; a starved refill
-        # thread must slow the measurement down, not end it.
-        client = Client([node.url], agent="py-bench", empty_wait=5.0)
-        floor = FloorGenerator(1, 1)
-        client.next_many(200_000)  # warm-up: the batch grows to max_batch
-        print(f"python {sys.version.split()[0]}, snowidd {node.url}, max_batch "
-              f"{client.options.max_batch}; ns/ID per thread")
-        print("threads  (a) client.next  (b) floor  (c) HTTP /v1/id  (a)/(b)  (c)/(a)  IDs/trip")
+        client = Client([n.url for n in nodes], agent="py-bench")  # default options
+        generator = LockedGenerator(1, 1)
+        client.next_many(200_000)  # warm-up: batches grow to max_batch
+        print(f"python {sys.version.split()[0]}, {len(nodes)} snowidd node(s), client "
+              f"defaults (max_batch {client.options.max_batch}), {args.rounds} rounds of "
+              f"{args.seconds} s; IDs/s of all threads together, median of the rounds")
+        print("threads  (a) client.next()  (b) locked generator  (a)/(b)  requests/10k IDs")
         for threads in map(int, args.threads.split(",")):
-            trips = client.stats().calls
-            a = per_thread_ns(lambda: client.next, threads, args.ids)
-            served_trips = client.stats().calls - trips
-            b = per_thread_ns(lambda: floor.next, threads, args.ids)
-            c = per_thread_ns(lambda: http_take(node.url), threads, args.http_ids)
-            per_trip = threads * args.ids / max(1, served_trips)
-            print(f"{threads:7d}  {a:15.0f}  {b:9.0f}  {c:15.0f}  {a / b:7.2f}  "
-                  f"{c / a:7.0f}  {per_trip:8.0f}")
+            a, b = [], []
+            calls, served = client.stats().calls, client.stats().ids_served
+            for _ in range(args.rounds):
+                a.append(rate(client.next, threads, args.seconds))
+                b.append(rate(generator.next, threads, args.seconds))
+            stats = client.stats()
+            per_10k = 10_000 * (stats.calls - calls) / max(1, stats.ids_served - served)
+            a_rate, b_rate = statistics.median(a), statistics.median(b)
+            print(f"{threads:7d}  {a_rate:17,.0f}  {b_rate:20,.0f}  {a_rate / b_rate:7.2f}  "
+                  f"{per_10k:16.2f}")
+            print(f"         rounds: a {[round(x) for x in a]}, b {[round(x) for x in b]}")
+        print(f"client stats: {client.stats()}")
         client.close()
     finally:
-        node.stop()
+        for node in nodes:
+            node.stop()
 
 
 if __name__ == "__main__":

@@ -95,6 +95,15 @@ class SnowidNode:
         with urllib.request.urlopen(self.url + path, timeout=5) as answer:
             return answer.read().decode()
 
+    def issued(self, agent: str) -> int:
+        """IDs this node issued to clients of `agent`, from /metrics."""
+        line = re.search(
+            rf'^snowid_ids_issued_total\{{agent="{re.escape(agent)}"\}} (\d+)$',
+            self.get_text("/metrics"),
+            re.MULTILINE,
+        )
+        return int(line.group(1)) if line else 0
+
     def kill(self) -> None:
         """SIGKILL by pid; records the wall time of the kill in ms."""
         self._end(signal.SIGKILL)

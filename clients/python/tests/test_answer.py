@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import unittest
 
+import struct
+
 from snowid_client import Layout
-from snowid_client.answer import Watermarks, body_limit, parse_batch
+from snowid_client.answer import Watermarks, body_limit, parse_batch, parse_binary
 
 LARGEST = (1 << 63) - 1
 
@@ -32,9 +34,35 @@ class ParseBatchTest(unittest.TestCase):
             with self.subTest(body=bad[:20]), self.assertRaises(ValueError):
                 parse_batch(bad, 2)
 
+    def test_ignores_members_beside_ids(self) -> None:
+        answer = json.dumps({"ids": ["5", "6"], "issuer": "a1", "later": {"x": [1]}}).encode()
+        self.assertEqual(parse_batch(answer, 2), [5, 6])
+
     def test_the_largest_batch_fits_its_body_limit(self) -> None:
         ids = [str(LARGEST - 10_000 + n) for n in range(10_000)]
         self.assertLessEqual(len(body(ids)), body_limit(10_000))  # spaced: 23 bytes an ID
+
+
+def binary(*numbers: int) -> bytes:
+    return b"".join(struct.pack("<Q", n % (1 << 64)) for n in numbers)
+
+
+class ParseBinaryTest(unittest.TestCase):
+    def test_takes_little_endian_rising_ids_below_2_63(self) -> None:
+        self.assertEqual(parse_binary(binary(0, 7, LARGEST), 3), [0, 7, LARGEST])
+        self.assertEqual(parse_binary(binary(1 << 40), 5), [1 << 40])  # fewer than asked
+        self.assertEqual(parse_binary(bytes([1, 0, 0, 0, 0, 0, 0, 0]), 1), [1])
+
+    def test_refuses_a_length_that_is_not_1_to_n_whole_numbers(self) -> None:
+        for bad in [b"", binary(1)[:7], binary(1, 2) + b"\0", binary(1, 2, 3)]:
+            with self.subTest(size=len(bad)), self.assertRaises(ValueError):
+                parse_binary(bad, 2)
+        self.assertEqual(body_limit(2, binary=True), 16)
+
+    def test_refuses_the_sign_bit_and_what_does_not_rise(self) -> None:
+        for bad in [(1 << 63,), (5, 1 << 63), ((1 << 64) - 1, 3), (5, 5), (6, 5), (1, 3, 2)]:
+            with self.subTest(ids=bad), self.assertRaises(ValueError):
+                parse_binary(binary(*bad), 3)
 
 
 class WatermarksTest(unittest.TestCase):

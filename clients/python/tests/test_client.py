@@ -82,7 +82,7 @@ class ClientAgainstNodesTest(unittest.TestCase):
         started = time.monotonic()
         client.close()
         self.assertLess(time.monotonic() - started, 0.5)
-        self.assertFalse(client._refiller._thread.is_alive())
+        self.assertFalse(client._core.refiller.alive())
         with self.assertRaises(Unavailable):
             client.next()
 

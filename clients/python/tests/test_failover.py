@@ -24,7 +24,10 @@ class FailoverTest(unittest.TestCase):
         first, second = SnowidNode(1, 1), SnowidNode(2, 2)
         self.addCleanup(first.kill)
         self.addCleanup(second.kill)
-        client = Client([first.url, second.url], agent="py-failover")
+        # empty_wait of a few seconds, as in every client's kill test
+        # (docs/clients.md, "How they are tested"): on a loaded 2-core
+        # machine a refill can take longer than the default 200 ms.
+        client = Client([first.url, second.url], agent="py-failover", empty_wait=2.0)
         self.addCleanup(client.close)
         drawn: list[list[int]] = [[] for _ in range(THREADS)]
         errors: list[BaseException] = []
@@ -72,7 +75,8 @@ class FailoverTest(unittest.TestCase):
             if origin == (killed.datacenter, killed.worker):
                 latest_of_killed = max(latest_of_killed, decoded.timestamp_ms)
         self.assertLessEqual(latest_of_killed, killed.killed_at_ms + TOLERANCE_MS)
-        self.assertGreaterEqual(per_node[(killed.datacenter, killed.worker)], KILL_AFTER // 2)
+        # Refills are spread at random: each node served part of the first 300,000.
+        self.assertGreaterEqual(per_node[(killed.datacenter, killed.worker)], KILL_AFTER // 10)
         self.assertGreater(per_node[(survivor.datacenter, survivor.worker)], 0)
 
 

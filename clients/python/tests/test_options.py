@@ -36,6 +36,8 @@ class OptionValidationTest(unittest.TestCase):
         self.assert_refused("call_deadline", call_deadline=0)
         self.assert_refused("call_deadline", call_deadline="1")
         self.assert_refused("empty_wait", empty_wait=-0.1)
+        self.assert_refused("start_wait", start_wait=-1)
+        self.assert_refused("start_wait", start_wait=float("nan"))
         self.assert_refused("refill_period", refill_period=float("inf"))
         self.assert_refused("max_age", max_age=0.001)
         self.assert_refused("backoff_initial", backoff_initial=0)
@@ -52,14 +54,14 @@ class OptionValidationTest(unittest.TestCase):
     def test_unknown_options_are_named(self) -> None:
         self.assert_refused("call_deadline_ms", call_deadline_ms=500)
 
-    def test_defaults_match_the_cpp_client(self) -> None:
+    def test_defaults_are_the_options_table_of_docs_clients_md(self) -> None:
         with Client(GOOD) as client:
             o = client.options
             self.assertEqual(
-                (o.bearer_token, o.agent, o.call_deadline, o.empty_wait, o.low_water,
-                 o.initial_batch, o.max_batch, o.refill_period, o.max_age,
+                (o.bearer_token, o.agent, o.call_deadline, o.empty_wait, o.start_wait,
+                 o.low_water, o.initial_batch, o.max_batch, o.refill_period, o.max_age,
                  o.backoff_initial, o.backoff_max),
-                ("", "", 0.5, 0.2, 0.5, 1000, 10_000, 0.5, 10.0, 0.1, 5.0),
+                ("", "", 0.5, 0.2, 2.0, 0.5, 1000, 10_000, 0.5, 10.0, 0.1, 5.0),
             )
 
 

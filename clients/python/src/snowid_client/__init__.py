@@ -4,15 +4,22 @@
     with Client(["http://127.0.0.1:8080"], agent="billing") as client:
         order_id = client.next()
 
-Standard library only. See Client, the errors in errors.py and decode.py.
+AsyncClient is the same for asyncio (`await client.next()`). Standard
+library only; Python 3.9 and later. See Client, AsyncClient, the errors in
+errors.py and decode.py.
 """
 
-from .client import Client, Stats
+from __future__ import annotations
+
+from .aio import AsyncClient
+from .client import Client
+from .core import Stats
 from .decode import DecodedId, Layout, decode
 from .errors import InvalidArgument, NotFound, SnowidError, Unavailable
 from .options import Options
 
 __all__ = [
+    "AsyncClient",
     "Client",
     "DecodedId",
     "InvalidArgument",
@@ -24,4 +31,4 @@ __all__ = [
     "Unavailable",
     "decode",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -1,9 +1,10 @@
 """Options of a Client, their defaults and their validation.
 
-Names and defaults follow the C++ client's ClientOptions
-(include/snowid/client.h). Durations are seconds as int or float. The one
-difference: max_batch defaults to 10000, snowidd's default limit for one
-request; a node's own limit (its /v1/info "max_batch") caps it further.
+Names and defaults are docs/clients.md's options table, spelled as the C++
+client's ClientOptions (include/snowid/client.h). Durations are seconds as
+int or float. max_batch defaults to 10000, snowidd's default limit for one
+HTTP request; a node's own limit (its /v1/info "max_batch") caps each
+request further (a refill of more takes several requests).
 
 Options is a frozen value: safe to share between threads.
 """
@@ -33,6 +34,7 @@ class Options:
     agent: str = ""
     call_deadline: float = 0.5
     empty_wait: float = 0.2
+    start_wait: float = 2.0
     low_water: float = 0.5
     initial_batch: int = 1000
     max_batch: int = 10_000
@@ -110,6 +112,7 @@ def make_options(endpoints: Sequence[str], **given: object) -> Options:
     fields = {
         "call_deadline": _seconds("call_deadline", options.call_deadline, 0.0, False),
         "empty_wait": _seconds("empty_wait", options.empty_wait, 0.0, True),
+        "start_wait": _seconds("start_wait", options.start_wait, 0.0, True),
         "refill_period": _seconds("refill_period", options.refill_period, 0.0, False),
         "max_age": _seconds("max_age", options.max_age, 0.01, True),
         "backoff_initial": _seconds("backoff_initial", options.backoff_initial, 0.0, False),

@@ -1,28 +1,35 @@
 """The refill thread: keeps every Buffer above its low-water mark with
-batches from the first healthy endpoint.
+batches from the healthy endpoints, drawn at random.
 
-Loop: drop expired IDs off each buffer's head, fetch batches while a buffer
-is below its low-water mark, then sleep until woken by a taker, the next
+Loop: drop expired chunks off each buffer, fetch batches while a buffer is
+below its low-water mark, then sleep until woken by a taker, the next
 refill_period, the oldest buffered ID's expiry or the end of a backoff.
 
 Batches adapt to the rate: a batch doubles while refills come sooner than
 refill_period / 2 and halves while they come later than 2 * refill_period,
-within [initial_batch, max_batch], and never above a node's own max_batch
-(read once per node from /v1/info) or a size the node refused as too large.
+within [initial_batch, max_batch]. One request asks for no more than the
+node's own max_batch (read once per node from /v1/info) or a size the node
+refused as too large; a batch above that takes several requests.
 
-Failover: endpoints are asked in order from the one that served last; one
-that fails is skipped for backoff_initial, doubled per further failure up
-to backoff_max, reset by a success. An answer that breaks the rule of
-answer.py is a failure of its endpoint too, and is counted. A refusal is the request's, not the
-node's: the next endpoint is asked, the refusing one keeps its place, and
-the buffer is not refilled again for backoff_max.
+Spread and failover (docs/clients.md): each request goes to an endpoint
+drawn at random among the healthy ones (not backed off), so that clients
+given the same list load every node alike. One that fails is backed off
+for backoff_initial, doubled per further failure up to backoff_max, each
+wait drawn between half and all of that (jitter), reset by a success; the
+request goes at once to another healthy endpoint not yet tried for it. An
+answer that breaks the rule of answer.py is a failure of its endpoint too,
+and is counted. A refusal is the request's, not the node's: it reaches the
+callers, is not asked of the next endpoint, and the buffer is not refilled
+again for backoff_max.
 
-Thread-safety: every method but stop() runs on the refill thread.
+Thread-safety: every method but stop() and the counters' reads runs on the
+refill thread.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import threading
 import time
 from typing import Callable
@@ -32,6 +39,10 @@ from .errors import Unavailable
 from .node import InvalidAnswer, Node, NodeFailure, Refused
 from .options import Options
 from .state import Buffer, Signals
+
+# _fetch's outcomes besides a batch.
+_NONE_ANSWERED = "none answered"
+_REFUSED = "refused"
 
 
 class Refiller:
@@ -48,23 +59,26 @@ class Refiller:
         self._buffers = buffers
         self._signals = signals
         self._on_layout = on_layout
-        self._current = 0
+        self._random = random.Random()
         self._in_flight: Node | None = None
         self._thread = threading.Thread(target=self._loop, name="snowid-refill", daemon=True)
-        # Read by Client.stats() from any thread (one attribute read each).
-        self.calls = 0  # calls that brought IDs
+        # Read by stats() from any thread (one attribute read each). A call
+        # is one request for a batch to one node, with what it takes: the
+        # node's /v1/info the first time, JSON after a refusal of binary.
+        self.calls = 0
+        self.failed_calls = 0  # calls that brought no usable answer
         self.invalid_answers = 0  # answers discarded by answer.py's rule
 
     def start(self) -> None:
         self._thread.start()
 
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def stop(self, timeout: float) -> None:
-        """Stops the loop, ends a call in flight and waits for the thread."""
-        signals = self._signals
-        with signals.lock:
-            signals.stopping = True
-            signals.work.notify_all()
-            signals.news.notify_all()
+        """Stops the loop, ends a call in flight and waits for the thread
+        (at most `timeout`; not at all from the thread itself)."""
+        self._signals.stop(self._buffers())
         node = self._in_flight
         if node is not None:
             node.abort()
@@ -79,14 +93,16 @@ class Refiller:
                     if signals.stopping:
                         return
                     signals.wake = False
-                wake_at = time.monotonic() + self._options.refill_period
+                now = time.monotonic()
+                wake_at = now + self._options.refill_period
                 for buffer in self._buffers():
-                    self._drop_expired(buffer)
-                    wake_at = min(wake_at, self._refill(buffer))
+                    wake_at = min(wake_at, signals.drop_expired(buffer, now) + 0.001)
                     try:
-                        wake_at = min(wake_at, buffer.ids[0][1] + 0.001)
-                    except IndexError:
-                        pass
+                        wake_at = min(wake_at, self._refill(buffer))
+                    except Exception as bug:  # noqa: BLE001 - the thread must not die
+                        # Callers get it as an error; the loop goes on.
+                        signals.tell(buffer, Unavailable(f"refill failed: {bug!r}"), False)
+                        wake_at = min(wake_at, now + self._options.backoff_max)
                 with signals.lock:
                     if not signals.wake and not signals.stopping:
                         signals.work.wait(max(0.0, wake_at - time.monotonic()))
@@ -94,73 +110,61 @@ class Refiller:
             for node in self._nodes:
                 node.close()
 
-    @staticmethod
-    def _drop_expired(buffer: Buffer) -> None:
-        """Takes expired IDs off the head, so that callers never walk through
-        a buffer of stale ones. A caller may take the expired head first; this
-        then drops a fresher ID: that costs an ID, never uniqueness."""
-        ids = buffer.ids
-        now = time.monotonic()
-        try:
-            while ids[0][1] <= now:
-                ids.popleft()
-        except IndexError:
-            pass
-
     def _refill(self, buffer: Buffer) -> float:
         """Fetches batches until `buffer` is at or above its low-water mark,
         no endpoint answers or the nodes refuse; returns when to look again."""
-        wake_at = math.inf
-        while len(buffer.ids) < buffer.low_mark:
-            now = time.monotonic()
-            if now < buffer.refused_until:
+        while buffer.left() < buffer.low_mark and not self._signals.stopping:
+            if time.monotonic() < buffer.refused_until:
                 return buffer.refused_until
-            if not self._fetch(buffer):
-                for node in self._nodes:
-                    if node.retry_at > time.monotonic():
-                        wake_at = min(wake_at, node.retry_at)
-                return wake_at
-        return wake_at
+            outcome = self._fetch(buffer)
+            if outcome is _REFUSED:
+                return buffer.refused_until
+            if outcome is _NONE_ANSWERED:
+                return min((n.retry_at for n in self._nodes), default=math.inf)
+        return math.inf
 
-    def _fetch(self, buffer: Buffer) -> bool:
-        """One batch from the first endpoint that answers; False if none did."""
-        first = self._current
-        for i in range(len(self._nodes)):
-            index = (first + i) % len(self._nodes)
-            node = self._nodes[index]
+    def _fetch(self, buffer: Buffer) -> str | None:
+        """One request, to a healthy endpoint drawn at random, then to the
+        others in turn while they fail. None when a batch arrived (or the
+        node asked for a smaller count)."""
+        tried: set[int] = set()
+        while True:
             started = time.monotonic()
-            if node.retry_at > started:
-                continue
+            healthy = [
+                i for i, n in enumerate(self._nodes) if i not in tried and n.retry_at <= started
+            ]
+            if not healthy or self._signals.stopping:
+                return _NONE_ANSWERED
+            index = self._random.choice(healthy)
+            tried.add(index)
+            node = self._nodes[index]
             count = min(buffer.batch, buffer.batch_cap)
             try:
                 ids = self._call(node, buffer.tag, count)
             except NodeFailure as failure:
+                self.failed_calls += 1
                 if isinstance(failure, InvalidAnswer):
                     self.invalid_answers += 1
                 self._signals.tell(buffer, Unavailable(str(failure)), False)
-                self._back_off(node, index, started)
+                self._back_off(node, started)
                 continue
             except Refused as refusal:
                 if refusal.too_large:
                     buffer.batch_cap = max(1, count // 2)
                     buffer.batch = min(buffer.batch, buffer.batch_cap)
-                    return True
+                    return None
                 self._signals.tell(buffer, refusal.error, True)
                 buffer.refused_until = started + self._options.backoff_max
-                continue
+                return _REFUSED
             if self._signals.stopping:
-                return False
+                return _NONE_ANSWERED
             node.backoff = 0.0
-            self._current = index
-            if node.max_batch is not None and node.max_batch < buffer.batch_cap:
-                buffer.batch_cap = node.max_batch
-                buffer.batch = min(buffer.batch, buffer.batch_cap)
             self._put(buffer, ids, started)
-            return True
-        return False
+            return None
 
     def _call(self, node: Node, tag: str, count: int) -> list[int]:
         self._in_flight = node
+        self.calls += 1
         try:
             if self._signals.stopping:
                 raise NodeFailure("the client is closing")
@@ -173,22 +177,20 @@ class Refiller:
                     self._on_layout(Layout.from_info(info))
                 except ValueError:
                     pass
-            ids = node.ids(tag, min(count, node.max_batch))
-            self.calls += 1
-            return ids
+            return node.ids(tag, min(count, node.max_batch))
         finally:
             self._in_flight = None
 
-    def _back_off(self, node: Node, index: int, now: float) -> None:
+    def _back_off(self, node: Node, now: float) -> None:
+        """Skips `node` for a jittered wait: half to all of its backoff,
+        which doubles per failure from backoff_initial up to backoff_max."""
         options = self._options
         node.backoff = (
             options.backoff_initial
             if node.backoff == 0.0
             else min(options.backoff_max, node.backoff * 2)
         )
-        node.retry_at = now + node.backoff
-        if self._current == index:
-            self._current = (index + 1) % len(self._nodes)
+        node.retry_at = now + self._random.uniform(node.backoff / 2, node.backoff)
 
     def _put(self, buffer: Buffer, ids: list[int], started: float) -> None:
         """Buffers a batch, adapts the batch size and tells waiting callers."""
@@ -196,12 +198,11 @@ class Refiller:
         if buffer.last_refill is not None:
             since = started - buffer.last_refill
             if since < options.refill_period / 2:
-                buffer.batch = min(options.max_batch, buffer.batch_cap, buffer.batch * 2)
+                buffer.batch = min(options.max_batch, buffer.batch * 2)
             elif since > options.refill_period * 2:
                 buffer.batch = max(options.initial_batch, buffer.batch // 2)
         buffer.last_refill = started
         buffer.refused_until = 0.0
-        buffer.low_mark = max(1, int(options.low_water * buffer.batch))
-        buffer.wake_sent = False
+        buffer.set_batch(buffer.batch, options.low_water)
         expires = math.inf if buffer.tag else started + options.max_age
         self._signals.deliver(buffer, ids, expires)
