@@ -611,6 +611,64 @@ TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
   check(stop_all(clients));
 }
 
+// etcd loses its quorum (the leader and a follower die) for longer than
+// three leases: every node stops, says why, and serves again soon after the
+// quorum is back. Its re-claims are tried at least once a renewal period,
+// records their holders could not refresh meanwhile are not read as this
+// node's clock running ahead, and a re-claim waits out its takeover floor
+// once (docs/cluster.md, "After an outage").
+TEST_F(ClusterChaosTest, EtcdQuorumLostLongerThanTheLeaseThenBackNodesServeWithinTheBound) {
+  scenario.describe(
+      "cluster_etcd_quorum_lost", "etcd loses its quorum for 3 leases under load, then gets it back",
+      "SIGKILL to the Raft leader and a follower, 3 snowidd nodes serving; both restarted 6 s "
+      "later",
+      "every node stops issuing within one lease and logs why; each serves again within "
+      "lease_ttl + reserve_ahead + 3 renewal periods of the restart (recovery: restart to the "
+      "last node serving)");
+  test::EtcdCluster etcd(3);
+  ASSERT_TRUE(etcd.started()) << etcd.why();
+  ASSERT_EQ(etcd.mark_new_cluster("c"), "");
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(start_node(etcd, "n" + std::to_string(i), i));
+    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
+    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
+  }
+  wait_for_progress(clients, 20, 10s);
+
+  int leader = -1;
+  const auto elected_by = Clock::now() + 10s;
+  while ((leader = etcd.leader()) < 0 && Clock::now() < elected_by) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_GE(leader, 0) << "no leader elected";
+  const int follower = (leader + 1) % 3;
+  etcd.kill(leader);
+  etcd.kill(follower);
+  for (const auto& node : nodes) EXPECT_TRUE(wait_for_status(*node, 503, 5s)) << node->log();
+  std::this_thread::sleep_for(std::chrono::seconds{3 * kLeaseTtlSeconds});
+  for (const auto& node : nodes) {
+    EXPECT_EQ(http_get(node->port(), "/readyz").status, 503);
+    EXPECT_NE(node->log().find("warning lost the claim on node id"), std::string::npos)
+        << node->log();
+  }
+
+  ASSERT_TRUE(etcd.restart({leader, follower})) << etcd.log(leader);
+  const auto back_at = Clock::now();
+  for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 30s)) << node->log();
+  const auto recovery = Clock::now() - back_at;
+  scenario.record.recovery_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
+  // lease_ttl (2 s) + reserve_ahead (3 s, the default) + three renewal
+  // periods (lease_ttl / 3 each), with a second of slack for the restarted
+  // members' election.
+  constexpr int kBoundMs = kLeaseTtlSeconds * 1000 + 3000 + 3 * kLeaseTtlSeconds * 1000 / 3 + 1000;
+  EXPECT_LT(recovery, std::chrono::milliseconds{kBoundMs}) << nodes.front()->log();
+  wait_for_progress(clients, 20, 15s);
+  check(stop_all(clients));
+}
+
 // The Raft leader is killed three times under load, and restarted each time.
 // Nodes may pause while a new leader is elected; no ID repeats.
 TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
@@ -718,7 +776,8 @@ TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) 
       "libfaketime offset +1 h for 1 s on node 0 (idle); SIGKILL; a successor requiring "
       "node id 0 under the reject policy",
       "the reservation in etcd stays within 5 s of the clock; the successor serves within "
-      "the lease TTL plus 5 s, above every ID of the first");
+      "the lease TTL and the takeover floor (lease TTL + reserve_ahead) plus 5 s, above every "
+      "ID of the first");
   test::EtcdCluster etcd(1);
   ASSERT_TRUE(etcd.started()) << etcd.why();
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
@@ -743,7 +802,9 @@ TEST_F(ClusterChaosTest, ForwardGlitchWithoutIssuanceLeavesTheReservationAlone) 
       {"--node-id-policy", "require", "--claim-timeout-ms", "20000", "--clock-policy", "reject"});
   ASSERT_TRUE(successor->started()) << successor->log();
   const auto took = Clock::now() - began;
-  EXPECT_LT(took, std::chrono::seconds{kLeaseTtlSeconds} + 5s);
+  // The lease to run out, then the takeover floor (lease_ttl + reserve_ahead,
+  // 3 s by default, past the claim), with 5 s of slack: not an hour later.
+  EXPECT_LT(took, std::chrono::seconds{2 * kLeaseTtlSeconds} + 3s + 5s);
   scenario.record.recovery_ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
   clients.push_back(std::make_unique<Client>(successor->port()));
   wait_for_progress(std::vector<Client*>{clients.back().get()}, 20, 15s);

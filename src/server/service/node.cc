@@ -318,24 +318,35 @@ void Node::report_readiness() {
 void Node::follow_reclaim(std::uint64_t generation) {
   const auto claim = coordinator_->current_claim();
   if (!claim || claim->generation != generation) return;  // moving again; next tick
-  auto start = marks_->prepare(*claim);
-  auto generator = start.ok() ? build_generator(*claim, start->above)
-                              : Result<std::unique_ptr<Generator>>(start.error());
-  if (!generator.ok()) {
-    if (!reported_pending_swap_) {
-      spdlog::warn("re-claimed node id {}, but cannot start issuing under it yet: {}",
-                   claim->node_id, generator.error().message);
-      reported_pending_swap_ = true;
-    }
-    return;
+  // Prepared once per claim: a generator that cannot start yet covers the
+  // claim's reservation in this node's mark (build_generator()), and a
+  // second prepare() would start above that, chasing its own reservation
+  // tick after tick. Nothing is issued under the claim until its generator
+  // is in place, so the start found first still holds.
+  if (!prepared_ || prepared_->first != generation) {
+    auto prepared = marks_->prepare(*claim);
+    if (!prepared.ok()) return report_pending_swap(claim->node_id, prepared.error());
+    prepared_.emplace(generation, *prepared);
   }
+  const ClusterMarks::Start start = prepared_->second;
+  auto generator = build_generator(*claim, start.above);
+  if (!generator.ok()) return report_pending_swap(claim->node_id, generator.error());
   reported_pending_swap_ = false;
+  prepared_.reset();
   install(std::move(*generator), claim->generation, claim->node_id);
   spdlog::warn(
       "re-claimed node id {} (datacenter {}, worker {}) after losing the claim; issuing above {}, "
       "from {}",
-      claim->node_id, claim->datacenter_id, claim->worker_id, format_time(start->above),
-      start->source);
+      claim->node_id, claim->datacenter_id, claim->worker_id, format_time(start.above),
+      start.source);
+}
+
+// Once per claim that cannot start issuing yet (the next tick tries again).
+void Node::report_pending_swap(std::uint64_t node_id, const Error& why) {
+  if (reported_pending_swap_) return;
+  spdlog::warn("re-claimed node id {}, but cannot start issuing under it yet: {}", node_id,
+               why.message);
+  reported_pending_swap_ = true;
 }
 
 void Node::report_lost_claims() {

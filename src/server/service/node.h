@@ -118,6 +118,7 @@ class Node {
   // Leased: logs a lost claim once, at warning level.
   void report_lost_claims();
   void report_readiness();
+  void report_pending_swap(std::uint64_t node_id, const Error& why);
 
   const GeneratorOptions generator_options_;
   std::unique_ptr<Coordinator> coordinator_;
@@ -133,6 +134,9 @@ class Node {
   int readiness_logged_ = -1;            // the ErrorCode of the readiness logged; -1: ready
   std::string last_cover_error_;         // the last failure to persist a mark, logged
   bool reported_pending_swap_ = false;   // a failed rebuild was logged
+  // follow_reclaim(): the start prepared for a claim generation whose
+  // generator is not in place yet.
+  std::optional<std::pair<std::uint64_t, ClusterMarks::Start>> prepared_;
   std::string last_maintenance_error_;   // static mode: the last error maintain() logged
   bool waiting_for_clock_ = false;       // started with the clock behind the mark (wait policy)
   mutable std::mutex generators_mutex_;
