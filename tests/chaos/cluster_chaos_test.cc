@@ -151,6 +151,31 @@ class ClusterChaosTest : public test::ChaosTest {
                              kLeaseTtlSeconds, extra, env);
   }
 
+  // Three nodes of cluster "c" on `etcd`, each with a client drawing IDs,
+  // serving (workers 0, 1, 2, or all 0 with `same_worker`); a node that does
+  // not start fails the test (the caller checks HasFatalFailure()).
+  void start_three(test::EtcdCluster& etcd, bool same_worker,
+                   std::vector<std::unique_ptr<ServerProcess>>& nodes,
+                   std::vector<std::unique_ptr<Client>>& clients) {
+    for (int i = 0; i < 3; ++i) {
+      nodes.push_back(start_node(etcd, "n" + std::to_string(i), same_worker ? 0 : i));
+      ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
+      clients.push_back(std::make_unique<Client>(nodes.back()->port()));
+    }
+    wait_for_progress(clients, 20, 10s);
+  }
+
+  // The member that leads `etcd`, waiting up to 10 s for an election; -1 if
+  // none was elected.
+  static int leader_of(const test::EtcdCluster& etcd) {
+    int leader = -1;
+    const auto elected_by = Clock::now() + 10s;
+    while ((leader = etcd.leader()) < 0 && Clock::now() < elected_by) {
+      std::this_thread::sleep_for(50ms);
+    }
+    return leader;
+  }
+
   static EtcdOptions etcd_options(const test::EtcdCluster& etcd) {
     EtcdOptions options;
     options.endpoints = etcd.endpoints();
@@ -583,12 +608,8 @@ TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 3; ++i) {
-    nodes.push_back(start_node(etcd, "n" + std::to_string(i), 0));
-    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
-    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
-  }
-  wait_for_progress(clients, 20, 10s);
+  start_three(etcd, /*same_worker=*/true, nodes, clients);
+  if (HasFatalFailure()) return;
 
   const auto stopped_at = Clock::now();
   for (int m = 0; m < 3; ++m) etcd.kill(m);
@@ -630,18 +651,10 @@ TEST_F(ClusterChaosTest, EtcdQuorumLostLongerThanTheLeaseThenBackNodesServeWithi
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 3; ++i) {
-    nodes.push_back(start_node(etcd, "n" + std::to_string(i), i));
-    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
-    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
-  }
-  wait_for_progress(clients, 20, 10s);
+  start_three(etcd, /*same_worker=*/false, nodes, clients);
+  if (HasFatalFailure()) return;
 
-  int leader = -1;
-  const auto elected_by = Clock::now() + 10s;
-  while ((leader = etcd.leader()) < 0 && Clock::now() < elected_by) {
-    std::this_thread::sleep_for(50ms);
-  }
+  const int leader = leader_of(etcd);
   ASSERT_GE(leader, 0) << "no leader elected";
   const int follower = (leader + 1) % 3;
   etcd.kill(leader);
@@ -681,19 +694,11 @@ TEST_F(ClusterChaosTest, EtcdLeaderKilledRepeatedlyDuringLoad) {
   ASSERT_EQ(etcd.mark_new_cluster("c"), "");
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 3; ++i) {
-    nodes.push_back(start_node(etcd, "n" + std::to_string(i), i));
-    ASSERT_TRUE(nodes.back()->started()) << nodes.back()->log();
-    clients.push_back(std::make_unique<Client>(nodes.back()->port()));
-  }
-  wait_for_progress(clients, 20, 10s);
+  start_three(etcd, /*same_worker=*/false, nodes, clients);
+  if (HasFatalFailure()) return;
 
   for (int round = 0; round < 3; ++round) {
-    int leader = -1;
-    const auto deadline = Clock::now() + 10s;
-    while ((leader = etcd.leader()) < 0 && Clock::now() < deadline) {
-      std::this_thread::sleep_for(50ms);
-    }
+    const int leader = leader_of(etcd);
     ASSERT_GE(leader, 0) << "no leader elected";
     etcd.kill(leader);
     std::this_thread::sleep_for(1500ms);
