@@ -165,6 +165,26 @@ class ClusterChaosTest : public test::ChaosTest {
     wait_for_progress(clients, 20, 10s);
   }
 
+  // Waits until every node of `nodes` answers 200 again, each within
+  // `limit`, and records how long that took since `back_at` as the
+  // scenario's recovery; nullopt (the test failed, naming the node's log)
+  // if a node did not.
+  std::optional<std::chrono::nanoseconds> serve_again(
+      const std::vector<std::unique_ptr<ServerProcess>>& nodes, Clock::time_point back_at,
+      std::chrono::milliseconds limit) {
+    for (const auto& node : nodes) {
+      if (!wait_for_status(*node, 200, limit)) {
+        ADD_FAILURE() << "a node did not serve again within " << limit.count()
+                      << " ms: " << node->log();
+        return std::nullopt;
+      }
+    }
+    const auto recovery = Clock::now() - back_at;
+    scenario.record.recovery_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
+    return recovery;
+  }
+
   // The member that leads `etcd`, waiting up to 10 s for an election; -1 if
   // none was elected.
   static int leader_of(const test::EtcdCluster& etcd) {
@@ -622,12 +642,9 @@ TEST_F(ClusterChaosTest, AllEtcdMembersStopDuringLoadAndNodesFenceThenRecover) {
   }
 
   ASSERT_TRUE(etcd.restart({0, 1, 2})) << etcd.log(0);
-  const auto back_at = Clock::now();
-  for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 20s)) << node->log();
-  const auto recovery = Clock::now() - back_at;
-  scenario.record.recovery_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
-  EXPECT_LT(recovery, 20s);
+  const auto recovery = serve_again(nodes, Clock::now(), 20s);
+  ASSERT_TRUE(recovery);
+  EXPECT_LT(*recovery, 20s);
   wait_for_progress(clients, 20, 15s);
   check(stop_all(clients));
 }
@@ -668,16 +685,13 @@ TEST_F(ClusterChaosTest, EtcdQuorumLostLongerThanTheLeaseThenBackNodesServeWithi
   }
 
   ASSERT_TRUE(etcd.restart({leader, follower})) << etcd.log(leader);
-  const auto back_at = Clock::now();
-  for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 30s)) << node->log();
-  const auto recovery = Clock::now() - back_at;
-  scenario.record.recovery_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
+  const auto recovery = serve_again(nodes, Clock::now(), 30s);
+  ASSERT_TRUE(recovery);
   // lease_ttl (2 s) + reserve_ahead (3 s, the default) + three renewal
   // periods (lease_ttl / 3 each), with a second of slack for the restarted
   // members' election.
   constexpr int kBoundMs = kLeaseTtlSeconds * 1000 + 3000 + 3 * kLeaseTtlSeconds * 1000 / 3 + 1000;
-  EXPECT_LT(recovery, std::chrono::milliseconds{kBoundMs}) << nodes.front()->log();
+  EXPECT_LT(*recovery, std::chrono::milliseconds{kBoundMs}) << nodes.front()->log();
   wait_for_progress(clients, 20, 15s);
   check(stop_all(clients));
 }
@@ -937,11 +951,8 @@ void ClusterChaosTest::store_down(const StoreHooks& store, std::chrono::seconds 
   }
   std::this_thread::sleep_for(1s);
   ASSERT_TRUE(restart()) << "the store did not come back";
-  const auto back_at = Clock::now();
-  for (const auto& node : nodes) ASSERT_TRUE(wait_for_status(*node, 200, 20s)) << node->log();
-  const auto recovery = Clock::now() - back_at;
-  scenario.record.recovery_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(recovery).count();
+  const auto recovery = serve_again(nodes, Clock::now(), 20s);
+  ASSERT_TRUE(recovery);
   wait_for_progress(clients, 20, 15s);
   check(stop_all(clients));
 }
