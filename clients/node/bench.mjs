@@ -136,7 +136,20 @@ async function runThreads(threads, { endpoints, warmupMs, timedMs, rounds }) {
   const state = generatorState();
   const workers = Array.from({ length: threads }, (_, worker) =>
     new Worker(new URL(import.meta.url), { workerData: { state, worker, endpoints } }));
-  const next = (w) => new Promise((resolve, reject) => w.once("message", resolve).once("error", reject));
+  // One answer from worker w; its error listener goes with the answer, so
+  // that the rounds do not pile up listeners on a worker.
+  const next = (w) =>
+    new Promise((resolve, reject) => {
+      const failed = (error) => {
+        w.off("message", answered);
+        reject(error);
+      };
+      const answered = (message) => {
+        w.off("error", failed);
+        resolve(message);
+      };
+      w.once("message", answered).once("error", failed);
+    });
   const all = async (order) => {
     const answers = workers.map(next);
     for (const w of workers) w.postMessage(order);
