@@ -17,16 +17,21 @@
 #   scripts/sanitize.sh build    only builds both (scripts/test.sh runs this
 #                                beside the normal tests, at idle priority)
 #   scripts/sanitize.sh test     only runs the tests of both builds
+#   scripts/sanitize.sh build|test|all asan|tsan
+#                                the same for one of them (scripts/test.sh
+#                                runs the ASan + UBSan tests while the TSan
+#                                build goes on)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() {
+  echo "usage: scripts/sanitize.sh [build|test|all] [asan|tsan]" >&2
+  exit 2
+}
 what=${1:-all}
-case $what in
-  all | build | test) ;;
-  *)
-    echo "usage: scripts/sanitize.sh [build|test]" >&2
-    exit 2
-    ;;
-esac
+which=${2:-both}
+case $what in all | build | test) ;; *) usage ;; esac
+case $which in both | asan | tsan) ;; *) usage ;; esac
+[ $# -le 2 ] || usage
 
 build_tsan() {
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -52,14 +57,22 @@ tests() {  # runs ctest in build directory $1, leaving out the tests matching $2
 }
 
 if [ "$what" != test ]; then
-  echo "== build under address;undefined (clang)"
-  scripts/asan-build.sh
-  echo "== build under thread (gcc)"
-  build_tsan
+  if [ "$which" != tsan ]; then
+    echo "== build under address;undefined (clang)"
+    scripts/asan-build.sh
+  fi
+  if [ "$which" != asan ]; then
+    echo "== build under thread (gcc)"
+    build_tsan
+  fi
 fi
 if [ "$what" != build ]; then
-  echo "== tests under address;undefined (clang)"
-  tests build-asan
-  echo "== tests under thread (gcc)"
-  tests build-tsan "$single_threaded_loops"
+  if [ "$which" != tsan ]; then
+    echo "== tests under address;undefined (clang)"
+    tests build-asan
+  fi
+  if [ "$which" != asan ]; then
+    echo "== tests under thread (gcc)"
+    tests build-tsan "$single_threaded_loops"
+  fi
 fi

@@ -6,10 +6,14 @@
 # target for FUZZ_SECONDS (default here 20) seconds. Each phase prints its
 # time.
 #
-# The two sanitizer builds start when the normal tests do, under the idle
-# scheduling class (chrt --idle): they take only the CPU time the tests leave
-# unused (much of it: the tests wait on processes, sockets and timers), so
-# the tests run as they would alone. Their log: build/sanitizer-builds.log.
+# The two sanitizer builds start when the normal tests do, one after the
+# other (ASan + UBSan first), under the idle scheduling class (chrt --idle):
+# they take only the CPU time the tests leave unused (much of it: the tests
+# wait on processes, sockets and timers), so the tests run as they would
+# alone. The tests under ASan + UBSan and fuzzing (which needs only that
+# build) run as soon as both it and the normal tests are done, while the
+# TSan build goes on beside them the same way; the tests under TSan come
+# last. Their log: build/sanitizer-builds.log.
 #
 # The normal pass records the fault scenarios' results and writes
 # docs/reliability.md with that run's table to build/reliability.md
@@ -37,8 +41,13 @@ phase "the build"
 results="$PWD/build/chaos-results.jsonl"
 rm -f "$results"
 sanitizer_builds_log="$PWD/build/sanitizer-builds.log"
+asan_build_status="$PWD/build/sanitizer-build-asan.status"  # its exit code, once done
+rm -f "$asan_build_status"
 # setsid: its own process group, so that an early exit stops the whole build.
-setsid chrt --idle 0 scripts/sanitize.sh build >"$sanitizer_builds_log" 2>&1 &
+# shellcheck disable=SC2016  # expanded by the inner shell
+setsid chrt --idle 0 bash -c 'scripts/sanitize.sh build asan; status=$?; echo "$status" >"$1"
+  [ "$status" -eq 0 ] && exec scripts/sanitize.sh build tsan' sanitizer-builds "$asan_build_status" \
+  >"$sanitizer_builds_log" 2>&1 &
 sanitizer_builds=$!
 trap 'kill -- -"$sanitizer_builds" 2>/dev/null || true' EXIT
 ctest_log="$PWD/build/ctest.log"  # its output, kept to find the skipped tests in
@@ -59,14 +68,20 @@ fi
 if [ -s "$results" ]; then scripts/reliability-report.sh "$results" build/reliability.md; fi
 phase "the tests (the sanitizer builds under way beside them)"
 [ "$status" -eq 0 ] || exit "$status"
-if ! wait "$sanitizer_builds"; then
+sanitizer_build_failed() {
   tail -40 "$sanitizer_builds_log" >&2
   echo "the sanitizer builds failed: $sanitizer_builds_log" >&2
   exit 1
-fi
-trap - EXIT
-phase "the rest of the sanitizer builds"
-scripts/sanitize.sh test
-phase "the sanitizer tests"
+}
+while [ ! -s "$asan_build_status" ] && kill -0 "$sanitizer_builds" 2>/dev/null; do sleep 2; done
+[ "$(cat "$asan_build_status" 2>/dev/null)" = 0 ] || sanitizer_build_failed
+phase "the rest of the ASan + UBSan build"
+scripts/sanitize.sh test asan
+phase "the tests under ASan + UBSan (the TSan build under way beside them)"
 FUZZ_SECONDS=${FUZZ_SECONDS:-20} scripts/fuzz.sh
 phase "fuzzing"
+wait "$sanitizer_builds" || sanitizer_build_failed
+trap - EXIT
+phase "the rest of the TSan build"
+scripts/sanitize.sh test tsan
+phase "the tests under TSan"
