@@ -30,7 +30,7 @@ for store in "${stores[@]}"; do
   timeout -k 10 $((budget + 150)) "$bench" --store "$store" \
     --nodes "${FLEET_NODES:-10,100,300,1000,2000}" --lease-ttl-s "${FLEET_LEASE_TTL_S:-10}" \
     --periods "${FLEET_PERIODS:-3}" --node-bits "${FLEET_NODE_BITS:-12}" \
-    --budget-s "$budget" 2>&1 | tee "$log" | grep -v '^RESULT ' || status=1
+    --budget-s "$budget" 2>&1 | tee "$log" | grep --line-buffered -v '^RESULT ' || status=1
   sed -n 's/^RESULT //p' "$log" >>"$out"
   rm -f "$log"
 done
@@ -38,14 +38,15 @@ python3 - "$out" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 print("\n| store | N | fleet claim (s) | claim p99 (ms) | renewals/s | store requests/s "
-      "| renewal p50 (ms) | renewal p99 (ms) | store CPU (% of a core) | CPU per node (us/s) "
+      "| renewal p50 (ms) | renewal p99 (ms) | store CPU idle / with fleet (% of a core) "
+      "| CPU per node above idle (us/s) "
       "| store memory per node (KiB) | lost |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     print(f"| {r['store']} | {r['nodes']}{'' if r['claimed'] == r['nodes'] else ' (' + str(r['claimed']) + ' claimed)'} "
           f"| {r['fleet_claim_s']:.1f} | {r['claim_p99_ms']} | {r['renewals_per_s']:.0f} "
           f"| {r['store_requests_per_s']:.0f} | {r['renewal_p50_ms']} | {r['renewal_p99_ms']} "
-          f"| {r['store_cpu_pct']:.1f} | {r['store_cpu_us_per_node_s']:.0f} "
+          f"| {r['store_idle_cpu_pct']:.0f} / {r['store_cpu_pct']:.0f} | {r['store_cpu_us_per_node_s']:.0f} "
           f"| {r['store_pss_kib_per_node']:.0f} | {r['losses']} |")
 PY
 exit $status

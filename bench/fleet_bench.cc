@@ -110,11 +110,12 @@ std::optional<Arguments> parse_arguments(int argc, char** argv) {
     if (flag == "--nodes") {
       a.nodes.clear();
       std::stringstream list{std::string(value)};
+      bool all_numbers = true;
       for (std::string item; std::getline(list, item, ',');) {
         if (auto n = parse_int(item)) a.nodes.push_back(*n);
-        else number.reset();
+        else all_numbers = false;
       }
-      if (!a.nodes.empty() && number.has_value()) continue;
+      if (!a.nodes.empty() && all_numbers) continue;
     } else if (number.has_value()) {
       if (flag == "--lease-ttl-s" && *number >= 2) a.lease_ttl = seconds{*number};
       else if (flag == "--periods") a.periods = *number;
@@ -343,13 +344,20 @@ void parallel(int count, int threads, const std::function<void(int)>& work) {
 }
 
 // Node i prefers node id i and retries for up to 30 s, as snowidd's
-// claim_timeout does.
+// claim_timeout does. A node that would start claiming more than 90 s
+// after the first does not (an overloaded store would keep the bench for
+// count / threads * 30 s): it counts as not claimed.
 Fleet claim_fleet(const CoordinatorSetup& base, int count, int threads) {
   Fleet fleet;
   fleet.nodes.resize(static_cast<std::size_t>(count));
   std::mutex mutex;
   const auto began = Clock::now();
   parallel(count, threads, [&](int i) {
+    if (Clock::now() - began > seconds{90}) {
+      std::lock_guard lock(mutex);
+      fleet.failures.push_back(fmt::format("node {}: not tried, 90 s after the first", i));
+      return;
+    }
     CoordinatorSetup setup = base;
     setup.node_id = static_cast<std::uint64_t>(i);
     setup.advertised_addresses = {fmt::format("127.0.0.{}:8080", 1 + i % 250)};
@@ -439,7 +447,8 @@ struct Rung {
   double renewals_per_second = 0;
   double requests_per_second = 0;
   microseconds renewal_p50{0}, renewal_p99{0};
-  double store_cpu_cores = 0;  // CPU seconds per second
+  double store_cpu_cores = 0;       // CPU seconds per second
+  double store_idle_cpu_cores = 0;  // the same before the fleet claimed
   double store_pss_mib = 0;
   double pss_kib_per_node = 0;
   double bench_cpu_cores = 0;
@@ -449,7 +458,18 @@ struct Rung {
   bool failed = false;
 };
 
+// The store's CPU (CPU seconds per second) over `span` with no fleet.
+double idle_cpu_cores(const Store& store, milliseconds span) {
+  const ProcessUse start = process_use(store.pids);
+  const auto began = Clock::now();
+  std::this_thread::sleep_for(span);
+  const ProcessUse end = process_use(store.pids);
+  return (end.cpu_seconds - start.cpu_seconds) /
+         std::chrono::duration<double>(Clock::now() - began).count();
+}
+
 Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
+  const double idle = idle_cpu_cores(store, milliseconds{3000});
   const ProcessUse before = process_use(store.pids);
   const CoordinatorSetup setup =
       setup_for(a, store, fmt::format("fleet-{}-{}", n, ::getpid()), node_bits);
@@ -481,6 +501,7 @@ Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
   r.renewal_p50 = quantile(latency, 0.50);
   r.renewal_p99 = quantile(latency, 0.99);
   r.store_cpu_cores = (end.store.cpu_seconds - start.store.cpu_seconds) / window;
+  r.store_idle_cpu_cores = idle;
   r.bench_cpu_cores = (end.bench_cpu_seconds - start.bench_cpu_seconds) / window;
   r.store_pss_mib = end.store.pss_mib;
   r.pss_kib_per_node = (end.store.pss_mib - before.pss_mib) * 1024.0 / std::max(1, r.claimed);
@@ -488,7 +509,7 @@ Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
   r.store_errors = end.store_errors - start.store_errors;
   r.failed = r.claimed < n || r.losses > 0 || r.renewals == 0 || end.held < r.claimed;
   // Every node gives its id back at once, as a fleet stopped together does.
-  parallel(static_cast<int>(fleet.nodes.size()), a.claim_threads, [&](int i) {
+  parallel(static_cast<int>(fleet.nodes.size()), a.claim_threads * 4, [&](int i) {
     if (auto& node = fleet.nodes[static_cast<std::size_t>(i)]) {
       (void)node->release(std::nullopt);
       node.reset();
@@ -497,29 +518,35 @@ Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
   return r;
 }
 
+// The store's CPU above its idle use, per node: microseconds per second.
+double cpu_us_per_node(const Rung& r) {
+  return (r.store_cpu_cores - r.store_idle_cpu_cores) * 1e6 / std::max(1, r.claimed);
+}
+
 void print_row(const Rung& r) {
-  std::printf("%6d %7d %8.1f %8lld %9.1f %9.1f %8s %8s %7.1f %9.1f %8.0f %9.1f %6llu %6llu%s\n",
+  std::printf("%6d %7d %7.1f %7lld %8.1f %8.1f %7s %7s %6.1f %6.1f %8.0f %8.0f %7.1f %5llu %6llu%s\n",
               r.nodes, r.claimed, r.seconds_to_claim, static_cast<long long>(r.claim_p99.count()),
               r.renewals_per_second, r.requests_per_second, in_ms(r.renewal_p50).c_str(),
-              in_ms(r.renewal_p99).c_str(), r.store_cpu_cores * 100,
-              r.store_cpu_cores * 1e6 / std::max(1, r.claimed), r.pss_kib_per_node,
-              r.bench_cpu_cores * 100, static_cast<unsigned long long>(r.losses),
+              in_ms(r.renewal_p99).c_str(), r.store_idle_cpu_cores * 100, r.store_cpu_cores * 100,
+              cpu_us_per_node(r), r.pss_kib_per_node, r.bench_cpu_cores * 100,
+              static_cast<unsigned long long>(r.losses),
               static_cast<unsigned long long>(r.store_errors), r.failed ? "  FAILED" : "");
   std::fflush(stdout);
 }
 
 void print_json(const Arguments& a, const Rung& r, int node_bits) {
   std::printf(
-      "RESULT {\"store\":\"%s\",\"nodes\":%d,\"claimed\":%d,\"node_bits\":%d,\"lease_ttl_s\":%lld,"
-      "\"fleet_claim_s\":%.2f,\"claim_p99_ms\":%lld,\"renewals_per_s\":%.1f,"
-      "\"store_requests_per_s\":%.1f,\"renewal_p50_ms\":\"%s\",\"renewal_p99_ms\":\"%s\","
-      "\"store_cpu_pct\":%.1f,\"store_cpu_us_per_node_s\":%.1f,\"store_pss_mib\":%.0f,"
-      "\"store_pss_kib_per_node\":%.0f,\"bench_cpu_pct\":%.1f,\"losses\":%llu,"
-      "\"store_errors\":%llu,\"renewals\":%llu,\"failed\":%s}\n",
+      "RESULT {\"store\":\"%s\",\"nodes\":%d,\"claimed\":%d,\"node_bits\":%d,"
+      "\"lease_ttl_s\":%lld,\"fleet_claim_s\":%.2f,\"claim_p99_ms\":%lld,"
+      "\"renewals_per_s\":%.1f,\"store_requests_per_s\":%.1f,\"renewal_p50_ms\":\"%s\","
+      "\"renewal_p99_ms\":\"%s\",\"store_idle_cpu_pct\":%.1f,\"store_cpu_pct\":%.1f,"
+      "\"store_cpu_us_per_node_s\":%.1f,\"store_pss_mib\":%.0f,\"store_pss_kib_per_node\":%.0f,"
+      "\"bench_cpu_pct\":%.1f,\"losses\":%llu,\"store_errors\":%llu,\"renewals\":%llu,"
+      "\"failed\":%s}\n",
       a.store.c_str(), r.nodes, r.claimed, node_bits, static_cast<long long>(a.lease_ttl.count()),
       r.seconds_to_claim, static_cast<long long>(r.claim_p99.count()), r.renewals_per_second,
       r.requests_per_second, in_ms(r.renewal_p50).c_str(), in_ms(r.renewal_p99).c_str(),
-      r.store_cpu_cores * 100, r.store_cpu_cores * 1e6 / std::max(1, r.claimed), r.store_pss_mib,
+      r.store_idle_cpu_cores * 100, r.store_cpu_cores * 100, cpu_us_per_node(r), r.store_pss_mib,
       r.pss_kib_per_node, r.bench_cpu_cores * 100, static_cast<unsigned long long>(r.losses),
       static_cast<unsigned long long>(r.store_errors), static_cast<unsigned long long>(r.renewals),
       r.failed ? "true" : "false");
@@ -545,9 +572,11 @@ int run(const Arguments& a) {
   std::printf("== %s; lease %llds, renewal every %.2f s, %d periods measured, %d node-id bits\n",
               store->description.c_str(), static_cast<long long>(a.lease_ttl.count()),
               static_cast<double>(a.lease_ttl.count()) / 3, a.periods, node_bits);
-  std::printf("%6s %7s %8s %8s %9s %9s %8s %8s %7s %9s %8s %9s %6s %6s\n", "nodes", "claimed",
-              "claim_s", "c_p99ms", "renew/s", "req/s", "p50_ms", "p99_ms", "cpu%", "cpu_us/n/s",
-              "KiB/node", "bench%", "lost", "errors");
+  // cpu%: the store's processes, idle and with the fleet (100 = one core);
+  // us/n/s: CPU above idle per node, microseconds per second.
+  std::printf("%6s %7s %7s %7s %8s %8s %7s %7s %6s %6s %8s %8s %7s %5s %6s\n", "nodes", "claimed",
+              "claim_s", "c_p99ms", "renew/s", "req/s", "p50_ms", "p99_ms", "idle%", "cpu%",
+              "us/n/s", "KiB/node", "bench%", "lost", "errors");
   const auto began = Clock::now();
   int safe = 0;
   bool failed = false;

@@ -132,9 +132,9 @@ class LeasedCoordinator final : public Coordinator {
     s.store_errors = counters.errors.load();
     s.store_latency_total = std::chrono::microseconds{counters.latency_total_us.load()};
     s.store_latency_max = std::chrono::microseconds{counters.latency_max_us.load()};
-    s.renewals = renewals_.load();
     for (std::size_t i = 0; i < kRenewalLatencyBuckets; ++i) {
       s.renewal_latency[i] = renewal_latency_[i].load(std::memory_order_relaxed);
+      s.renewals += s.renewal_latency[i];
     }
     return s;
   }
@@ -262,7 +262,6 @@ class LeasedCoordinator final : public Coordinator {
   void count_renewal(nanoseconds took) {
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(took);
     renewal_latency_[renewal_latency_bucket(micros)].fetch_add(1, std::memory_order_relaxed);
-    renewals_.fetch_add(1);
   }
 
   void set_reclaim_failure(std::string why) {
@@ -305,7 +304,6 @@ class LeasedCoordinator final : public Coordinator {
   std::atomic<std::int64_t> wanted_ms_{0};  // request_reservation()'s highest
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> claims_{0}, reclaims_{0}, fencing_events_{0}, lost_claims_{0};
-  std::atomic<std::uint64_t> renewals_{0};
   std::array<std::atomic<std::uint64_t>, kRenewalLatencyBuckets> renewal_latency_{};
   mutable std::mutex claim_mutex_;
   std::optional<Claim> current_;
