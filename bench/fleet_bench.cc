@@ -14,7 +14,8 @@
 //
 // For each N of the ladder, in one cluster per N: the fleet claims with
 // --claim-threads nodes starting at once (the claim time of the whole fleet
-// and the p99 of one claim), settles for one renewal period, then is measured
+// and the p99 of one claim), settles until every node writes reservations
+// (lease_ttl + 3.5 s after the last claim), then is measured
 // over --periods renewal periods: renewals per second and their latency
 // (CoordinatorStats::renewal_latency, timed around the coordinator's
 // renewal; the percentile is the upper bound of its bucket, 19 % wide), the
@@ -485,8 +486,12 @@ Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
   for (std::size_t i = 0; i < std::min<std::size_t>(3, fleet.failures.size()); ++i) {
     std::fprintf(stderr, "  claim failed: %s\n", fleet.failures[i].c_str());
   }
+  // Steady state: a claim's first reservation lies lease_ttl + reserve_ahead
+  // (3 s) above its clock, so the node writes none until then; measured
+  // from there on, every node renews and raises its reservation as it will
+  // for as long as it runs.
   const auto period = std::chrono::duration_cast<milliseconds>(a.lease_ttl) / 3;
-  std::this_thread::sleep_for(period + milliseconds{500});  // every node renews once first
+  std::this_thread::sleep_for(a.lease_ttl + milliseconds{3500});
   const FleetCounts start = tally(fleet, store);
   std::this_thread::sleep_for(period * a.periods);
   const FleetCounts end = tally(fleet, store);
