@@ -140,10 +140,22 @@ std::optional<Arguments> parse_arguments(int argc, char** argv) {
 // ---- The store's processes, as /proc shows them ----
 
 struct ProcessUse {
-  double cpu_seconds = 0;  // utime + stime of every process, summed
-  double pss_mib = 0;      // proportional set size, summed
-  int processes = 0;
+  std::map<pid_t, double> cpu_seconds;  // utime + stime of each process
+  double pss_mib = 0;                   // proportional set size, summed
 };
+
+// The CPU seconds the processes of both samples spent between them (a
+// PostgreSQL backend that ended or began in between does not count, or its
+// whole life would).
+double cpu_between(const ProcessUse& start, const ProcessUse& end) {
+  double spent = 0;
+  for (const auto& [pid, spent_until_end] : end.cpu_seconds) {
+    if (auto it = start.cpu_seconds.find(pid); it != start.cpu_seconds.end()) {
+      spent += spent_until_end - it->second;
+    }
+  }
+  return spent;
+}
 
 // Fields of /proc/PID/stat after the command's closing parenthesis: [0] is
 // the state (field 3), so field k is [k - 3].
@@ -190,9 +202,8 @@ ProcessUse process_use(const std::vector<pid_t>& roots) {
   for (pid_t pid : process_tree(roots)) {
     const std::vector<std::string> fields = stat_fields(pid);
     if (fields.size() < 13) continue;
-    use.cpu_seconds += (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
+    use.cpu_seconds[pid] = (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
     use.pss_mib += pss_mib(pid);
-    ++use.processes;
   }
   return use;
 }
@@ -465,8 +476,7 @@ double idle_cpu_cores(const Store& store, milliseconds span) {
   const auto began = Clock::now();
   std::this_thread::sleep_for(span);
   const ProcessUse end = process_use(store.pids);
-  return (end.cpu_seconds - start.cpu_seconds) /
-         std::chrono::duration<double>(Clock::now() - began).count();
+  return cpu_between(start, end) / std::chrono::duration<double>(Clock::now() - began).count();
 }
 
 Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
@@ -505,7 +515,7 @@ Rung measure(const Arguments& a, const Store& store, int n, int node_bits) {
   r.requests_per_second = static_cast<double>(end.store_requests - start.store_requests) / window;
   r.renewal_p50 = quantile(latency, 0.50);
   r.renewal_p99 = quantile(latency, 0.99);
-  r.store_cpu_cores = (end.store.cpu_seconds - start.store.cpu_seconds) / window;
+  r.store_cpu_cores = cpu_between(start.store, end.store) / window;
   r.store_idle_cpu_cores = idle;
   r.bench_cpu_cores = (end.bench_cpu_seconds - start.bench_cpu_seconds) / window;
   r.store_pss_mib = end.store.pss_mib;
