@@ -374,23 +374,27 @@ Fleet claim_fleet(const CoordinatorSetup& base, int count, int threads) {
     setup.node_id = static_cast<std::uint64_t>(i);
     setup.advertised_addresses = {fmt::format("127.0.0.{}:8080", 1 + i % 250)};
     const auto started = Clock::now();
+    auto made = make_coordinator(setup);
+    if (!made.ok()) {
+      std::lock_guard lock(mutex);
+      fleet.failures.push_back(fmt::format("node {}: {}", i, made.error().message));
+      return;
+    }
+    // One coordinator, claim() retried on it with snowidd's backoff
+    // (src/server/service/node.cc): the same connection or session.
     std::string why;
     for (milliseconds backoff{200}; Clock::now() - started < seconds{30};
          backoff = std::min(backoff * 2, milliseconds{2000})) {
-      auto made = make_coordinator(setup);
-      if (!made.ok()) {
-        why = made.error().message;
-        break;
-      }
-      if (auto claimed = (*made)->claim(); claimed.ok()) {
+      auto claimed = (*made)->claim();
+      if (claimed.ok()) {
         std::lock_guard lock(mutex);
         fleet.nodes[static_cast<std::size_t>(i)] = std::move(*made);
         fleet.claim_times.push_back(
             std::chrono::duration_cast<milliseconds>(Clock::now() - started));
         return;
-      } else {
-        why = claimed.error().message;
       }
+      why = claimed.error().message;
+      if (claimed.error().code == ErrorCode::kInvalidArgument) break;
       std::this_thread::sleep_for(backoff);
     }
     std::lock_guard lock(mutex);
