@@ -113,17 +113,25 @@ std::optional<Arguments> parse_arguments(int argc, char** argv) {
       std::stringstream list{std::string(value)};
       bool all_numbers = true;
       for (std::string item; std::getline(list, item, ',');) {
-        if (auto n = parse_int(item)) a.nodes.push_back(*n);
-        else all_numbers = false;
+        if (auto n = parse_int(item))
+          a.nodes.push_back(*n);
+        else
+          all_numbers = false;
       }
       if (!a.nodes.empty() && all_numbers) continue;
     } else if (number.has_value()) {
-      if (flag == "--lease-ttl-s" && *number >= 2) a.lease_ttl = seconds{*number};
-      else if (flag == "--periods") a.periods = *number;
-      else if (flag == "--node-bits" && *number <= 20) a.node_bits = *number;
-      else if (flag == "--claim-threads") a.claim_threads = *number;
-      else if (flag == "--budget-s") a.budget = seconds{*number};
-      else number.reset();
+      if (flag == "--lease-ttl-s" && *number >= 2)
+        a.lease_ttl = seconds{*number};
+      else if (flag == "--periods")
+        a.periods = *number;
+      else if (flag == "--node-bits" && *number <= 20)
+        a.node_bits = *number;
+      else if (flag == "--claim-threads")
+        a.claim_threads = *number;
+      else if (flag == "--budget-s")
+        a.budget = seconds{*number};
+      else
+        number.reset();
       if (number.has_value()) continue;
     }
     std::fprintf(stderr, "fleet_bench: bad option %s %s\n", argv[i - 1], argv[i]);
@@ -131,7 +139,8 @@ std::optional<Arguments> parse_arguments(int argc, char** argv) {
   }
   const std::set<std::string> stores{"etcd", "redis", "zookeeper", "postgres", "mysql"};
   if (!stores.contains(a.store)) {
-    std::fprintf(stderr, "fleet_bench: --store must be etcd, redis, zookeeper, postgres or mysql\n");
+    std::fprintf(stderr,
+                 "fleet_bench: --store must be etcd, redis, zookeeper, postgres or mysql\n");
     return std::nullopt;
   }
   return a;
@@ -211,7 +220,9 @@ ProcessUse process_use(const std::vector<pid_t>& roots) {
 double own_cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return s(usage.ru_utime) + s(usage.ru_stime);
 }
 
@@ -437,8 +448,7 @@ FleetCounts tally(const Fleet& fleet, const Store& store) {
 
 // The upper bound of the bucket holding the q-quantile of `buckets`
 // (microseconds::max() if it is the last one).
-microseconds quantile(const std::array<std::uint64_t, kRenewalLatencyBuckets>& buckets,
-                      double q) {
+microseconds quantile(const std::array<std::uint64_t, kRenewalLatencyBuckets>& buckets, double q) {
   std::uint64_t total = 0;
   for (auto n : buckets) total += n;
   const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(total)));
@@ -451,7 +461,8 @@ microseconds quantile(const std::array<std::uint64_t, kRenewalLatencyBuckets>& b
 }
 
 std::string in_ms(microseconds t) {
-  return t == microseconds::max() ? "inf" : fmt::format("{:.2f}", static_cast<double>(t.count()) / 1000.0);
+  return t == microseconds::max() ? "inf"
+                                  : fmt::format("{:.2f}", static_cast<double>(t.count()) / 1000.0);
 }
 
 // One rung of the ladder, measured.
@@ -543,13 +554,14 @@ double cpu_us_per_node(const Rung& r) {
 }
 
 void print_row(const Rung& r) {
-  std::printf("%6d %7d %7.1f %7lld %8.1f %8.1f %7s %7s %6.1f %6.1f %8.0f %8.0f %7.1f %5llu %6llu%s\n",
-              r.nodes, r.claimed, r.seconds_to_claim, static_cast<long long>(r.claim_p99.count()),
-              r.renewals_per_second, r.requests_per_second, in_ms(r.renewal_p50).c_str(),
-              in_ms(r.renewal_p99).c_str(), r.store_idle_cpu_cores * 100, r.store_cpu_cores * 100,
-              cpu_us_per_node(r), r.pss_kib_per_node, r.bench_cpu_cores * 100,
-              static_cast<unsigned long long>(r.losses),
-              static_cast<unsigned long long>(r.store_errors), r.failed ? "  FAILED" : "");
+  std::printf(
+      "%6d %7d %7.1f %7lld %8.1f %8.1f %7s %7s %6.1f %6.1f %8.0f %8.0f %7.1f %5llu %6llu%s\n",
+      r.nodes, r.claimed, r.seconds_to_claim, static_cast<long long>(r.claim_p99.count()),
+      r.renewals_per_second, r.requests_per_second, in_ms(r.renewal_p50).c_str(),
+      in_ms(r.renewal_p99).c_str(), r.store_idle_cpu_cores * 100, r.store_cpu_cores * 100,
+      cpu_us_per_node(r), r.pss_kib_per_node, r.bench_cpu_cores * 100,
+      static_cast<unsigned long long>(r.losses), static_cast<unsigned long long>(r.store_errors),
+      r.failed ? "  FAILED" : "");
   std::fflush(stdout);
 }
 

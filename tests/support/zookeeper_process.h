@@ -33,7 +33,8 @@ class ZooKeeperEnsemble {
   std::string endpoint(int server) const;  // "127.0.0.1:<client port>"
   std::vector<std::string> endpoints() const;
   std::string endpoints_text() const;  // comma-separated
-  pid_t pid(int server) const { return servers_[static_cast<std::size_t>(server)].pid; }  // -1 while stopped
+  // -1 while stopped.
+  pid_t pid(int server) const { return servers_[static_cast<std::size_t>(server)].pid; }
 
   void kill(int server);    // SIGKILL: a server that crashes
   void pause(int server);   // SIGSTOP: a server that hangs
