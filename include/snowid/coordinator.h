@@ -36,7 +36,9 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -88,6 +90,16 @@ enum class ClaimState {
 
 const char* claim_state_name(ClaimState state);  // "unclaimed", "held", "reclaiming"
 
+// The buckets of CoordinatorStats::renewal_latency: bucket i counts the
+// renewals that took more than renewal_latency_bound(i - 1) and at most
+// renewal_latency_bound(i); the last one has no upper bound.
+inline constexpr std::size_t kRenewalLatencyBuckets = 64;
+// 100 us * 2^(bucket / 4): 100 us to 4.6 s in steps of 19 %;
+// microseconds::max() for the last bucket (and beyond).
+std::chrono::microseconds renewal_latency_bound(std::size_t bucket);
+// The bucket a renewal that took `latency` counts in.
+std::size_t renewal_latency_bucket(std::chrono::microseconds latency);
+
 // Counters and gauges for operators (exported by the server's /metrics and
 // /v1/info). The server learns which store it talks to only from here: it
 // names the store's info keys and metrics after `store`.
@@ -114,6 +126,12 @@ struct CoordinatorStats {
   std::uint64_t store_requests = 0;
   std::chrono::microseconds store_latency_total{0};  // sum over store_requests
   std::chrono::microseconds store_latency_max{0};
+  // Leased: renewals of the lease sent (failed ones too), and how long each
+  // took from sending to the store's answer, by bucket (see
+  // renewal_latency_bound()): what a fleet's renewals cost its store, and
+  // how close a slow store brings the node to its lease deadline.
+  std::uint64_t renewals = 0;
+  std::array<std::uint64_t, kRenewalLatencyBuckets> renewal_latency{};
 };
 
 class Coordinator {

@@ -95,6 +95,12 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::connect(const EtcdOptions& optio
     // over a 50 ms round trip could never complete. Calls keep their own
     // deadlines, so a member that hangs still fails over in time.
     arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectAttemptMs);
+    // Its own connection per client, as each node has: gRPC would otherwise
+    // share one per member among every client of the process with the same
+    // arguments (its global subchannel pool), so that the coordinator's
+    // renewals would queue behind another client's calls, and a fleet
+    // simulated in one process (bench/fleet_bench.cc) would be one connection.
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     member->channel = grpc::CreateCustomChannel(member->endpoint, credentials, arguments);
     member->kv = etcdserverpb::KV::NewStub(member->channel);
     member->lease = etcdserverpb::Lease::NewStub(member->channel);

@@ -5,6 +5,9 @@
 //   - renews the lease every lease_ttl / 3, and at every wake-up once the
 //     deadline is closer than that, moving the deadline;
 //   - raises the reservation when less than reserve_min_left is left.
+// Each renewal's time at the store is counted in CoordinatorStats
+// (renewal_latency), bucketed, so that a reader learns the distribution
+// without a lock or an allocation here.
 // After a loss it frees the old claim (best effort) and claims again,
 // preferring the same node id, with backoff from 200 ms to the renewal
 // period (lease_ttl / 3, at most 5 s): a store back after an outage is
@@ -18,6 +21,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -128,6 +132,10 @@ class LeasedCoordinator final : public Coordinator {
     s.store_errors = counters.errors.load();
     s.store_latency_total = std::chrono::microseconds{counters.latency_total_us.load()};
     s.store_latency_max = std::chrono::microseconds{counters.latency_max_us.load()};
+    for (std::size_t i = 0; i < kRenewalLatencyBuckets; ++i) {
+      s.renewal_latency[i] = renewal_latency_[i].load(std::memory_order_relaxed);
+      s.renewals += s.renewal_latency[i];
+    }
     return s;
   }
 
@@ -202,7 +210,9 @@ class LeasedCoordinator final : public Coordinator {
         if (now - last_keep_alive_ >= keep_alive_every ||
             node_claim_->deadline() - now < keep_alive_every) {
           last_keep_alive_ = now;
+          const nanoseconds sent = boot_time_now();
           StepResult kept = node_claim_->renew();
+          count_renewal(boot_time_now() - sent);
           if (kept.outcome == StepOutcome::kDone) {
             // The deadline a renewal moved is published before the clock
             // read, which may wait on a store that went silent since: the
@@ -249,6 +259,11 @@ class LeasedCoordinator final : public Coordinator {
                       kFirstBackoff, kMaxBackoff);
   }
 
+  void count_renewal(nanoseconds took) {
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(took);
+    renewal_latency_[renewal_latency_bucket(micros)].fetch_add(1, std::memory_order_relaxed);
+  }
+
   void set_reclaim_failure(std::string why) {
     std::lock_guard lock(claim_mutex_);
     last_reclaim_failure_ = std::move(why);
@@ -289,6 +304,7 @@ class LeasedCoordinator final : public Coordinator {
   std::atomic<std::int64_t> wanted_ms_{0};  // request_reservation()'s highest
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> claims_{0}, reclaims_{0}, fencing_events_{0}, lost_claims_{0};
+  std::array<std::atomic<std::uint64_t>, kRenewalLatencyBuckets> renewal_latency_{};
   mutable std::mutex claim_mutex_;
   std::optional<Claim> current_;
   std::string last_loss_;  // why the claim was last lost; under claim_mutex_

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cmath>
 
 namespace snowid {
 
@@ -15,6 +16,18 @@ const char* claim_state_name(ClaimState state) {
     case ClaimState::kReclaiming: return "reclaiming";
   }
   return "?";
+}
+
+std::chrono::microseconds renewal_latency_bound(std::size_t bucket) {
+  if (bucket + 1 >= kRenewalLatencyBuckets) return std::chrono::microseconds::max();
+  return std::chrono::microseconds{
+      std::llround(100.0 * std::exp2(static_cast<double>(bucket) / 4.0))};
+}
+
+std::size_t renewal_latency_bucket(std::chrono::microseconds latency) {
+  std::size_t bucket = 0;
+  while (latency > renewal_latency_bound(bucket)) ++bucket;
+  return bucket;
 }
 
 std::uint64_t node_id_count(const Layout& layout) {

@@ -53,6 +53,22 @@ TEST(NodeIds, CountFollowsTheNodeBits) {
   EXPECT_EQ(node_id_count(layout), 4u);
 }
 
+TEST(RenewalLatency, BucketsRiseByAFifthAndHoldEveryLatency) {
+  using std::chrono::microseconds;
+  EXPECT_EQ(renewal_latency_bound(0), microseconds{100});
+  EXPECT_EQ(renewal_latency_bound(4), microseconds{200});
+  EXPECT_EQ(renewal_latency_bound(kRenewalLatencyBuckets - 1), microseconds::max());
+  for (std::size_t i = 1; i + 1 < kRenewalLatencyBuckets; ++i) {
+    EXPECT_GT(renewal_latency_bound(i), renewal_latency_bound(i - 1));
+    EXPECT_LE(renewal_latency_bound(i).count(), renewal_latency_bound(i - 1).count() * 6 / 5 + 1);
+  }
+  EXPECT_EQ(renewal_latency_bucket(microseconds{0}), 0u);
+  EXPECT_EQ(renewal_latency_bucket(microseconds{100}), 0u);
+  EXPECT_EQ(renewal_latency_bucket(microseconds{101}), 1u);
+  EXPECT_EQ(renewal_latency_bucket(microseconds{200}), 4u);
+  EXPECT_EQ(renewal_latency_bucket(std::chrono::hours{1}), kRenewalLatencyBuckets - 1);
+}
+
 TEST(ClaimRecord, RoundTripsThroughJson) {
   coord::ClaimRecord record;
   record.host = "node-a";

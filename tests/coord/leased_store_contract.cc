@@ -90,8 +90,14 @@ void a_renewed_claim_outlives_its_ttl(const LeasedStoreUnderTest& store, millise
   std::this_thread::sleep_for(hold_for);
   EXPECT_TRUE(coordinator->may_issue());
   EXPECT_TRUE(store.claim_exists(0));
-  EXPECT_EQ(coordinator->stats().claims, 1u);
-  EXPECT_EQ(coordinator->stats().fencing_events, 0u);
+  const CoordinatorStats stats = coordinator->stats();
+  EXPECT_EQ(stats.claims, 1u);
+  EXPECT_EQ(stats.fencing_events, 0u);
+  // Every renewal is counted, each in one latency bucket.
+  EXPECT_GE(stats.renewals, 1u);
+  std::uint64_t bucketed = 0;
+  for (std::uint64_t n : stats.renewal_latency) bucketed += n;
+  EXPECT_EQ(bucketed, stats.renewals);
 }
 
 void graceful_release_keeps_the_reservation(const LeasedStoreUnderTest& store) {

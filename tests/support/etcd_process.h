@@ -29,6 +29,8 @@ class EtcdCluster {
 
   std::string endpoint(int member) const;  // "127.0.0.1:<client port>"
   std::vector<std::string> endpoints() const;
+  // -1 while stopped.
+  pid_t pid(int member) const { return members_[static_cast<std::size_t>(member)].pid; }
 
   void stop(int member);    // SIGTERM, then SIGKILL after 5 s
   void kill(int member);    // SIGKILL: a member that crashes

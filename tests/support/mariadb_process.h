@@ -52,6 +52,7 @@ class MariadbProcess {
   // The socket root's client connects to.
   std::string socket() const { return dir_.file("mariadb.sock"); }
   int port() const { return port_; }
+  int pid() const { return server_ != nullptr ? server_->pid() : -1; }
   // mysql://snowid:PASSWORD@127.0.0.1:PORT/snowid, then `query` ("?layout=leaf").
   std::string url(const std::string& query = "") const;
 

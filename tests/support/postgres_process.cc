@@ -110,7 +110,8 @@ ProcessResult PostgresProcess::run_as_owner(std::vector<std::string> argv) {
 bool PostgresProcess::start() {
   const std::string options = "-p " + std::to_string(port_) + " -k " + dir_.path() +
                               " -c listen_addresses=127.0.0.1 -c fsync=off"
-                              " -c full_page_writes=off -c max_connections=40";
+                              " -c full_page_writes=off -c max_connections=" +
+                              std::to_string(max_connections_);
   const ProcessResult started =
       run_as_owner({kBin + "pg_ctl", "-D", data_dir_, "-l", dir_.file("server.log"), "-w", "-t",
                     "30", "-o", options, "start"});
@@ -121,6 +122,11 @@ bool PostgresProcess::start() {
   std::ifstream pid_file(data_dir_ + "/postmaster.pid");
   if (running_ && pid_file >> postmaster_ && postmaster_ > 0) watch_child(postmaster_);
   return running_;
+}
+
+bool PostgresProcess::allow_connections(int count) {
+  max_connections_ = count;
+  return stop(/*immediate=*/false) && start();
 }
 
 bool PostgresProcess::stop(bool immediate) {

@@ -42,6 +42,11 @@ class PostgresProcess {
   bool started() const { return running_; }
   const std::string& error() const { return error_; }
   int port() const { return port_; }
+  // The postmaster's pid while it runs (its backends are its children), else -1.
+  pid_t postmaster_pid() const { return postmaster_; }
+  // Restarts the server (fast shutdown) accepting up to `count` connections
+  // (40 until then); false (see error()) on failure.
+  bool allow_connections(int count);
   // postgresql://postgres@127.0.0.1:PORT/postgres
   std::string url() const;
 
@@ -77,6 +82,7 @@ class PostgresProcess {
   int port_ = 0;
   bool as_postgres_user_ = false;
   bool running_ = false;
+  int max_connections_ = 40;
   pid_t postmaster_ = -1;  // from postmaster.pid while running, guarded by orphan_guard.h
   std::string error_;
 };

@@ -26,6 +26,7 @@ class RedisServer {
   const std::string& why() const { return why_; }
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }  // -1 while stopped
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
 
   // Runs redis-cli against the server; its output (stdout and stderr).

@@ -71,6 +71,7 @@ ZooKeeperEnsemble::ZooKeeperEnsemble(int servers) {
            << "clientPort=" << s.client_port << "\n"
            << "clientPortAddress=127.0.0.1\n"
            << "maxSessionTimeout=60000\n"
+           << "maxClientCnxns=0\n"
            << "admin.enableServer=false\n"
            << "4lw.commands.whitelist=srvr,ruok\n"
            << "preAllocSize=4096\n";

@@ -1,7 +1,8 @@
 // A real ZooKeeper ensemble started by a test (Debian's zookeeper package,
 // run with java): each server on free loopback ports with its data in a
-// temporary directory, tickTime 200 ms, sessions of up to 60 s, the admin
-// server off. The constructor waits (at most 30 s) until every server
+// temporary directory, tickTime 200 ms, sessions of up to 60 s, any number
+// of connections per client address (a simulated fleet connects from one),
+// the admin server off. The constructor waits (at most 30 s) until every server
 // serves; every server still running is killed at destruction.
 #pragma once
 
@@ -32,6 +33,8 @@ class ZooKeeperEnsemble {
   std::string endpoint(int server) const;  // "127.0.0.1:<client port>"
   std::vector<std::string> endpoints() const;
   std::string endpoints_text() const;  // comma-separated
+  // -1 while stopped.
+  pid_t pid(int server) const { return servers_[static_cast<std::size_t>(server)].pid; }
 
   void kill(int server);    // SIGKILL: a server that crashes
   void pause(int server);   // SIGSTOP: a server that hangs
