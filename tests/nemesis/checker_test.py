@@ -125,7 +125,7 @@ class RecordsTest(unittest.TestCase):
             back = read_records(path)
         finally:
             os.unlink(path)
-        self.assertEqual([(r.t_send, r.issuer, r.ids) for r in back],
+        self.assertEqual([(r.t_send, r.issuer, tuple(r.ids)) for r in back],
                          [(r.t_send, r.issuer, r.ids) for r in written])
 
 

@@ -2,10 +2,12 @@
 """The nemesis's client: draws IDs from every node all the time and records
 every answer.
 
-    client.py OUT COUNT TIMEOUT_S NAME=HOST:PORT...
+    client.py OUT COUNT TIMEOUT_S PACE_MS NAME=HOST:PORT...
 
 One thread per node sends `GET /v1/ids?count=COUNT&format=binary` over a
-keep-alive connection, one request at a time, and appends one record per
+keep-alive connection, one request at a time and at most one every PACE_MS
+(0: as fast as answers come; soaks pace their clients so that the records
+stay in memory for the checker), and appends one record per
 request to OUT: the send and receive times (CLOCK_REALTIME, ns: the clock
 the harness logs its faults with; libfaketime moves only the nodes'),
 the node, the HTTP status (0: no answer within TIMEOUT_S or a broken
@@ -14,6 +16,7 @@ token, and the IDs (8-byte little-endian each, as the node sent them).
 Runs until SIGTERM, then flushes and exits 0. read_records() reads OUT back.
 """
 
+import array
 import http.client
 import signal
 import struct
@@ -54,7 +57,10 @@ def read_records(path):
         end = at + HEADER.size + 8 * count
         if end > len(data):
             break
-        ids = struct.unpack_from("<%dQ" % count, data, at + HEADER.size)
+        ids = array.array("Q")  # 8 bytes an ID, not a Python int each
+        ids.frombytes(data[at + HEADER.size:end])
+        if sys.byteorder != "little":
+            ids.byteswap()
         records.append(Record(t_send, t_recv, node, status, issuer, ids))
         at = end
     return records
@@ -68,8 +74,9 @@ def _issuer(text):
 
 
 class Drawer(threading.Thread):
-    def __init__(self, index, host, port, count, timeout, sink, stopping):
+    def __init__(self, index, host, port, count, timeout, pace, sink, stopping):
         super().__init__(daemon=True)
+        self.pace = pace
         self.index, self.host, self.port = index, host, port
         self.path = "/v1/ids?count=%d&format=binary" % count
         self.timeout, self.sink, self.stopping = timeout, sink, stopping
@@ -92,14 +99,17 @@ class Drawer(threading.Thread):
             except (OSError, http.client.HTTPException):
                 connection.close()
                 connection = None
-            self.sink(Record(t_send, time.time_ns(), self.index, status, issuer, ids))
-            if status != 200:
-                self.stopping.wait(0.02)  # a refusing node is asked 50 times a second
+            t_recv = time.time_ns()
+            self.sink(Record(t_send, t_recv, self.index, status, issuer, ids))
+            # A refusing node is asked 50 times a second.
+            rest = max(self.pace if status == 200 else 0.02, self.pace) - (t_recv - t_send) / 1e9
+            if rest > 0:
+                self.stopping.wait(rest)
 
 
 def main(argv):
-    out, count, timeout = argv[1], int(argv[2]), float(argv[3])
-    nodes = [(name.split("=", 1)[1].rsplit(":", 1)) for name in argv[4:]]
+    out, count, timeout, pace = argv[1], int(argv[2]), float(argv[3]), float(argv[4]) / 1000
+    nodes = [(name.split("=", 1)[1].rsplit(":", 1)) for name in argv[5:]]
     lock = threading.Lock()
     stopping = threading.Event()
     f = open(out, "ab", buffering=1 << 20)
@@ -111,7 +121,7 @@ def main(argv):
                 f.write(data)
 
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    drawers = [Drawer(i, host, int(port), count, timeout, sink, stopping)
+    drawers = [Drawer(i, host, int(port), count, timeout, pace, sink, stopping)
                for i, (host, port) in enumerate(nodes)]
     for d in drawers:
         d.start()

@@ -149,7 +149,7 @@ def run_seed(args, seed, kinds, workdir):
         layout = checker.Layout.from_info(nodes.info(nodes.names[0]))
         records_path = os.path.join(workdir, "records.bin")
         drawer = lab.spawn("client", [sys.executable, os.path.join(HERE, "client.py"),
-                                      records_path, str(COUNT), "1.0",
+                                      records_path, str(COUNT), "1.0", str(args.pace_ms),
                                       *["%s=%s" % (n, nodes.endpoint(n)) for n in nodes.names]],
                            os.path.join(workdir, "client.log"))
         time.sleep(1.0)
@@ -238,6 +238,8 @@ def parse(argv):
     p.add_argument("--nodes", type=int, default=3)
     p.add_argument("--kinds", type=lambda t: t.split(","), help="fault kinds (schedule.py)")
     p.add_argument("--snowidd", default=os.environ.get("SNOWIDD", "build/src/server/snowidd"))
+    p.add_argument("--pace-ms", type=float, help="each client thread sends at most one "
+                   "request every PACE_MS ms (default: 0, or 5 for runs over 5 minutes)")
     p.add_argument("--keep", action="store_true", help="keep the run's directory on success")
     p.add_argument("--verbose", action="store_true", help="print every run's schedule")
     args = p.parse_args(argv)
@@ -247,6 +249,8 @@ def parse(argv):
         if kind not in schedule_module.ALL_KINDS:
             p.error("--kinds: unknown fault kind %r (one of %s)" % (
                 kind, ", ".join(schedule_module.ALL_KINDS)))
+    if args.pace_ms is None:
+        args.pace_ms = 5.0 if args.seconds > 300 else 0.0
     args.snowidd = os.path.abspath(args.snowidd)
     return args
 
