@@ -21,6 +21,7 @@ under CI=true (tests/support/missing.h's rule).
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import random
@@ -274,6 +275,7 @@ def main(argv):
         raise SystemExit(128 + signum)  # unwinds into Lab.close()
 
     signal.signal(signal.SIGTERM, terminate)
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID: where is it?
     results, failed = [], False
     for seed in seeds:
         workdir = tempfile.mkdtemp(prefix="snowid-nemesis-%s-%d-" % (args.store, seed))
