@@ -167,16 +167,22 @@ def check_tenures(batches, layout, verdict, slack_ns):
 def availability(records, faults):
     """{kind: (answered, sent)} for requests sent inside each kind's windows,
     and "none" for those sent while no fault was on; each fault gets its own
-    figure too, as "answered": "A/S"."""
-    windows = [f for f in faults if "start_ns" in f and "end_ns" in f]
+    figure too, as "answered": "A/S". One sweep over the records in send
+    order."""
+    windows = sorted((f for f in faults if "start_ns" in f and "end_ns" in f),
+                     key=lambda f: f["start_ns"])
     table = collections.defaultdict(lambda: [0, 0])
     per_fault = collections.defaultdict(lambda: [0, 0])
-    for r in records:
-        inside = [f for f in windows if f["start_ns"] <= r.t_send <= f["end_ns"]]
-        for kind in {f["kind"] for f in inside} or {"none"}:
+    active, upcoming = [], 0
+    for r in sorted(records, key=lambda r: r.t_send):
+        while upcoming < len(windows) and windows[upcoming]["start_ns"] <= r.t_send:
+            active.append(windows[upcoming])
+            upcoming += 1
+        active = [f for f in active if f["end_ns"] >= r.t_send]
+        for kind in {f["kind"] for f in active} or {"none"}:
             table[kind][1] += 1
             table[kind][0] += r.status == 200
-        for f in inside:
+        for f in active:
             per_fault[id(f)][1] += 1
             per_fault[id(f)][0] += r.status == 200
     for f in windows:

@@ -275,11 +275,19 @@ def main(argv):
         raise SystemExit(128 + signum)  # unwinds into Lab.close()
 
     signal.signal(signal.SIGTERM, terminate)
+
+    def overdue(_signum, _frame):
+        faulthandler.dump_traceback()
+        raise RuntimeError("the run took longer than its bound (%.0f s): stopped" % bound)
+
+    signal.signal(signal.SIGALRM, overdue)
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID: where is it?
     results, failed = [], False
     for seed in seeds:
         workdir = tempfile.mkdtemp(prefix="snowid-nemesis-%s-%d-" % (args.store, seed))
         began = time.monotonic()
+        bound = args.seconds * 1.2 + 150  # start, recovery, stop: about 25 s; check
+        signal.alarm(int(bound))
         print("seed %d: %s, %g s of faults, %d nodes (%s)" % (seed, args.store, args.seconds,
                                                               args.nodes, workdir), flush=True)
         try:
@@ -287,6 +295,8 @@ def main(argv):
         except Exception as e:  # the lab is closed; say which seed and where
             print("FAILED: seed %d could not run: %s\nlogs kept in %s" % (seed, e, workdir))
             return 1
+        finally:
+            signal.alarm(0)
         print("seed %d: %s; %.0f s wall" % (seed, summary_line(verdict),
                                             time.monotonic() - began), flush=True)
         results.append((seed, verdict, log))
