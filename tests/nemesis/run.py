@@ -86,7 +86,7 @@ class Runner:
             self.nodes.set_clock(fault["node"], fault["offset_ms"])
         elif kind == "node-clock-strobe":
             self.nodes.strobe(fault["node"], fault["offset_ms"], fault["period_ms"])
-        elif kind == "member-kill":
+        elif kind in ("member-kill", "member-wipe", "member-restore"):
             self.store.kill(fault["member"])
         elif kind == "member-pause":
             self.store.pause(fault["member"])
@@ -105,6 +105,10 @@ class Runner:
             self.nodes.unstrobe(fault["node"])
         elif kind == "member-kill":
             self.store.restart(fault["member"])
+        elif kind == "member-wipe":
+            fault["done"] = self.store.wipe(fault["member"])
+        elif kind == "member-restore":
+            fault["done"] = self.store.restore(fault["member"])
         elif kind == "member-pause":
             self.store.resume(fault["member"])
 
@@ -147,6 +151,9 @@ def run_seed(args, seed, kinds, workdir):
         nodes.start_all()
         if not nodes.wait_ready(nodes.names, 60):
             raise RuntimeError("the nodes did not serve within 60 s\n" + nodes.logs())
+        if "member-restore" in kinds:
+            for member in store.members:  # what member-restore puts back
+                store.back_up(member)
         layout = checker.Layout.from_info(nodes.info(nodes.names[0]))
         records_path = os.path.join(workdir, "records.bin")
         drawer = lab.spawn("client", [sys.executable, os.path.join(HERE, "client.py"),
@@ -258,7 +265,13 @@ def parse(argv):
 
 def main(argv):
     args = parse(argv)
-    kinds = args.kinds or list(schedule_module.ALL_KINDS)
+    supported = stores.STORES[args.store].kinds
+    unsupported = [k for k in args.kinds or () if k in schedule_module.DATA and k not in supported]
+    if unsupported:
+        print("--kinds: %s has no %s" % (args.store, ", ".join(unsupported)))
+        return 2
+    kinds = [k for k in args.kinds or schedule_module.ALL_KINDS
+             if k not in schedule_module.DATA or k in supported]
     why = missing(args, kinds)
     if why:
         if os.environ.get("CI") == "true":

@@ -26,6 +26,11 @@ Kinds (targets; what the runner does, runner.py):
                                   offset_ms every period_ms
   member-kill         member      kill -9, restarted after `duration`
   member-pause        member      SIGSTOP, then SIGCONT
+  member-wipe         member      kill -9; after `duration` its data deleted
+                                  (etcd: the member replaced) and restarted
+  member-restore      member      kill -9; after `duration` restarted on a copy
+                                  of its data taken at the run's start
+                                  (ZooKeeper only)
 """
 
 import random
@@ -34,7 +39,8 @@ NETWORK = ("partition-halves", "partition-majority", "partition-one-way", "parti
            "partition-leader", "partition-bridge", "link-down")
 NODE = ("node-kill", "node-pause")
 CLOCK = ("node-clock-step", "node-clock-strobe")
-MEMBER = ("member-kill", "member-pause")
+MEMBER = ("member-kill", "member-pause", "member-wipe", "member-restore")
+DATA = ("member-wipe", "member-restore")  # only where the store has them (stores.py)
 ALL_KINDS = NETWORK + NODE + CLOCK + MEMBER
 
 

@@ -5,7 +5,11 @@ resumed by pid, and asked who leads.
 A store kind is a class with: `members` (host names), start(), endpoints()
 (the snowidd flag's HOST:PORT list), node_flags() (snowidd's flags for it),
 lease_s, kill(m), restart(m), pause(m), resume(m), leader() (a member or
-None), and logs(). STORES maps the --store names to them.
+None), logs(), and the data faults it supports (`kinds`): back_up(m) (a
+copy of the data directory, taken with the member paused so that the
+files agree), wipe(m) and restore(m) (the member killed before, restarted
+with an empty data directory or the copy). STORES maps the --store names
+to them.
 
 A Redis primary with two replicas and three Sentinels (snowid finds the
 primary through Sentinel) is to be the third kind here: hosts r1-r3 for
@@ -17,6 +21,7 @@ import json
 import os
 import shutil
 import socket
+import time
 import urllib.request
 
 from netlab import wait_until
@@ -69,6 +74,17 @@ class _Members:
         return "\n".join("-- %s (%s):\n%s" % (m, self.log_path(m), self.procs[m].log()[-tail:])
                          for m in self.members if m in self.procs)
 
+    def backup_dir(self, member):
+        return self.data_dir(member) + ".backup"
+
+    def back_up(self, member):
+        self.pause(member)
+        try:
+            shutil.rmtree(self.backup_dir(member), ignore_errors=True)
+            shutil.copytree(self.data_dir(member), self.backup_dir(member))
+        finally:
+            self.resume(member)
+
 
 class EtcdStore(_Members):
     """Three etcd members (Debian's etcd-server), peer and client URLs on the
@@ -78,6 +94,10 @@ class EtcdStore(_Members):
     name = "etcd"
     lease_s = 2
     CLIENT, PEER = 2379, 2380
+    # A member restarted on an older copy of its data panics (its raft log
+    # ends below what the leader knows it committed), so etcd's data fault
+    # is the one operators meet: a member loses its disk and is replaced.
+    kinds = ("member-wipe",)
 
     def __init__(self, lab, workdir, count=3):
         super().__init__(lab, workdir, count)
@@ -85,7 +105,7 @@ class EtcdStore(_Members):
                                 for m in self.members)
         self.token = "snowid-nemesis-%d" % os.getpid()
 
-    def argv(self, member):
+    def argv(self, member, state="new"):
         address = self.lab.address(member)
         client = "http://%s:%d" % (address, self.CLIENT)
         peer = "http://%s:%d" % (address, self.PEER)
@@ -93,7 +113,7 @@ class EtcdStore(_Members):
                 self.data_dir(member), "--listen-client-urls", client,
                 "--advertise-client-urls", client, "--listen-peer-urls", peer,
                 "--initial-advertise-peer-urls", peer, "--initial-cluster", self.cluster,
-                "--initial-cluster-state", "new", "--initial-cluster-token", self.token,
+                "--initial-cluster-state", state, "--initial-cluster-token", self.token,
                 "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap",
                 "--log-level", "warn"]
 
@@ -102,6 +122,35 @@ class EtcdStore(_Members):
 
     def node_flags(self):
         return ["--coordinator", "etcd", "--etcd-endpoints", self.endpoints()]
+
+    def _call(self, member, path, body, timeout=2.0):
+        request = urllib.request.Request(
+            "http://%s:%d%s" % (self.lab.address(member), self.CLIENT, path),
+            data=json.dumps(body).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return json.loads(reply.read())
+
+    def wipe(self, member):
+        """Replaces the (killed) member as after a lost disk: removed from the
+        cluster, its data deleted, added again, started to join the others.
+        Without a quorum to ask, it is only restarted; returns what was done."""
+        others = [m for m in self.members if m != member and self.procs[m].alive()]
+        peer = "http://%s:%d" % (self.lab.address(member), self.PEER)
+        for other in others:
+            try:
+                listed = self._call(other, "/v3/cluster/member/list", {})["members"]
+                old = [m["ID"] for m in listed if peer in m.get("peerURLs", [])]
+                for member_id in old:
+                    self._call(other, "/v3/cluster/member/remove", {"ID": member_id})
+                self._call(other, "/v3/cluster/member/add", {"peerURLs": [peer]})
+            except (OSError, ValueError, KeyError):
+                continue
+            shutil.rmtree(self.data_dir(member), ignore_errors=True)
+            self.procs[member] = self.lab.spawn(member, self.argv(member, "existing"),
+                                                self.log_path(member))
+            return "replaced (asked %s)" % other
+        self.restart(member)
+        return "not replaced: no member answered; restarted on its data"
 
     def _status(self, member, timeout=1.0):
         request = urllib.request.Request(
@@ -135,6 +184,7 @@ class ZooKeeperStore(_Members):
 
     name = "zookeeper"
     lease_s = 3  # the ZooKeeper nodes' lease in the chaos tests
+    kinds = ("member-wipe", "member-restore")
     TICK_MS = 200
     CLIENT, QUORUM, ELECTION = 2181, 2888, 3888
 
@@ -155,6 +205,28 @@ class ZooKeeperStore(_Members):
 
     def config(self, member):
         return os.path.join(self.workdir, member + ".cfg")
+
+    def _replace_data(self, member, source):
+        data = self.data_dir(member)
+        for entry in os.listdir(data):
+            if entry != "myid":
+                shutil.rmtree(os.path.join(data, entry), ignore_errors=True)
+        if source:
+            for entry in os.listdir(source):
+                if entry != "myid":
+                    shutil.copytree(os.path.join(source, entry), os.path.join(data, entry))
+        self.spawn(member)
+
+    def wipe(self, member):
+        """Restarts the (killed) server with nothing but its myid: it
+        rejoins and the leader sends it everything."""
+        self._replace_data(member, None)
+        return "wiped"
+
+    def restore(self, member):
+        """Restarts the (killed) server on the copy back_up() took."""
+        self._replace_data(member, self.backup_dir(member))
+        return "restored the copy of the run's start"
 
     def argv(self, member):
         return [shutil.which("java") or "java", "-Xmx192m", "-XX:+UseSerialGC",
