@@ -40,8 +40,9 @@ def faketime_offset(ms):
 
 
 class Nodes:
-    def __init__(self, lab, workdir, binary, store, count=3, faketime=""):
+    def __init__(self, lab, workdir, binary, store, count=3, faketime="", sabotage=""):
         self.lab, self.workdir, self.binary, self.store = lab, workdir, binary, store
+        self.sabotage = sabotage
         self.names = ["n%d" % (i + 1) for i in range(count)]
         self.faketime = faketime
         # A fifth of the lease, as the defaults have it (2 s of 10 s): a node
@@ -69,6 +70,9 @@ class Nodes:
         return "%s:%d" % (self.lab.address(name), PORT)
 
     def argv(self, name):
+        if self.sabotage == "shared-node-id":  # a misconfigured fleet: no store, one id
+            return [self.binary, "--worker-id", "0", "--state-dir", self.state_dir(name),
+                    "--http", self.endpoint(name), "--grpc", "off", "--segment-store", "off"]
         return [self.binary, *self.store.node_flags(), "--cluster", "nemesis", "--worker-id",
                 str(self.names.index(name)), "--lease-ttl-s", str(self.store.lease_s),
                 "--lease-safety-margin-ms", "500", "--claim-timeout-ms", "3600000",

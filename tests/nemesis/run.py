@@ -147,7 +147,8 @@ def run_seed(args, seed, kinds, workdir):
         store.start()
         faketime = nodes_module.faketime_library() if set(kinds) & set(schedule_module.CLOCK) \
             else ""
-        nodes = nodes_module.Nodes(lab, workdir, args.snowidd, store, args.nodes, faketime)
+        nodes = nodes_module.Nodes(lab, workdir, args.snowidd, store, args.nodes, faketime,
+                                   args.sabotage)
         nodes.start_all()
         if not nodes.wait_ready(nodes.names, 60):
             raise RuntimeError("the nodes did not serve within 60 s\n" + nodes.logs())
@@ -198,9 +199,10 @@ def print_failure(args, seed, verdict, log, workdir):
     print_schedule(log)
     for rule, text in verdict.failures:
         print("  [%s] %s" % (rule, text))
-    print("replay: tests/nemesis/run.py --store %s --seconds %g --nodes %d --seed %d%s" % (
+    print("replay: tests/nemesis/run.py --store %s --seconds %g --nodes %d --seed %d%s%s" % (
         args.store, args.seconds, args.nodes, seed,
-        (" --kinds " + ",".join(args.kinds)) if args.kinds else ""))
+        (" --kinds " + ",".join(args.kinds)) if args.kinds else "",
+        (" --sabotage " + args.sabotage) if args.sabotage else ""))
     print("logs and records kept in " + workdir)
 
 
@@ -248,6 +250,12 @@ def parse(argv):
     p.add_argument("--snowidd", default=os.environ.get("SNOWIDD", "build/src/server/snowidd"))
     p.add_argument("--pace-ms", type=float, help="each client thread sends at most one "
                    "request every PACE_MS ms (default: 0, or 5 for runs over 5 minutes)")
+    p.add_argument("--sabotage", choices=["shared-node-id"], default="",
+                   help="run the nodes wrong on purpose (shared-node-id: static mode, every "
+                   "node worker id 0) to see the checker fail")
+    p.add_argument("--expect-failure", type=lambda t: set(t.split(",")), default=set(),
+                   help="pass only if every run fails each of these checker rules "
+                   "(unique, increasing, tenure, recovery)")
     p.add_argument("--keep", action="store_true", help="keep the run's directory on success")
     p.add_argument("--verbose", action="store_true", help="print every run's schedule")
     args = p.parse_args(argv)
@@ -315,15 +323,27 @@ def main(argv):
         results.append((seed, verdict, log))
         if args.verbose:
             print_schedule(log)
-        if verdict.ok:
+        broken = {rule for rule, _ in verdict.failures}
+        if args.expect_failure:
+            for rule, text in verdict.failures[:3]:
+                print("  as expected: [%s] %s" % (rule, text[:300]))
+            if args.expect_failure <= broken:
+                shutil.rmtree(workdir, ignore_errors=True)
+            else:
+                failed = True
+                print_failure(args, seed, verdict, log, workdir)
+                print("FAILED: the checker was expected to find %s and found %s" % (
+                    ",".join(sorted(args.expect_failure)), ",".join(sorted(broken)) or "nothing"))
+        elif verdict.ok:
             if not args.keep:
                 shutil.rmtree(workdir, ignore_errors=True)
         else:
             failed = True
             print_failure(args, seed, verdict, log, workdir)
     print_summary(args, results)
-    print("%d passed, %d failed" % (sum(v.ok for _, v, _ in results),
-                                    sum(not v.ok for _, v, _ in results)))
+    print("%d passed, %d failed" % (len(results) - failed, int(failed)) if args.expect_failure
+          else "%d passed, %d failed" % (sum(v.ok for _, v, _ in results),
+                                         sum(not v.ok for _, v, _ in results)))
     return 1 if failed else 0
 
 
