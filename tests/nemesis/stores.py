@@ -114,8 +114,8 @@ class EtcdStore(_Members):
                 "--advertise-client-urls", client, "--listen-peer-urls", peer,
                 "--initial-advertise-peer-urls", peer, "--initial-cluster", self.cluster,
                 "--initial-cluster-state", state, "--initial-cluster-token", self.token,
-                "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap",
-                "--log-level", "warn"]
+                "--heartbeat-interval", "50", "--election-timeout", "500",
+                "--strict-reconfig-check=false", "--logger", "zap", "--log-level", "warn"]
 
     def endpoints(self):
         return ",".join("%s:%d" % (self.lab.address(m), self.CLIENT) for m in self.members)
@@ -130,27 +130,39 @@ class EtcdStore(_Members):
         with urllib.request.urlopen(request, timeout=timeout) as reply:
             return json.loads(reply.read())
 
-    def wipe(self, member):
-        """Replaces the (killed) member as after a lost disk: removed from the
-        cluster, its data deleted, added again, started to join the others.
-        Without a quorum to ask, it is only restarted; returns what was done."""
-        others = [m for m in self.members if m != member and self.procs[m].alive()]
-        peer = "http://%s:%d" % (self.lab.address(member), self.PEER)
-        for other in others:
+    def _replace(self, other, peer):
+        """Through `other`: the member at `peer` removed (if listed) and added
+        again, each call retried for up to 10 s (a cluster that just lost a
+        member may refuse to reconfigure for a few seconds)."""
+        deadline = time.monotonic() + 10.0
+        while True:
             try:
                 listed = self._call(other, "/v3/cluster/member/list", {})["members"]
                 old = [m["ID"] for m in listed if peer in m.get("peerURLs", [])]
                 for member_id in old:
                     self._call(other, "/v3/cluster/member/remove", {"ID": member_id})
                 self._call(other, "/v3/cluster/member/add", {"peerURLs": [peer]})
+                return True
             except (OSError, ValueError, KeyError):
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.5)
+
+    def wipe(self, member):
+        """Replaces the (killed) member as after a lost disk: removed from the
+        cluster, its data deleted, added again, started to join the others.
+        Without a member that does so, it is only restarted on its data;
+        returns what was done."""
+        peer = "http://%s:%d" % (self.lab.address(member), self.PEER)
+        for other in [m for m in self.members if m != member and self.procs[m].alive()]:
+            if not self._replace(other, peer):
                 continue
             shutil.rmtree(self.data_dir(member), ignore_errors=True)
             self.procs[member] = self.lab.spawn(member, self.argv(member, "existing"),
                                                 self.log_path(member))
             return "replaced (asked %s)" % other
         self.restart(member)
-        return "not replaced: no member answered; restarted on its data"
+        return "not replaced: no member did; restarted on its data"
 
     def _status(self, member, timeout=1.0):
         request = urllib.request.Request(
