@@ -72,7 +72,11 @@ def _die_with_parent():
 
 
 def missing_prerequisite():
-    """What keeps this machine from running a lab ("" if nothing)."""
+    """What keeps this machine from running a lab ("" if nothing; "netns" in
+    SNOWID_TEST_PRETEND_MISSING pretends root is missing, as
+    tests/support/missing.h's helpers do for their tools)."""
+    if "netns" in os.environ.get("SNOWID_TEST_PRETEND_MISSING", "").split(","):
+        return "root is needed for network namespaces (ip netns; pretended missing)"
     if os.geteuid() != 0:
         return "root is needed for network namespaces (ip netns)"
     if subprocess.run(["which", "ip"], capture_output=True).returncode != 0:
