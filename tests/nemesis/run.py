@@ -28,8 +28,9 @@ import random
 import signal
 import sys
 import tempfile
-import time
 import shutil
+import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -271,8 +272,34 @@ def parse(argv):
     return args
 
 
-def main(argv):
-    args = parse(argv)
+def judge(args, seed, verdict, log, workdir):
+    """Prints what a failing (or, with --expect-failure, a passing) run
+    must say; removes the run's directory unless it is needed. True: the
+    run passed."""
+    if args.verbose:
+        print_schedule(log)
+    broken = {rule for rule, _ in verdict.failures}
+    if args.expect_failure:
+        for rule, text in verdict.failures[:3]:
+            print("  as expected: [%s] %s" % (rule, text[:300]))
+        if args.expect_failure <= broken:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return True
+        print_failure(args, seed, verdict, log, workdir)
+        print("FAILED: the checker was expected to find %s and found %s" % (
+            ",".join(sorted(args.expect_failure)), ",".join(sorted(broken)) or "nothing"))
+        return False
+    if verdict.ok:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return True
+    print_failure(args, seed, verdict, log, workdir)
+    return False
+
+
+def kinds_or_exit(args):
+    """The fault kinds of the run, or an exit status: 2 for a kind the store
+    lacks, 77 (1 under CI) when something the runs need is missing."""
     supported = stores.STORES[args.store].kinds
     unsupported = [k for k in args.kinds or () if k in schedule_module.DATA and k not in supported]
     if unsupported:
@@ -281,39 +308,47 @@ def main(argv):
     kinds = [k for k in args.kinds or schedule_module.ALL_KINDS
              if k not in schedule_module.DATA or k in supported]
     why = missing(args, kinds)
+    if why and os.environ.get("CI") == "true":
+        print("FAILED: %s (CI=true: a test that cannot run fails)" % why)
+        return 1
     if why:
-        if os.environ.get("CI") == "true":
-            print("FAILED: %s (CI=true: a test that cannot run fails)" % why)
-            return 1
         print("SKIPPED: " + why)
         return 77
+    return kinds
+
+
+def main(argv):
+    args = parse(argv)
+    kinds = kinds_or_exit(args)
+    if isinstance(kinds, int):
+        return kinds
     if args.seeds:
         seeds = [int(s) for s in args.seeds.split(",")]
     else:
         seeds = [args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)]
+    bound = args.seconds * 1.2 + 150  # a run: start, recovery, stop (about 25 s), check
 
     def terminate(signum, _frame):
         raise SystemExit(128 + signum)  # unwinds into Lab.close()
-
-    signal.signal(signal.SIGTERM, terminate)
 
     def overdue(_signum, _frame):
         faulthandler.dump_traceback()
         raise RuntimeError("the run took longer than its bound (%.0f s): stopped" % bound)
 
+    signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGALRM, overdue)
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID: where is it?
-    results, failed = [], False
+    results, passed = [], 0
     for seed in seeds:
         workdir = tempfile.mkdtemp(prefix="snowid-nemesis-%s-%d-" % (args.store, seed))
         began = time.monotonic()
-        bound = args.seconds * 1.2 + 150  # start, recovery, stop: about 25 s; check
         signal.alarm(int(bound))
         print("seed %d: %s, %g s of faults, %d nodes (%s)" % (seed, args.store, args.seconds,
                                                               args.nodes, workdir), flush=True)
         try:
             verdict, log = run_seed(args, seed, kinds, workdir)
         except Exception as e:  # the lab is closed; say which seed and where
+            traceback.print_exc()
             print("FAILED: seed %d could not run: %s\nlogs kept in %s" % (seed, e, workdir))
             return 1
         finally:
@@ -321,30 +356,10 @@ def main(argv):
         print("seed %d: %s; %.0f s wall" % (seed, summary_line(verdict),
                                             time.monotonic() - began), flush=True)
         results.append((seed, verdict, log))
-        if args.verbose:
-            print_schedule(log)
-        broken = {rule for rule, _ in verdict.failures}
-        if args.expect_failure:
-            for rule, text in verdict.failures[:3]:
-                print("  as expected: [%s] %s" % (rule, text[:300]))
-            if args.expect_failure <= broken:
-                shutil.rmtree(workdir, ignore_errors=True)
-            else:
-                failed = True
-                print_failure(args, seed, verdict, log, workdir)
-                print("FAILED: the checker was expected to find %s and found %s" % (
-                    ",".join(sorted(args.expect_failure)), ",".join(sorted(broken)) or "nothing"))
-        elif verdict.ok:
-            if not args.keep:
-                shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            failed = True
-            print_failure(args, seed, verdict, log, workdir)
+        passed += judge(args, seed, verdict, log, workdir)
     print_summary(args, results)
-    print("%d passed, %d failed" % (len(results) - failed, int(failed)) if args.expect_failure
-          else "%d passed, %d failed" % (sum(v.ok for _, v, _ in results),
-                                         sum(not v.ok for _, v, _ in results)))
-    return 1 if failed else 0
+    print("%d passed, %d failed" % (passed, len(results) - passed))
+    return 0 if passed == len(results) else 1
 
 
 if __name__ == "__main__":
