@@ -336,6 +336,7 @@ def main(argv):
         raise RuntimeError("the run took longer than its bound (%.0f s): stopped" % bound)
 
     signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, terminate)  # also where a shell left it ignored
     signal.signal(signal.SIGALRM, overdue)
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID: where is it?
     results, passed = [], 0
