@@ -94,9 +94,10 @@ class EtcdStore(_Members):
     name = "etcd"
     lease_s = 2
     CLIENT, PEER = 2379, 2380
-    # A member restarted on an older copy of its data panics (its raft log
-    # ends below what the leader knows it committed), so etcd's data fault
-    # is the one operators meet: a member loses its disk and is replaced.
+    # A member restarted on an older copy of its data is meant to stop with a
+    # panic (its raft log would end below what the leader knows it
+    # committed), so etcd's data fault here is the one operators meet: a
+    # member loses its disk and is replaced.
     kinds = ("member-wipe",)
 
     def __init__(self, lab, workdir, count=3):
