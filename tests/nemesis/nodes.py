@@ -95,15 +95,22 @@ class Nodes:
         for name in self.names:
             self.start(name)
 
-    def ready(self, name):
+    def serving(self, name):
+        """True if the node answers a request for an ID. Not /readyz: after
+        a store lost its data, a node keeps issuing (above its own marks)
+        but reports the loss on /readyz until an operator confirms it."""
         try:
-            with urllib.request.urlopen(self.url(name, "/readyz"), timeout=1.0) as reply:
+            with urllib.request.urlopen(self.url(name, "/v1/ids?count=1&format=binary"),
+                                        timeout=1.0) as reply:
                 return reply.status == 200
         except (OSError, urllib.error.URLError):
             return False
 
-    def wait_ready(self, names, timeout):
-        return wait_until(lambda: all(self.ready(n) for n in names), timeout, 0.2)
+    def wait_serving(self, names, timeout):
+        return wait_until(lambda: all(self.serving(n) for n in names), timeout, 0.2)
+
+    def not_serving(self, names):
+        return [n for n in names if not self.serving(n)]
 
     def info(self, name):
         with urllib.request.urlopen(self.url(name, "/v1/info"), timeout=2.0) as reply:

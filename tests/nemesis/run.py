@@ -151,7 +151,7 @@ def run_seed(args, seed, kinds, workdir):
         nodes = nodes_module.Nodes(lab, workdir, args.snowidd, store, args.nodes, faketime,
                                    args.sabotage)
         nodes.start_all()
-        if not nodes.wait_ready(nodes.names, 60):
+        if not nodes.wait_serving(nodes.names, 60):
             raise RuntimeError("the nodes did not serve within 60 s\n" + nodes.logs())
         if "member-restore" in kinds:
             for member in store.members:  # what member-restore puts back
@@ -174,15 +174,16 @@ def run_seed(args, seed, kinds, workdir):
                     runner.end(entry)
                     entry["end_ns"] = time.time_ns()
         healed = time.monotonic()
-        recovered = nodes.wait_ready(nodes.names, RECOVERY_S)
+        recovered = nodes.wait_serving(nodes.names, RECOVERY_S)
         recovery = time.monotonic() - healed if recovered else None
+        stuck = [] if recovered else nodes.not_serving(nodes.names)
         time.sleep(1.0)  # the clients see every node serve
         drawer.stop()
         nodes.stop_all()
         verdict = checker.check(client.read_records(records_path), layout, runner.log)
         if recovery is None:
-            verdict.fail("recovery", "not every node served within %.0f s of the last heal:\n%s"
-                         % (RECOVERY_S, nodes.logs()))
+            verdict.fail("recovery", "%s did not serve within %.0f s of the last heal:\n%s"
+                         % (", ".join(stuck) or "a node", RECOVERY_S, nodes.logs()))
         verdict.stats["recovery_s"] = recovery
         return verdict, runner.log
 
