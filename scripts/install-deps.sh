@@ -35,6 +35,8 @@ if [ "$what" = test ]; then
     postgresql mariadb-server mariadb-client etcd-server etcd-client redis-server redis-tools
     zookeeper
     openssl faketime curl slowhttptest
+    # The nemesis's network namespaces, links and neighbour entries (ip).
+    iproute2
     # The status page's test loads it in headless Chromium.
     chromium
     # The Python clients the tests generate from Twitter's IDL (Thrift) and
