@@ -174,6 +174,14 @@ class Node:
             except OSError:
                 pass
 
+    def forget_connection(self) -> None:
+        """Drops the connection without a word on it: in a forked child,
+        whose parent may still use it (close() of the socket ends only
+        this process's descriptor)."""
+        connection, self._connection = self._connection, None
+        if connection is not None and connection.sock is not None:
+            connection.sock.close()
+
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
