@@ -8,6 +8,8 @@ package snowid_test
 import (
 	"bufio"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -335,5 +337,31 @@ func TestAnEndlessOrHugeBodyFailsAtOnceWithoutFillingMemory(t *testing.T) {
 			requireInvalidAnswer(t, client)
 			hostile.requireAsked(t, 1)
 		})
+	}
+}
+
+// A node, or whatever answers in its place, that redirects elsewhere (302
+// or 307, to a valid node) fails the call: the client never follows it, so
+// that a batch comes from the endpoint asked or from none.
+func TestARedirectIsAFailureOfTheNodeNeverFollowed(t *testing.T) {
+	valid := startHostile(t, "valid")
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
+		status := status
+		redirecting := httptest.NewServer(http.HandlerFunc(
+			func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, valid.URL+r.URL.RequestURI(), status)
+			}))
+		t.Cleanup(redirecting.Close)
+		options := hostileOptions(redirecting.URL)
+		options.EmptyWait, options.StartWait = 300*time.Millisecond, 300*time.Millisecond
+		client := openClient(t, options)
+		requireUnavailable(t, client, options.EmptyWait)
+		stats := client.Stats()
+		if stats.Calls == 0 || stats.FailedCalls != stats.Calls {
+			t.Fatalf("HTTP %d: %+v, want every call failed", status, stats)
+		}
+	}
+	if asked := valid.asked(t); asked != 0 {
+		t.Fatalf("the valid node was asked for %d batches through the redirects", asked)
 	}
 }

@@ -178,7 +178,9 @@ func baseURL(endpoint string) (string, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return bad("the scheme is not http or https")
 	}
-	if u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+	// An empty "?" or "#" leaves RawQuery and Fragment empty but stays in
+	// the base URL, where it would take in every path the client appends.
+	if u.Hostname() == "" || u.User != nil || strings.ContainsAny(endpoint, "?#") ||
 		(u.Path != "" && u.Path != "/") {
 		return bad("it must be a scheme, a host and a port only")
 	}

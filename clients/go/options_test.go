@@ -83,6 +83,8 @@ func TestOpenRefusesEachBadOptionByName(t *testing.T) {
 		{"Endpoints", with(func(o *snowid.Options) { o.Endpoints = []string{"http://h:70000"} })},
 		{"Endpoints", with(func(o *snowid.Options) { o.Endpoints = []string{"http://h:80/v1"} })},
 		{"Endpoints", with(func(o *snowid.Options) { o.Endpoints = []string{"http://h:80?x=1"} })},
+		{"Endpoints", with(func(o *snowid.Options) { o.Endpoints = []string{"http://h:80?"} })},
+		{"Endpoints", with(func(o *snowid.Options) { o.Endpoints = []string{"http://h:80#"} })},
 		{"Endpoints", with(func(o *snowid.Options) { o.Endpoints = []string{"http://u:p@h:80"} })},
 		{"Agent", with(func(o *snowid.Options) { o.Agent = "9lives" })},
 		{"Agent", with(func(o *snowid.Options) { o.Agent = "a_b" })},

@@ -85,7 +85,7 @@ type transport struct {
 func newTransport(ctx context.Context, o *Options) *transport {
 	dialer := &net.Dialer{Timeout: o.CallDeadline, KeepAlive: 30 * time.Second}
 	return &transport{
-		client: &http.Client{Transport: &http.Transport{
+		client: &http.Client{CheckRedirect: answerRedirects, Transport: &http.Transport{
 			DialContext:         dialer.DialContext,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,
@@ -97,6 +97,13 @@ func newTransport(ctx context.Context, o *Options) *transport {
 		deadline: o.CallDeadline,
 		ctx:      ctx,
 	}
+}
+
+// answerRedirects makes a 3xx the answer of its call (a failure of the
+// node, as refusal says), never followed: a batch comes from the endpoint
+// asked or from none, whatever a proxy or a portal in front of it says.
+func answerRedirects(*http.Request, []*http.Request) error {
+	return http.ErrUseLastResponse
 }
 
 // answer: a node's 200 answer, its body whole.

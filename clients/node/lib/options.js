@@ -46,7 +46,9 @@ function checkEndpoint(text) {
   } catch {
     throw invalidArgument(`endpoints: '${text}' is not a URL like http://127.0.0.1:8080`);
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash) {
+  // An empty "?" or "#" leaves url.search and url.hash empty but stays in
+  // url.href, where it would take in every path the client appends.
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || /[?#]/.test(url.href)) {
     throw invalidArgument(`endpoints: '${text}' is not an http:// or https:// base URL`);
   }
   if (url.username || url.password) {

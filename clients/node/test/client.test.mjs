@@ -37,6 +37,8 @@ describe("options", () => {
     [{ endpoints: ["127.0.0.1:8080"] }, /^endpoints: '127.0.0.1:8080'/],
     [{ endpoints: ["ftp://127.0.0.1:21"] }, /^endpoints: 'ftp:/],
     [{ endpoints: ["http://a:8080/?x=1"] }, /^endpoints:/],
+    [{ endpoints: ["http://a:8080?"] }, /^endpoints:/],
+    [{ endpoints: ["http://a:8080#"] }, /^endpoints:/],
     [{ endpoints: ["http://u:p@a:8080"] }, /credentials/],
     [{ endpoints: ["http://a:1"], agent: "9lives" }, /^agent: '9lives'/],
     [{ endpoints: ["http://a:1"], agent: "a".repeat(65) }, /^agent:/],

@@ -4,6 +4,7 @@ started by tests/nodes.py; nothing is mocked."""
 
 from __future__ import annotations
 
+import os
 import time
 import unittest
 
@@ -85,6 +86,35 @@ class ClientAgainstNodesTest(unittest.TestCase):
         self.assertFalse(client._core.refiller.alive())
         with self.assertRaises(Unavailable):
             client.next()
+
+
+    @unittest.skipUnless(hasattr(os, "fork"), "no os.fork() here")
+    def test_a_forked_child_hands_out_none_of_the_parents_buffered_ids(self) -> None:
+        # A pre-forking server (gunicorn --preload, multiprocessing) makes
+        # the client in the parent: the child's copy of the buffer is the
+        # parent's to hand out, and the refill thread stayed behind.
+        client = self.client(initial_batch=1000)
+        client.next()
+        time.sleep(0.2)  # the buffer full
+        self.assertGreater(client._core.snowflake.left(), 500)
+        read_end, write_end = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's exit code is its result
+            try:
+                os.close(read_end)
+                ids = client.next_many(3000)
+                os.write(write_end, " ".join(map(str, ids)).encode())
+                os._exit(0)
+            finally:
+                os._exit(1)
+        os.close(write_end)
+        parents = set(client.next_many(3000))
+        with os.fdopen(read_end, "rb") as pipe:
+            childs = set(map(int, pipe.read().split()))
+        _, status = os.waitpid(child, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        self.assertEqual(len(childs), 3000)
+        self.assertEqual(parents & childs, set())
 
 
 class NodesDownTest(unittest.TestCase):

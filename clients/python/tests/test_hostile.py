@@ -13,6 +13,7 @@ of the bad modes run side by side, one client and node each."""
 from __future__ import annotations
 
 import contextlib
+import socket
 import socketserver
 import threading
 import time
@@ -20,6 +21,7 @@ import tracemalloc
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
+from unittest import mock
 
 from hostile import HostileNode
 from snowid_client import Client, Unavailable
@@ -199,6 +201,40 @@ class HostileNodeTest(unittest.TestCase):
             if client.stats().failed_calls:
                 return
         self.fail("30 clients never asked the trickling endpoint first")
+
+    def test_a_name_of_several_unreachable_addresses_is_left_within_the_call_deadline(
+        self,
+    ) -> None:
+        # Three loopback addresses whose listen queue is full drop the
+        # connection attempt (as a dead host does), then the valid node's.
+        port = int(self.valid.url.rsplit(":", 1)[1])
+        dead = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
+        for address in dead:
+            listener = socket.socket()
+            self.addCleanup(listener.close)
+            listener.bind((address, port))
+            listener.listen(0)
+            for _ in range(3):  # fill the queue: later connects get no answer
+                filler = socket.socket()
+                self.addCleanup(filler.close)
+                filler.setblocking(False)
+                filler.connect_ex((address, port))
+        resolve = socket.getaddrinfo
+
+        def several(host: str, *rest: object, **named: object) -> list:
+            if host != "several.test":
+                return resolve(host, *rest, **named)
+            tcp = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "")
+            return [(*tcp, (a, port)) for a in (*dead, "127.0.0.1")]
+
+        with mock.patch.object(socket, "getaddrinfo", several):
+            node = node_module.Node(f"http://several.test:{port}", {}, DEADLINE)
+            self.addCleanup(node.close)
+            started = time.monotonic()
+            with self.assertRaises(node_module.NodeFailure):
+                node.ids("", 10)
+            # create_connection gave each address the whole deadline: 1.5 s.
+            self.assertLess(time.monotonic() - started, DEADLINE + SLACK)
 
     def test_an_endless_or_huge_body_is_read_no_further_than_the_batch_can_take(self) -> None:
         for mode in ("endless_body", "huge_body"):

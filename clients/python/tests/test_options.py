@@ -39,6 +39,11 @@ class OptionValidationTest(unittest.TestCase):
         self.assert_refused("start_wait", start_wait=-1)
         self.assert_refused("start_wait", start_wait=float("nan"))
         self.assert_refused("refill_period", refill_period=float("inf"))
+        # Beyond what threading's waits take: refused here, not an
+        # OverflowError from next() and close() later.
+        self.assert_refused("empty_wait", empty_wait=1e10)
+        self.assert_refused("call_deadline", call_deadline=1e300)
+        Client(["http://127.0.0.1:9"], max_age=(2**31 - 1) / 1000).close()
         self.assert_refused("max_age", max_age=0.001)
         self.assert_refused("backoff_initial", backoff_initial=0)
         self.assert_refused("backoff_max", backoff_initial=2, backoff_max=1)

@@ -16,6 +16,12 @@ on next() would otherwise keep the refill thread from the interpreter for
 the switch interval (5 ms) after each of its socket calls; this way the
 refill thread runs within a chunk (at most 1,024 IDs).
 
+os.fork(): a child process gets a copy of the buffers, whose IDs the
+parent hands out as well, and no refill thread. Right after the fork the
+child drops what it copied (forget_after_fork, registered once for every
+live client) and starts a refill thread of its own at its first take that
+finds the buffer empty; a child that never takes an ID costs no call.
+
 Thread-safety: every method may be called from any thread; the async ones
 from any event loop.
 """
@@ -23,8 +29,10 @@ from any event loop.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -69,7 +77,9 @@ class Core:
         self.refiller = Refiller(
             self.options, nodes, self.buffers, self.signals, self._set_layout
         )
+        self._start_in_child = False
         self.refiller.start()
+        _LIVE.add(self)
 
     # Taking, for threads ----------------------------------------------------
 
@@ -88,6 +98,8 @@ class Core:
 
     def take_slow(self, buffer: Buffer) -> int:
         """The head chunk ran out: the next chunk's first ID, or a wait."""
+        if self._start_in_child:
+            self._start_refill_in_child()
         signals = self.signals
         with signals.lock:
             id_ = signals.take_locked(buffer)
@@ -258,12 +270,39 @@ class Core:
             ids_expired=expired,
         )
 
+    def forget_after_fork(self) -> None:
+        """In a child process made by os.fork() (module docstring)."""
+        self._layout_lock = threading.Lock()
+        self.signals.forget_after_fork([self.snowflake, *self._tags.values()])
+        self.refiller.forget_after_fork()
+        self._start_in_child = not self.signals.stopping
+
+    def _start_refill_in_child(self) -> None:
+        with self.signals.lock:
+            start, self._start_in_child = self._start_in_child, False
+        if start:
+            self.refiller.start()
+
     def close(self) -> None:
         """Stops the refill thread (ending its call in flight) and empties
         the buffers. Blocks for at most call_deadline + 1 s."""
         self.refiller.stop(self.options.call_deadline + 1.0)
         for buffer in self.buffers():
             self.signals.discard(buffer)
+
+
+# The clients of this process that are not yet collected (closed ones
+# included: forgetting their buffers costs nothing).
+_LIVE: weakref.WeakSet[Core] = weakref.WeakSet()
+
+
+def _forget_after_fork() -> None:
+    for core in list(_LIVE):
+        core.forget_after_fork()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class _LoopWaker:

@@ -105,11 +105,28 @@ class _DeadlineSocket(socket.socket):
 
 
 def _connect(address: tuple[str, int], timeout: float, source: Any = None) -> socket.socket:
-    """http.client's socket factory, making _DeadlineSockets."""
-    plain = socket.create_connection(address, timeout, source)
-    sock = _DeadlineSocket(fileno=plain.detach())
-    sock.settimeout(timeout)
-    return sock
+    """http.client's socket factory, making _DeadlineSockets. A name with
+    several addresses is tried one address after another within `timeout`
+    all together (socket.create_connection gives each address all of it:
+    two that drop the connection would take twice the call deadline)."""
+    deadline = time.monotonic() + timeout
+    host, port = address
+    failure: OSError = socket.timeout(f"no connection to {host}:{port} within {timeout:.3f} s")
+    for family, kind, protocol, _, where in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock = _DeadlineSocket(family, kind, protocol)
+        try:
+            sock.settimeout(left)
+            if source:
+                sock.bind(source)
+            sock.connect(where)
+            return sock
+        except OSError as e:
+            sock.close()
+            failure = e
+    raise failure
 
 
 class Node:
@@ -173,6 +190,14 @@ class Node:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def forget_connection(self) -> None:
+        """Drops the connection without a word on it: in a forked child,
+        whose parent may still use it (close() of the socket ends only
+        this process's descriptor)."""
+        connection, self._connection = self._connection, None
+        if connection is not None and connection.sock is not None:
+            connection.sock.close()
 
     def close(self) -> None:
         if self._connection is not None:

@@ -11,7 +11,6 @@ Options is a frozen value: safe to share between threads.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -21,6 +20,11 @@ from .errors import InvalidArgument
 
 # The largest batch the client asks for, whatever a node allows.
 MAX_BATCH_LIMIT = 1_000_000
+
+# The longest duration an option takes (2^31 - 1 ms, about 24.8 days, as
+# the Node.js client): longer ones overflow the waits of threading and
+# select at the first call.
+MAX_SECONDS = (2**31 - 1) / 1000
 
 _AGENT = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,63}")
 
@@ -73,9 +77,11 @@ def _seconds(name: str, value: object, minimum: float, inclusive: bool) -> float
         raise InvalidArgument(f"{name}: {value!r} is not a number of seconds")
     seconds = float(value)
     low_ok = seconds >= minimum if inclusive else seconds > minimum
-    if not (low_ok and math.isfinite(seconds)):
+    if not (low_ok and seconds <= MAX_SECONDS):
         relation = "at least" if inclusive else "above"
-        raise InvalidArgument(f"{name}: {value!r} s must be finite and {relation} {minimum} s")
+        raise InvalidArgument(
+            f"{name}: {value!r} s must be {relation} {minimum} s and at most {MAX_SECONDS} s"
+        )
     return seconds
 
 

@@ -72,6 +72,18 @@ class Refiller:
     def start(self) -> None:
         self._thread.start()
 
+    def forget_after_fork(self) -> None:
+        """In a child process made by os.fork(): the refill thread stayed
+        in the parent, and the connections are the parent's too (a call on
+        one would read the parent's answers). A new thread, not started,
+        with the connections dropped (closed in this process only) and a
+        random draw of the child's own."""
+        self._in_flight = None
+        for node in self._nodes:
+            node.forget_connection()
+        self._random.seed()
+        self._thread = threading.Thread(target=self._loop, name="snowid-refill", daemon=True)
+
     def alive(self) -> bool:
         return self._thread.is_alive()
 

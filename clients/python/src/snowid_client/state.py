@@ -240,6 +240,28 @@ class Signals:
             buffer.queue.clear()
             buffer.queued = 0
 
+    def forget_after_fork(self, buffers: list[Buffer]) -> None:
+        """In a child process made by os.fork(), before any other thread
+        runs: a fresh lock (another thread may have held it at the fork)
+        and empty buffers. What the buffers held is the parent's to hand
+        out: handed out here too, each would be issued twice. Counted as
+        discarded."""
+        self.lock = threading.Lock()
+        self.work = threading.Condition(self.lock)
+        self.news = threading.Condition(self.lock)
+        self.wake = False
+        for buffer in buffers:
+            self.ids_discarded += len(buffer.head) + buffer.queued
+            buffer.head = Chunk()
+            buffer.queue.clear()
+            buffer.queued = 0
+            buffer.waiters.clear()  # the threads that waited are the parent's
+            buffer.wake_sent = False
+            buffer.received_any = False  # the child's first refill opens a connection
+            buffer.last_refill = None
+            buffer.error = None
+            buffer.refused = False
+
     def stop(self, buffers: list[Buffer]) -> None:
         """Tells everyone the client is closing."""
         with self.lock:

@@ -130,7 +130,7 @@ final class HttpTransport {
       final String issuer = response.issuer();
       if (!binary) return new Batch(Replies.ids(response.body(), count), issuer);
       final String type = response.contentType();
-      if (!type.equals(BINARY_TYPE)) {
+      if (!mediaType(type).equals(BINARY_TYPE)) {
         throw new JsonException("Content-Type '" + type + "' where " + BINARY_TYPE + " is due");
       }
       return new Batch(Replies.binaryIds(response.body(), count), issuer);
@@ -140,6 +140,14 @@ final class HttpTransport {
   }
 
   static final String BINARY_TYPE = "application/octet-stream";
+
+  /** A Content-Type's media type: parameters left off, in lower case (RFC 9110 8.3.1). */
+  static String mediaType(String contentType) {
+    final int semicolon = contentType.indexOf(';');
+    return (semicolon < 0 ? contentType : contentType.substring(0, semicolon))
+        .trim()
+        .toLowerCase(java.util.Locale.ROOT);
+  }
 
   Replies.NodeInfo info(URI node) throws CallFailure, InterruptedException {
     final byte[] body = get(node, "/v1/info", INFO_LIMIT, false).body();

@@ -123,6 +123,26 @@ public class HttpConnectionTest {
   }
 
   @Test
+  public void theBinaryMediaTypeIsReadWithoutCaseOrParameters() throws Exception {
+    final String length = "Content-Length: 24\r\n\r\n";
+    final byte[] upper = answer(
+        "HTTP/1.1 200 OK\r\nContent-Type: Application/Octet-Stream\r\n" + length, THREE);
+    final byte[] parameter = answer(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream ; q=1\r\n" + length, THREE);
+    final byte[] json = answer("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + length,
+        THREE);
+    try (Server server = new Server(List.of(() -> List.of(upper, parameter, json)))) {
+      final HttpTransport transport = transport();
+      for (int i = 0; i < 2; i++) {
+        assertArrayEquals(new long[] {7, 8, 9}, transport.ids(server.uri(), null, 3, true).ids());
+      }
+      final HttpTransport.CallFailure f = assertThrows(HttpTransport.CallFailure.class,
+          () -> transport.ids(server.uri(), null, 3, true));
+      assertTrue(f.getMessage(), f.getMessage().contains("Content-Type 'application/json'"));
+    }
+  }
+
+  @Test
   public void aConnectionTheServerClosedIsAskedAgainOnANewOne() throws Exception {
     final byte[] keep = answer(OK + "Content-Length: 24\r\n\r\n", THREE);
     final byte[] close = answer(OK + "Content-Length: 24\r\nConnection: close\r\n\r\n", THREE);
