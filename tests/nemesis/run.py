@@ -4,7 +4,7 @@ store, each process in a network namespace of its own, clients drawing IDs
 from every node all along, a seeded schedule of faults (schedule.py), and
 the checker (checker.py) over every answer.
 
-    run.py --store etcd|zookeeper [--seconds S | --minutes M]
+    run.py --store etcd|zookeeper|redis [--seconds S | --minutes M]
            [--seed S | --seeds S1,S2,...] [--nodes N] [--kinds K1,K2,...]
            [--snowidd PATH] [--keep]
 

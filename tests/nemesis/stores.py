@@ -11,10 +11,9 @@ files agree), wipe(m) and restore(m) (the member killed before, restarted
 with an empty data directory or the copy). STORES maps the --store names
 to them.
 
-A Redis primary with two replicas and three Sentinels (snowid finds the
-primary through Sentinel) is to be the third kind here: hosts r1-r3 for
-redis-server (appendonly yes, appendfsync always) and s1-s3 for
-`redis-server --sentinel`, leader() the primary Sentinel names.
+RedisStore: a Redis primary with two replicas and three Sentinels (snowid
+finds the primary through Sentinel), a Sentinel beside each redis-server in
+the member's namespace, leader() the primary the Sentinels name.
 """
 
 import json
@@ -283,7 +282,193 @@ class ZooKeeperStore(_Members):
         return None
 
 
-STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore}
+def _resp(address, port, *command, timeout=1.0):
+    """One Redis command over a new connection; the reply (bytes, int, list,
+    or an exception for an error reply). OSError when unreachable."""
+    with socket.create_connection((address, port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        out = b"*%d\r\n" % len(command)
+        for part in command:
+            part = str(part).encode()
+            out += b"$%d\r\n%s\r\n" % (len(part), part)
+        s.sendall(out)
+        reader = s.makefile("rb")
+
+        def read():
+            line = reader.readline()
+            if not line.endswith(b"\r\n"):
+                raise OSError("connection closed mid-reply")
+            kind, rest = line[:1], line[1:-2]
+            if kind == b"+":
+                return rest
+            if kind == b"-":
+                return RuntimeError(rest.decode(errors="replace"))
+            if kind == b":":
+                return int(rest)
+            if kind == b"$":
+                return None if int(rest) < 0 else reader.read(int(rest) + 2)[:-2]
+            if kind == b"*":
+                return None if int(rest) < 0 else [read() for _ in range(int(rest))]
+            raise OSError("unexpected reply %r" % line)
+
+        return read()
+
+
+class RedisStore(_Members):
+    """A Redis primary (m1 at the start) with two replicas (Debian's
+    redis-server, persistence as tests/support/redis_process.cc has it:
+    appendonly yes, appendfsync always, no RDB snapshots), and three
+    Sentinels, one beside each redis-server in the member's namespace (a
+    cut of a member cuts its Sentinel too; a member fault — kill, pause,
+    wipe — hits only the redis-server). Each server runs from a config file
+    of its own, so the REPLICAOF and CONFIG REWRITE a Sentinel sends on a
+    failover are what a restart reads (a server restarted on its start-up
+    arguments would come back as a primary of its own). down-after 1200 ms,
+    failover-timeout 3000 ms: a failover takes 2-4 s, hence the nodes'
+    3 s lease (as ZooKeeper's)."""
+
+    name = "redis"
+    lease_s = 3
+    # A wiped server comes back empty and must come back as a replica; the
+    # copy of the run's start (member-restore) would be thrown away by the
+    # full resync a replica does, so it tests nothing more.
+    kinds = ("member-wipe",)
+    PORT, SENTINEL_PORT = 6379, 26379
+    MASTER = "snowid"
+    DOWN_AFTER_MS, FAILOVER_TIMEOUT_MS = 1200, 3000
+
+    def __init__(self, lab, workdir, count=3):
+        super().__init__(lab, workdir, count)
+        self.sentinels = {}
+        primary = lab.address(self.members[0])
+        for m in self.members:
+            address = lab.address(m)
+            with open(self.config(m), "w") as f:
+                f.write("port %d\nbind %s\ndir %s\nsave \"\"\nappendonly yes\n"
+                        "appendfsync always\ndaemonize no\nlogfile \"\"\nprotected-mode no\n"
+                        "replica-announce-ip %s\n" % (self.PORT, address, self.data_dir(m),
+                                                      address))
+                if m != self.members[0]:
+                    f.write("replicaof %s %d\n" % (primary, self.PORT))
+            with open(self.sentinel_config(m), "w") as f:
+                f.write("port %d\nbind %s\ndaemonize no\nlogfile \"\"\nprotected-mode no\ndir %s\n"
+                        "sentinel resolve-hostnames no\nsentinel announce-ip %s\n"
+                        "sentinel monitor %s %s %d 2\n"
+                        "sentinel down-after-milliseconds %s %d\n"
+                        "sentinel failover-timeout %s %d\n"
+                        "sentinel parallel-syncs %s 2\n" % (
+                            self.SENTINEL_PORT, address, self.workdir, address, self.MASTER,
+                            primary, self.PORT, self.MASTER, self.DOWN_AFTER_MS, self.MASTER,
+                            self.FAILOVER_TIMEOUT_MS, self.MASTER))
+
+    def config(self, member):
+        return os.path.join(self.workdir, member + ".conf")
+
+    def sentinel_config(self, member):
+        return os.path.join(self.workdir, member + "-sentinel.conf")
+
+    def sentinel_log(self, member):
+        return os.path.join(self.workdir, member + "-sentinel.log")
+
+    def argv(self, member):
+        return [shutil.which("redis-server") or "redis-server", self.config(member)]
+
+    def start(self, timeout=60.0):
+        for m in self.members:
+            self.spawn(m)
+        for m in self.members:
+            self.sentinels[m] = self.lab.spawn(
+                m, [shutil.which("redis-server") or "redis-server", self.sentinel_config(m),
+                    "--sentinel"], self.sentinel_log(m))
+        if not wait_until(self._ready, timeout, 0.2):
+            raise RuntimeError("Redis and its Sentinels were not ready within %.0f s; %s" % (
+                timeout, self.logs()))
+
+    def _ready(self):
+        """The replicas in sync with the primary, and every Sentinel knowing
+        the primary, both replicas and the two other Sentinels."""
+        for m in self.members[1:]:
+            if b"master_link_status:up" not in self._call(m, "INFO", "replication"):
+                return False
+        for m in self.members:
+            try:
+                fields = _resp(self.lab.address(m), self.SENTINEL_PORT, "SENTINEL", "MASTER",
+                               self.MASTER)
+            except OSError:
+                return False
+            if not isinstance(fields, list):
+                return False
+            info = dict(zip(fields[::2], fields[1::2]))
+            if info.get(b"num-slaves") != b"2" or info.get(b"num-other-sentinels") != b"2":
+                return False
+        return True
+
+    def _call(self, member, *command):
+        try:
+            reply = _resp(self.lab.address(member), self.PORT, *command)
+        except OSError:
+            return b""
+        return reply if isinstance(reply, bytes) else b""
+
+    def serving(self, member):
+        return self._call(member, "PING") == b"PONG"
+
+    def endpoints(self):
+        return ",".join("%s:%d" % (self.lab.address(m), self.SENTINEL_PORT)
+                        for m in self.members)
+
+    def node_flags(self):
+        return ["--coordinator", "redis", "--redis-sentinels", self.endpoints(),
+                "--redis-sentinel-master", self.MASTER]
+
+    def named_primary(self):
+        """The member most Sentinels that answer name as the primary (None
+        if none answers)."""
+        by_address = {self.lab.address(m): m for m in self.members}
+        votes = {}
+        for m in self.members:
+            try:
+                reply = _resp(self.lab.address(m), self.SENTINEL_PORT, "SENTINEL",
+                              "get-master-addr-by-name", self.MASTER, timeout=0.5)
+            except OSError:
+                continue
+            if isinstance(reply, list) and reply and isinstance(reply[0], bytes):
+                named = by_address.get(reply[0].decode())
+                if named:
+                    votes[named] = votes.get(named, 0) + 1
+        return max(votes, key=votes.get) if votes else None
+
+    def leader(self):
+        return self.named_primary()
+
+    def wipe(self, member):
+        """Restarts the (killed) server on an empty data directory, from its
+        config file. A primary that lost its data must not come back before
+        the Sentinels have promoted another member (as a primary, empty, its
+        replicas would copy its empty data set): if the Sentinels still name
+        it, this waits up to 20 s for a failover. The Sentinels then turn it
+        into a replica of the new primary. Returns what was done."""
+        waited = ""
+        if self.named_primary() == member:
+            began = time.monotonic()
+            moved = wait_until(lambda: self.named_primary() not in (member, None), 20.0, 0.2)
+            waited = "; waited %.1f s for a failover%s" % (
+                time.monotonic() - began, "" if moved else " (none: restarted as named primary)")
+        shutil.rmtree(self.data_dir(member), ignore_errors=True)
+        os.makedirs(self.data_dir(member), exist_ok=True)
+        self.spawn(member)
+        return "wiped" + waited
+
+    def logs(self, tail=3000):
+        text = super().logs(tail)
+        for m in self.members:
+            if m in self.sentinels:
+                text += "\n-- %s sentinel (%s):\n%s" % (m, self.sentinel_log(m),
+                                                       self.sentinels[m].log()[-tail:])
+        return text
+
+
+STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore}
 
 
 def missing(kind):
@@ -292,4 +477,6 @@ def missing(kind):
         return "etcd is not installed (Debian package etcd-server)"
     if kind == "zookeeper" and (not shutil.which("java") or not os.access(ZOOKEEPER_JAR, os.R_OK)):
         return "java or ZooKeeper is missing (Debian package zookeeper)"
+    if kind == "redis" and not shutil.which("redis-server"):
+        return "redis-server is not installed (Debian package redis-server)"
     return ""
