@@ -26,6 +26,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import sys
 import tempfile
 import shutil
@@ -233,10 +234,20 @@ def print_summary(args, results):
         print("recovery after the last heal: at most %.1f s" % max(recoveries))
 
 
+def _has_option(binary, option):
+    try:
+        out = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return option in out.stdout + out.stderr
+
+
 def missing(args, kinds):
     why = netlab.missing_prerequisite() or stores.missing(args.store)
     if not why and not os.access(args.snowidd, os.X_OK):
         why = "snowidd is not at %s (--snowidd or SNOWIDD)" % args.snowidd
+    if not why and args.store == "redis" and not _has_option(args.snowidd, "--redis-sentinels"):
+        why = "%s has no --redis-sentinels (a snowidd without Sentinel support)" % args.snowidd
     if not why and set(kinds) & set(schedule_module.CLOCK) and not nodes_module.faketime_library():
         why = "libfaketime is not installed (Debian package faketime): no clock faults"
     return why
