@@ -216,8 +216,8 @@ Result<RedisReply> RedisClient::command(const std::vector<std::string>& argv) {
       const std::string text(reply->str, reply->len);
       failed = true;
       if (text.rfind("READONLY", 0) == 0 || text.rfind("LOADING", 0) == 0 ||
-          text.rfind("MASTERDOWN", 0) == 0) {
-        why = text;  // another server may take it
+          text.rfind("MASTERDOWN", 0) == 0 || text.rfind("NOREPLICAS", 0) == 0) {
+        why = text;  // another server may take it (NOREPLICAS: min-replicas-to-write)
       } else {
         answer = Error{ErrorCode::kUnavailable,
                        fmt::format("redis {} refused {}: {}", server_, argv[0], text)};

@@ -45,7 +45,7 @@ class RedisRoute {
   virtual Result<std::string> server(std::size_t attempt,
                                      std::chrono::steady_clock::time_point begun) = 0;
   // `server` failed a try: no connection, an I/O error, READONLY, LOADING,
-  // MASTERDOWN, or (primary_only()) a role other than master.
+  // MASTERDOWN, NOREPLICAS, or (primary_only()) a role other than master.
   virtual void failed(const std::string& server) = 0;
   // True: a new connection serves only once ROLE answers "master".
   virtual bool primary_only() const = 0;

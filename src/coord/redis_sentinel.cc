@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -43,7 +44,10 @@ class SentinelRoute final : public RedisRoute {
       const std::size_t count = options_.sentinels.size();
       for (std::size_t k = 0; k < count; ++k) {
         const std::size_t index = (first_ + k) % count;
-        auto primary = ask_sentinel(options_.sentinels[index], options_);
+        // A Sentinel that hangs costs at most what is left of the command's time.
+        const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady_clock::now());
+        auto primary = ask_sentinel(options_.sentinels[index], options_,
+                                    std::min(std::max(left, kPauseBetweenTries), options_.request_timeout));
         if (primary.ok()) {
           first_ = index;
           named_ = *primary;
@@ -76,9 +80,10 @@ class SentinelRoute final : public RedisRoute {
 
 }  // namespace
 
-Result<std::string> ask_sentinel(const std::string& sentinel, const RedisOptions& options) {
+Result<std::string> ask_sentinel(const std::string& sentinel, const RedisOptions& options,
+                                 milliseconds timeout) {
   std::string why;
-  redisContext* context = redis_connect(sentinel, options.request_timeout, &why);
+  redisContext* context = redis_connect(sentinel, timeout, &why);
   if (context == nullptr) {
     return Error{ErrorCode::kUnavailable, fmt::format("Sentinel {}: {}", sentinel, why)};
   }

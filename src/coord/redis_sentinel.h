@@ -2,9 +2,9 @@
 // takes when it is given Sentinels instead of endpoints.
 //
 // Each time the client needs a connection (at the start, and after any try
-// that failed: no connection, an I/O error, READONLY, LOADING, MASTERDOWN),
-// it asks the Sentinels in turn `SENTINEL get-master-addr-by-name MASTER` and
-// connects to the first answer; the connection serves only once the server's
+// that failed: no connection, an I/O error, READONLY, LOADING, MASTERDOWN,
+// NOREPLICAS), it asks the Sentinels in turn `SENTINEL
+// get-master-addr-by-name MASTER` and connects to the first answer; the connection serves only once the server's
 // ROLE says "master", since a Sentinel that has not seen a failover yet names
 // the old primary, demoted or dead. A server that fails sends the next ask to
 // the Sentinel after the one that named it. The tries of one command go on,
@@ -13,11 +13,13 @@
 //
 // What keeps a reservation safe across a failover is not here but in
 // RedisClaim::replicated() (WAIT for every replica in sync), as with a list
-// of endpoints.
+// of endpoints, and, for an old primary cut off from the Sentinels but not
+// from its clients, the primary's min-replicas-to-write (docs/cluster.md).
 //
 // Thread-safety: as RedisClient, one caller at a time.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -40,8 +42,9 @@ namespace snowid::coord {
 Result<std::unique_ptr<RedisRoute>> make_sentinel_route(const RedisOptions& options);
 
 // The primary's "host:port" as the Sentinel at `sentinel` names it, asking
-// with `options`' master name, Sentinel password and request timeout;
+// with `options`' master name and Sentinel password, within `timeout`;
 // kUnavailable saying why not (no answer, master unknown).
-Result<std::string> ask_sentinel(const std::string& sentinel, const RedisOptions& options);
+Result<std::string> ask_sentinel(const std::string& sentinel, const RedisOptions& options,
+                                 std::chrono::milliseconds timeout);
 
 }  // namespace snowid::coord
