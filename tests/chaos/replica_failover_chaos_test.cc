@@ -73,8 +73,6 @@ IdParts parts_of(Id id) {
 struct ReplicatedStore {
   std::string store;  // "postgres", "mysql", "redis"
   std::string url;    // what the nodes are given (--STORE-url)
-  // Or, if not empty, the nodes' options that reach the store.
-  std::vector<std::string> node_args;
   // "" while every commit so far waited for the replica; what went wrong otherwise.
   std::function<std::string()> replication_problem;
   std::function<void()> kill_primary;
@@ -83,6 +81,8 @@ struct ReplicatedStore {
   std::function<bool()> promote_replica;
   // The claims rows of cluster "c" on the promoted server.
   std::function<std::vector<ClusterNode>()> claims;
+  // If not empty, the nodes' options that reach the store instead of the url.
+  std::vector<std::string> node_args = {};
 };
 
 // What the looks at the nodes' /v1/info found.
@@ -383,6 +383,7 @@ void ReplicaFailoverTest::on_redis_sentinel() {
     RedisOptions options;
     options.endpoints = {set.primary().endpoint()};
     options.cluster = "c";
+    options.layout = *preset("twitter");
     auto claims = list_cluster(options);
     EXPECT_TRUE(claims.ok()) << claims.error().message;
     return claims.ok() ? *claims : std::vector<ClusterNode>{};
