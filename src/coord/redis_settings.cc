@@ -15,7 +15,13 @@ OptionRows<RedisSettings> redis_endpoint_rows() {
        option::shown(&RedisSettings::endpoints),
        {}},
       {"redis_sentinels",
-       option::checked_text(&RedisSettings::sentinels, parse_redis_sentinels),
+       option::checked_text(&RedisSettings::sentinels,
+                            [](const std::string& v) -> Status {
+                              if (v.empty()) return {};  // none: redis_endpoints
+                              auto parsed = parse_redis_sentinels(v);
+                              if (!parsed.ok()) return parsed.error();
+                              return {};
+                            }),
        option::shown(&RedisSettings::sentinels),
        {}},
       option::text_row("redis_sentinel_master", &RedisSettings::sentinel_master),
