@@ -46,8 +46,9 @@ class SentinelRoute final : public RedisRoute {
         const std::size_t index = (first_ + k) % count;
         // A Sentinel that hangs costs at most what is left of the command's time.
         const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady_clock::now());
-        auto primary = ask_sentinel(options_.sentinels[index], options_,
-                                    std::min(std::max(left, kPauseBetweenTries), options_.request_timeout));
+        auto primary =
+            ask_sentinel(options_.sentinels[index], options_,
+                         std::min(std::max(left, kPauseBetweenTries), options_.request_timeout));
         if (primary.ok()) {
           first_ = index;
           named_ = *primary;
@@ -106,8 +107,9 @@ Result<std::string> ask_sentinel(const std::string& sentinel, const RedisOptions
                                                       sentinel, options.sentinel_master)};
   }
   if (parts.size() != 2 || parts[0].text.empty() || parts[1].text.empty()) {
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("Sentinel {} answered get-master-addr-by-name unexpectedly", sentinel)};
+    return Error{
+        ErrorCode::kUnavailable,
+        fmt::format("Sentinel {} answered get-master-addr-by-name unexpectedly", sentinel)};
   }
   const std::string& host = parts[0].text;
   const bool v6 = host.find(':') != std::string::npos;

@@ -3,12 +3,13 @@
 //
 // Each time the client needs a connection (at the start, and after any try
 // that failed: no connection, an I/O error, READONLY, LOADING, MASTERDOWN,
-// NOREPLICAS), it asks the Sentinels in turn `SENTINEL
-// get-master-addr-by-name MASTER` and connects to the first answer; the connection serves only once the server's
-// ROLE says "master", since a Sentinel that has not seen a failover yet names
-// the old primary, demoted or dead. A server that fails sends the next ask to
-// the Sentinel after the one that named it. The tries of one command go on,
-// a short pause between them, until the request timeout has passed since the
+// NOREPLICAS), it asks the Sentinels in turn
+// `SENTINEL get-master-addr-by-name MASTER` and connects to the first
+// answer; the connection serves only once the server's ROLE says "master",
+// since a Sentinel that has not seen a failover yet names the old primary,
+// demoted or dead. A server that fails sends the next question to the
+// Sentinel after the one that named it. The tries of one command go on, a
+// short pause between them, until the request timeout has passed since the
 // command began.
 //
 // What keeps a reservation safe across a failover is not here but in

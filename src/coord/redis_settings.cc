@@ -52,7 +52,7 @@ Status sentinel_options(const RedisSettings& config, RedisOptions& o) {
       !config.sentinel_password.empty() || !config.sentinel_password_file.empty();
   if (config.sentinels.empty()) {
     if (!config.sentinel_master.empty() || sentinel_auth) {
-      const char* set = !config.sentinel_master.empty()   ? "redis_sentinel_master"
+      const char* set = !config.sentinel_master.empty()     ? "redis_sentinel_master"
                         : !config.sentinel_password.empty() ? "redis_sentinel_password"
                                                             : "redis_sentinel_password_file";
       return invalid_argument(fmt::format(

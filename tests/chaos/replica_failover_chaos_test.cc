@@ -456,7 +456,8 @@ TEST_F(ReplicaFailoverTest, RedisPrimaryDiesAndTheSentinelsPromoteAReplica) {
       "redis_failover/sentinel",
       "redis: the primary dies under load and the Sentinels promote one of its two replicas",
       "a primary, 2 replicas (--replicaof; min-replicas-to-write 1) and 3 Sentinels (quorum 2, "
-      "down-after-milliseconds 1000, failover-timeout 5000) on loopback; 3 snowidd nodes on --redis-sentinels (the 3) "
+      "down-after-milliseconds 1000, failover-timeout 5000) on loopback; 3 snowidd nodes on "
+      "--redis-sentinels (the 3) "
       "and --redis-sentinel-master, WAIT for every replica in sync before a reservation counts; "
       "SIGKILL to the primary, nothing done by hand after it",
       kExpected);

@@ -421,8 +421,7 @@ TEST_F(RedisSentinelTest, ClaimsAndRenewsOnThePrimaryTheSentinelsName) {
   EXPECT_EQ(coordinator->claim_generation(), 1u) << "the claim was lost and taken again";
   EXPECT_EQ(coordinator->stats().fencing_events, 0u);
   // Every replica confirmed the reservation (WAIT) before it counted.
-  const std::string reservation =
-      on_primary({"GET", coord::redis_reservation_key("sentinel", 1)});
+  const std::string reservation = on_primary({"GET", coord::redis_reservation_key("sentinel", 1)});
   ASSERT_FALSE(reservation.empty());
   EXPECT_GE(milliseconds{std::stoll(reservation)}, coordinator->reservation());
 }
@@ -453,8 +452,9 @@ TEST_F(RedisSentinelTest, FollowsAFailoverToThePromotedReplica) {
   std::cout << "promotion " << (promoted_at - killed) / milliseconds{1} << " ms after the kill; "
             << "serving again " << (steady_clock::now() - killed) / milliseconds{1}
             << " ms after it\n";
-  EXPECT_GE(milliseconds{std::stoll(on_primary({"GET", coord::redis_reservation_key("sentinel", 2)}))},
-            counted)
+  EXPECT_GE(
+      milliseconds{std::stoll(on_primary({"GET", coord::redis_reservation_key("sentinel", 2)}))},
+      counted)
       << "the promoted server lacks a reservation the holder counted";
   const auto current = coordinator->current_claim();
   ASSERT_TRUE(current.has_value());
@@ -470,18 +470,20 @@ TEST_F(RedisSentinelTest, ASentinelNamingAServerThatIsNoPrimaryIsNotUsed) {
   ASSERT_TRUE(other.started()) << other.why();
   test::RedisServer demoted({"--replicaof", "127.0.0.1", std::to_string(other.port())});
   ASSERT_TRUE(demoted.started()) << demoted.why();
-  test::RedisServer stale(test::RedisServer::Sentinel{test::RedisSentinelSet::kMaster,
-                                                      demoted.port(), 1});
+  test::RedisServer stale(
+      test::RedisServer::Sentinel{test::RedisSentinelSet::kMaster, demoted.port(), 1});
   ASSERT_TRUE(stale.started()) << stale.why();
   ASSERT_EQ(trimmed(other.cli({"SET", "which", "not the primary"})), "OK");
   ASSERT_EQ(on_primary({"SET", "which", "the primary"}), "OK");
   ASSERT_TRUE(eventually(
-      [&] { return trimmed(demoted.cli({"GET", "which"})) == "not the primary"; },
+      [&] {
+        return trimmed(demoted.cli({"GET", "which"})) == "not the primary";
+      },
       milliseconds{10000}));
   ASSERT_TRUE(eventually(
       [&] {
-        const std::string named = trimmed(stale.cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME",
-                                                     test::RedisSentinelSet::kMaster}));
+        const std::string named = trimmed(
+            stale.cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", test::RedisSentinelSet::kMaster}));
         return named == "127.0.0.1\n" + std::to_string(demoted.port());
       },
       milliseconds{5000}));

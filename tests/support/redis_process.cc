@@ -80,7 +80,8 @@ RedisServer::RedisServer(const Sentinel& sentinel) {
     return;
   }
   answered_ = wait_until_answering();
-  if (!answered_) why_ = "redis-server --sentinel did not answer PING within 10 s; its log:\n" + log();
+  if (!answered_)
+    why_ = "redis-server --sentinel did not answer PING within 10 s; its log:\n" + log();
 }
 
 RedisServer::~RedisServer() { kill(); }
@@ -213,8 +214,8 @@ RedisSentinelSet::RedisSentinelSet() {
     }
   }
   for (int i = 0; i < 3; ++i) {
-    sentinels_.push_back(std::make_unique<RedisServer>(
-        RedisServer::Sentinel{kMaster, servers_[0]->port()}));
+    sentinels_.push_back(
+        std::make_unique<RedisServer>(RedisServer::Sentinel{kMaster, servers_[0]->port()}));
     if (!sentinels_.back()->started()) {
       why_ = sentinels_.back()->why();
       return;
@@ -264,8 +265,7 @@ RedisServer* RedisSentinelSet::server(const std::string& endpoint) {
 }
 
 std::string RedisSentinelSet::named_by(std::size_t i) const {
-  const std::string answer =
-      sentinels_[i]->cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kMaster});
+  const std::string answer = sentinels_[i]->cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kMaster});
   const std::size_t newline = answer.find('\n');
   if (newline == std::string::npos) return "";
   const std::string host = answer.substr(0, newline);

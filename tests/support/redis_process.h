@@ -75,8 +75,8 @@ class RedisServer {
 
 // A primary, two replicas (--replicaof; all three with min-replicas-to-write
 // 1) and three Sentinels monitoring them as kMaster (quorum 2,
-// down-after-milliseconds 1000, failover-timeout 5000), all on loopback. The constructor waits (at most 20 s) until both
-// replicas are in sync and every Sentinel knows both replicas and the two
+// down-after-milliseconds 1000, failover-timeout 5000), all on loopback. The constructor waits (at
+// most 20 s) until both replicas are in sync and every Sentinel knows both replicas and the two
 // other Sentinels, so that a failover can start at once.
 class RedisSentinelSet {
  public:
