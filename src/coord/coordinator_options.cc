@@ -215,4 +215,17 @@ Status check_lease_setup(const CoordinatorSetup& setup) {
   return {};
 }
 
+std::optional<std::string> lease_timing_warning(const CoordinatorOptions& options) {
+  const auto renewal_period =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.lease_ttl) / 3;
+  if (options.store_request_timeout <= renewal_period) return std::nullopt;
+  return fmt::format(
+      "store_request_timeout_ms {} is more than a third of lease_ttl_s {} (the renewal period, "
+      "{} ms): a renewal that waits that long on one store member that stopped answering leaves "
+      "too little of the lease to try another, and this node loses its claim; set "
+      "store_request_timeout_ms to at most {}",
+      options.store_request_timeout.count(), options.lease_ttl.count(), renewal_period.count(),
+      renewal_period.count());
+}
+
 }  // namespace snowid

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,5 +80,12 @@ struct CoordinatorSetup {
 LeaseOptions lease_options(const CoordinatorSetup& setup);
 // What validate() checks for every leasing store: the lease's TTL and margin.
 Status check_lease_setup(const CoordinatorSetup& setup);
+
+// A warning for a lease whose store requests may take longer than a third
+// of it (the renewal period): a renewal that waits that long on one store
+// member that stopped answering can leave too little of the lease to try
+// another, so the node loses its claim to a single slow member. None when
+// the timeout fits.
+std::optional<std::string> lease_timing_warning(const CoordinatorOptions& options);
 
 }  // namespace snowid

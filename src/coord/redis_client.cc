@@ -4,6 +4,8 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include "redis_sentinel.h"
+
 namespace snowid {
 
 Result<std::vector<std::string>> parse_redis_endpoints(std::string_view list) {
@@ -58,21 +60,92 @@ redisReply* run(redisContext* context, const std::vector<std::string>& argv) {
       redisCommandArgv(context, static_cast<int>(argv.size()), pointers.data(), lengths.data()));
 }
 
+// The servers as listed: a command tries each once, starting with the one
+// that answered last.
+class EndpointRoute final : public RedisRoute {
+ public:
+  explicit EndpointRoute(std::vector<std::string> endpoints) : endpoints_(std::move(endpoints)) {}
+
+  Result<std::string> server(std::size_t attempt, std::chrono::steady_clock::time_point) override {
+    if (attempt >= endpoints_.size()) return Error{ErrorCode::kUnavailable, ""};
+    return endpoints_[next_];
+  }
+  void failed(const std::string& server) override {
+    if (endpoints_[next_] == server) next_ = (next_ + 1) % endpoints_.size();
+  }
+  bool primary_only() const override { return false; }
+
+ private:
+  std::vector<std::string> endpoints_;
+  std::size_t next_ = 0;  // the server to connect to next
+};
+
+// Every failure of one command in a message, up to about this many characters.
+constexpr std::size_t kMaxFailuresText = 600;
+
 }  // namespace
 
+redisContext* redis_connect(const std::string& endpoint, std::chrono::milliseconds timeout,
+                            std::string* why) {
+  const std::size_t colon = endpoint.rfind(':');
+  std::string host = endpoint.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const int port = std::stoi(endpoint.substr(colon + 1));
+  const timeval tv = to_timeval(timeout);
+  redisContext* context = redisConnectWithTimeout(host.c_str(), port, tv);
+  if (context == nullptr) {
+    *why = "out of memory";
+    return nullptr;
+  }
+  if (context->err != 0) {
+    *why = context->errstr;
+    redisFree(context);
+    return nullptr;
+  }
+  redisSetTimeout(context, tv);
+  return context;
+}
+
+Result<RedisReply> redis_request(redisContext* context, const std::vector<std::string>& argv) {
+  redisReply* reply = run(context, argv);
+  if (reply == nullptr) return Error{ErrorCode::kUnavailable, context->errstr};
+  Result<RedisReply> answer = RedisReply{};
+  if (reply->type == REDIS_REPLY_ERROR) {
+    answer = Error{ErrorCode::kUnavailable, std::string(reply->str, reply->len)};
+  } else {
+    answer = convert(*reply);
+  }
+  freeReplyObject(reply);
+  return answer;
+}
+
 Result<std::unique_ptr<RedisClient>> RedisClient::connect(const RedisOptions& options) {
+  if (options.request_timeout.count() <= 0) {
+    return invalid_argument("the redis request timeout must be positive");
+  }
+  if (!options.sentinels.empty()) {
+    if (!options.endpoints.empty()) {
+      return invalid_argument(
+          "redis endpoints and Sentinels are both given: the Sentinels name the primary, so "
+          "give one of them");
+    }
+    auto route = make_sentinel_route(options);
+    if (!route.ok()) return route.error();
+    return std::unique_ptr<RedisClient>(new RedisClient(options, std::move(*route)));
+  }
   if (options.endpoints.empty()) return invalid_argument("no redis endpoint is configured");
   for (const std::string& endpoint : options.endpoints) {
     auto parsed = parse_redis_endpoints(endpoint);
     if (!parsed.ok()) return parsed.error();
   }
-  if (options.request_timeout.count() <= 0) {
-    return invalid_argument("the redis request timeout must be positive");
-  }
-  return std::unique_ptr<RedisClient>(new RedisClient(options));
+  return std::unique_ptr<RedisClient>(
+      new RedisClient(options, std::make_unique<EndpointRoute>(options.endpoints)));
 }
 
-RedisClient::RedisClient(const RedisOptions& options) : options_(options) {}
+RedisClient::RedisClient(const RedisOptions& options, std::unique_ptr<RedisRoute> route)
+    : options_(options), route_(std::move(route)) {}
 
 RedisClient::~RedisClient() { close(); }
 
@@ -81,24 +154,12 @@ void RedisClient::close() {
   context_ = nullptr;
 }
 
-std::string RedisClient::open(std::size_t index) {
+std::string RedisClient::open(const std::string& endpoint) {
   close();
-  const std::string& endpoint = options_.endpoints[index];
-  const std::size_t colon = endpoint.rfind(':');
-  std::string host = endpoint.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  const int port = std::stoi(endpoint.substr(colon + 1));
-  const timeval timeout = to_timeval(options_.request_timeout);
-  redisContext* context = redisConnectWithTimeout(host.c_str(), port, timeout);
-  if (context == nullptr) return "out of memory";
-  if (context->err != 0) {
-    std::string why = context->errstr;
-    redisFree(context);
-    return why;
-  }
-  redisSetTimeout(context, timeout);
+  server_ = endpoint;
+  std::string why;
+  redisContext* context = redis_connect(endpoint, options_.request_timeout, &why);
+  if (context == nullptr) return why;
   std::vector<std::vector<std::string>> greetings;
   if (!options_.password.empty() || !options_.user.empty()) {
     greetings.push_back(options_.user.empty()
@@ -106,36 +167,47 @@ std::string RedisClient::open(std::size_t index) {
                             : std::vector<std::string>{"AUTH", options_.user, options_.password});
   }
   if (options_.database != 0) greetings.push_back({"SELECT", std::to_string(options_.database)});
+  // A Sentinel may name a server that is no primary any more (it has not
+  // seen the failover yet, or the server was demoted since).
+  if (route_->primary_only()) greetings.push_back({"ROLE"});
   for (const auto& greeting : greetings) {
-    redisReply* reply = run(context, greeting);
-    std::string why;
-    if (reply == nullptr) {
-      why = context->errstr;
-    } else if (reply->type == REDIS_REPLY_ERROR) {
-      why = fmt::format("{} refused: {}", greeting[0], std::string(reply->str, reply->len));
+    auto reply = redis_request(context, greeting);
+    if (!reply.ok()) {
+      why = fmt::format("{} refused: {}", greeting[0], reply.error().message);
+    } else if (greeting[0] == "ROLE" &&
+               (reply->elements.empty() || reply->elements[0].text != "master")) {
+      why = fmt::format("it is not the primary (ROLE: {})",
+                        reply->elements.empty() ? "unexpected reply" : reply->elements[0].text);
     }
-    if (reply != nullptr) freeReplyObject(reply);
     if (!why.empty()) {
       redisFree(context);
       return why;
     }
   }
-  if (!greetings.empty()) counters_.sign_ins.fetch_add(1, std::memory_order_relaxed);
+  if (!options_.password.empty() || !options_.user.empty() || options_.database != 0) {
+    counters_.sign_ins.fetch_add(1, std::memory_order_relaxed);
+  }
   context_ = context;
-  current_ = index;
   ++connections_;
   return "";
 }
 
 Result<RedisReply> RedisClient::command(const std::vector<std::string>& argv) {
   std::string failures;
-  const std::size_t count = options_.endpoints.size();
-  const std::size_t first = current_;
-  for (std::size_t attempt = 0; attempt < count; ++attempt) {
-    const std::size_t index = (first + attempt) % count;
+  const auto begun = std::chrono::steady_clock::now();
+  for (std::size_t attempt = 0;; ++attempt) {
     const auto started = std::chrono::steady_clock::now();
     std::string why;
-    if (context_ == nullptr || index != current_) why = open(index);
+    if (context_ == nullptr) {
+      auto server = route_->server(attempt, begun);
+      if (!server.ok()) {
+        if (!server.error().message.empty()) {
+          failures += (failures.empty() ? "" : "; ") + server.error().message;
+        }
+        break;
+      }
+      why = open(*server);
+    }
     redisReply* reply = why.empty() ? run(context_, argv) : nullptr;
     if (why.empty() && reply == nullptr) why = context_->errstr;
     bool failed = reply == nullptr;
@@ -144,12 +216,11 @@ Result<RedisReply> RedisClient::command(const std::vector<std::string>& argv) {
       const std::string text(reply->str, reply->len);
       failed = true;
       if (text.rfind("READONLY", 0) == 0 || text.rfind("LOADING", 0) == 0 ||
-          text.rfind("MASTERDOWN", 0) == 0) {
-        why = text;  // another endpoint may take it
+          text.rfind("MASTERDOWN", 0) == 0 || text.rfind("NOREPLICAS", 0) == 0) {
+        why = text;  // another server may take it (NOREPLICAS: min-replicas-to-write)
       } else {
-        answer =
-            Error{ErrorCode::kUnavailable,
-                  fmt::format("redis {} refused {}: {}", options_.endpoints[index], argv[0], text)};
+        answer = Error{ErrorCode::kUnavailable,
+                       fmt::format("redis {} refused {}: {}", server_, argv[0], text)};
       }
     } else if (reply != nullptr) {
       answer = convert(*reply);
@@ -160,9 +231,10 @@ Result<RedisReply> RedisClient::command(const std::vector<std::string>& argv) {
                      failed);
     if (why.empty()) return answer;
     close();
-    current_ = (index + 1) % count;
-    failures +=
-        fmt::format("{}{}: {}", failures.empty() ? "" : "; ", options_.endpoints[index], why);
+    route_->failed(server_);
+    if (failures.size() < kMaxFailuresText) {
+      failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", server_, why);
+    }
   }
   return Error{ErrorCode::kUnavailable, "no redis endpoint answered (" + failures + ")"};
 }

@@ -2,6 +2,9 @@
 // coordinator (leased_coordinator.cc), and `snowid cluster`'s view of Redis.
 #include "redis_coordinator.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdlib>
 #include <map>
 
@@ -63,9 +66,18 @@ Status release_node_id(const RedisOptions& options, std::uint64_t node_id, bool 
   return {};
 }
 
+std::string redis_endpoints_text(const RedisOptions& options) {
+  if (!options.endpoints_text.empty()) return options.endpoints_text;
+  if (options.sentinels.empty()) return fmt::format("{}", fmt::join(options.endpoints, ","));
+  return fmt::format("sentinel:{}@{}", options.sentinel_master, fmt::join(options.sentinels, ","));
+}
+
 Result<std::unique_ptr<Coordinator>> make_redis_coordinator(const RedisOptions& options) {
-  return coord::make_leased_coordinator<coord::RedisClaim>(
-      "redis", options, coord::connect_checked(options, coord::RedisClient::connect));
+  auto client = coord::connect_checked(options, coord::RedisClient::connect);
+  if (!client.ok()) return client.error();
+  return coord::make_leased_coordinator(
+      std::make_unique<coord::RedisClaim>(std::move(*client), options),
+      coord::leased_store("redis", options, options.endpoints, redis_endpoints_text(options)));
 }
 
 }  // namespace snowid

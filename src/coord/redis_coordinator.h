@@ -27,8 +27,18 @@ namespace snowid {
 struct RedisOptions : LeaseOptions {
   // "host:port" of one or more servers; requests go to the first that
   // answers and accepts writes (a replica's READONLY moves on to the next).
+  // Empty when `sentinels` are given.
   std::vector<std::string> endpoints;
-  // The endpoints as the operator wrote them, for stats(); empty: joined.
+  // Or the primary that Redis Sentinel names (redis_sentinel.h): "host:port"
+  // of one or more Sentinels and the name they monitor the primary under.
+  // Give either endpoints or sentinels, not both.
+  std::vector<std::string> sentinels;
+  std::string sentinel_master;
+  // Optional AUTH to the Sentinels (their requirepass); the servers take
+  // `user` and `password` below.
+  std::string sentinel_password;
+  // The endpoints (or the Sentinels) as the operator wrote them, for
+  // stats(); empty: joined.
   std::string endpoints_text;
   // Optional AUTH: a password alone (requirepass), or an ACL user and password.
   std::string user;
@@ -40,6 +50,10 @@ struct RedisOptions : LeaseOptions {
 // "host:port,host:port" (a "redis://" prefix is accepted); kInvalidArgument
 // naming the bad entry.
 Result<std::vector<std::string>> parse_redis_endpoints(std::string_view list);
+
+// How stats() shows where the coordinator reaches Redis: `endpoints_text`,
+// else the endpoints joined, or "sentinel:MASTER@HOST:PORT,...".
+std::string redis_endpoints_text(const RedisOptions& options);
 
 // Checks the options and connects lazily; claim() does the first request.
 Result<std::unique_ptr<Coordinator>> make_redis_coordinator(const RedisOptions& options);

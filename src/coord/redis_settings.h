@@ -14,8 +14,18 @@ namespace snowid {
 struct CoordinatorSetup;
 
 struct RedisSettings {
+  static constexpr const char* kDefaultEndpoints = "127.0.0.1:6379";
+
   // "host:port" of one or more servers, comma-separated.
-  std::string endpoints = "127.0.0.1:6379";
+  std::string endpoints = kDefaultEndpoints;
+  // Or the primary Redis Sentinel names: "host:port" of one or more
+  // Sentinels, comma-separated, and the name they monitor it under; with
+  // the Sentinels, redis_endpoints stays unset.
+  std::string sentinels;
+  std::string sentinel_master;
+  // Optional AUTH to the Sentinels (their requirepass), or a file holding it.
+  std::string sentinel_password;
+  std::string sentinel_password_file;
   // Optional AUTH (see RedisOptions).
   std::string user;
   std::string password;
@@ -24,9 +34,10 @@ struct RedisSettings {
   unsigned database = 0;
 };
 
-// Rows of the option table, in table order: redis_endpoints, then (after
-// the general coordination rows) redis_user, redis_password, redis_password_file,
-// redis_database.
+// Rows of the option table, in table order: redis_endpoints, redis_sentinels,
+// redis_sentinel_master, then (after the general coordination rows)
+// redis_user, redis_password, redis_password_file, redis_database,
+// redis_sentinel_password, redis_sentinel_password_file.
 OptionRows<RedisSettings> redis_endpoint_rows();
 OptionRows<RedisSettings> redis_access_rows();
 

@@ -383,6 +383,9 @@ void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdSer
   if (auto warning = layout_facts(layout, SystemClock::instance().now_fresh()).warning) {
     spdlog::warn("{}", *warning);
   }
+  if (service.node().leased()) {
+    if (auto warning = lease_timing_warning(config.coordinator)) spdlog::warn("{}", *warning);
+  }
 }
 
 // Step 3. Starts every listener, then runs the upkeep timer until SIGTERM or

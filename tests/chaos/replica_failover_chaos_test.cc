@@ -1,13 +1,15 @@
-// A failover of the SQL database a cluster leases its node ids from, under the
+// A failover of the store a cluster leases its node ids from, under the
 // replication docs/design.md names as making a reservation durable:
 // PostgreSQL streaming replication with a synchronous standby
 // (synchronous_standby_names, synchronous_commit = on), MariaDB semi-sync
-// replication (AFTER_SYNC, no fall-back to asynchronous). Three snowidd nodes
-// serve under load; the primary dies (pg_ctl stop -m immediate; SIGKILL to
-// mariadbd); the replica is promoted; the nodes reach it by themselves
-// (PostgreSQL: one libpq URL naming both servers, which snowid opens with
+// replication (AFTER_SYNC, no fall-back to asynchronous), Redis with two
+// replicas and three Sentinels (snowid WAITs for every replica). Three
+// snowidd nodes serve under load; the primary dies (pg_ctl stop -m immediate;
+// SIGKILL to mariadbd or redis-server); the replica is promoted (by hand; by
+// the Sentinels for Redis); the nodes reach it by themselves (PostgreSQL: one
+// libpq URL naming both servers, which snowid opens with
 // target_session_attrs=read-write; MariaDB: a TCP proxy repointed at the
-// promoted server, as a virtual IP moves).
+// promoted server, as a virtual IP moves; Redis: the Sentinels name it).
 //
 // Asserted: no node serves from one lease after the kill until the
 // promotion; every node serves again within kServeAgainBound of the
@@ -34,6 +36,8 @@
 #include "mariadb_process.h"
 #include "missing.h"
 #include "postgres_process.h"
+#include "redis_coordinator.h"
+#include "redis_process.h"
 #include "server_process.h"
 #include "snowid/decode.h"
 #include "snowid/layout.h"
@@ -67,8 +71,8 @@ IdParts parts_of(Id id) {
 
 // A primary with a synchronous replica, as the scenario sees it.
 struct ReplicatedStore {
-  std::string store;  // "postgres", "mysql"
-  std::string url;    // what the nodes are given
+  std::string store;  // "postgres", "mysql", "redis"
+  std::string url;    // what the nodes are given (--STORE-url)
   // "" while every commit so far waited for the replica; what went wrong otherwise.
   std::function<std::string()> replication_problem;
   std::function<void()> kill_primary;
@@ -77,6 +81,8 @@ struct ReplicatedStore {
   std::function<bool()> promote_replica;
   // The claims rows of cluster "c" on the promoted server.
   std::function<std::vector<ClusterNode>()> claims;
+  // If not empty, the nodes' options that reach the store instead of the url.
+  std::vector<std::string> node_args = {};
 };
 
 // What the looks at the nodes' /v1/info found.
@@ -114,7 +120,12 @@ class ReplicaFailoverTest : public test::ChaosTest {
  protected:
   // A node of cluster "c" preferring node id 0, lease 2 s, margin 500 ms.
   std::unique_ptr<test::ServerProcess> start_node(const ReplicatedStore& db, int n) {
-    std::vector<std::string> args = {"--coordinator", db.store, "--" + db.store + "-url", db.url};
+    std::vector<std::string> args = {"--coordinator", db.store};
+    if (db.node_args.empty()) {
+      args.insert(args.end(), {"--" + db.store + "-url", db.url});
+    } else {
+      args.insert(args.end(), db.node_args.begin(), db.node_args.end());
+    }
     args.insert(args.end(), {"--cluster", "c", "--worker-id", "0", "--lease-ttl-s",
                              std::to_string(kLeaseTtlSeconds), "--lease-safety-margin-ms", "500",
                              "--claim-timeout-ms", "20000", "--state-dir",
@@ -123,6 +134,8 @@ class ReplicaFailoverTest : public test::ChaosTest {
   }
 
   void on_postgres(milliseconds promotion_delay);
+  // A primary, two replicas and three Sentinels; the Sentinels promote.
+  void on_redis_sentinel();
   // With `host_list`, the nodes' URL names both servers instead of the proxy.
   void on_mysql(milliseconds promotion_delay, bool host_list = false);
   // The primary killed under load, the replica promoted `promotion_delay` later.
@@ -336,6 +349,48 @@ void ReplicaFailoverTest::on_mysql(milliseconds promotion_delay, bool host_list)
            promotion_delay);
 }
 
+// A Redis primary with two replicas and three Sentinels (quorum 2,
+// down-after-milliseconds 1000), cluster "c" marked new on it; the nodes are
+// given the Sentinels and the master name, never a server. The Sentinels
+// promote a replica by themselves: "promotion" below is the wait until all
+// three name a new primary whose ROLE is master and which has the other
+// replica online.
+void ReplicaFailoverTest::on_redis_sentinel() {
+  test::RedisSentinelSet set;
+  ASSERT_TRUE(set.started()) << set.why();
+  ASSERT_EQ(set.primary().cli({"SET", "snowid:{c}:created", "0"}), "OK\n");
+  ReplicatedStore db;
+  db.store = "redis";
+  db.node_args = {"--redis-sentinels", set.sentinels_text(), "--redis-sentinel-master",
+                  test::RedisSentinelSet::kMaster};
+  db.replication_problem = [&set] {
+    const std::string info = set.primary().cli({"INFO", "replication"});
+    std::size_t online = 0;
+    for (std::size_t at = info.find("state=online"); at != std::string::npos;
+         at = info.find("state=online", at + 1)) {
+      ++online;
+    }
+    return online == 2 ? "" : "not both replicas are in sync: " + info;
+  };
+  std::string old;
+  db.kill_primary = [&set, &old] { old = set.kill_primary(); };
+  db.promote_replica = [&set, &old] {
+    const std::string promoted = set.wait_for_new_primary(old, milliseconds{20000});
+    EXPECT_NE(promoted, "") << "the Sentinels named no new primary within 20 s" << set.logs();
+    return !promoted.empty();
+  };
+  db.claims = [&set] {
+    RedisOptions options;
+    options.endpoints = {set.primary().endpoint()};
+    options.cluster = "c";
+    options.layout = *preset("twitter");
+    auto claims = list_cluster(options);
+    EXPECT_TRUE(claims.ok()) << claims.error().message;
+    return claims.ok() ? *claims : std::vector<ClusterNode>{};
+  };
+  failover(db, 0ms);
+}
+
 const char* const kExpected =
     "no node serves from one lease after the kill until the promotion; every node serves again "
     "within 15 s of the promotion (and still does three leases later); no node id live on two "
@@ -394,6 +449,19 @@ TEST_F(ReplicaFailoverTest, MariadbPrimaryDiesAndTheReplicaIsPromotedAfterTheLea
       "as mysql_failover/at_once, the promotion and the proxy's move 3 s after the kill",
       kExpected);
   on_mysql(3000ms);
+}
+
+TEST_F(ReplicaFailoverTest, RedisPrimaryDiesAndTheSentinelsPromoteAReplica) {
+  scenario.describe(
+      "redis_failover/sentinel",
+      "redis: the primary dies under load and the Sentinels promote one of its two replicas",
+      "a primary, 2 replicas (--replicaof; min-replicas-to-write 1) and 3 Sentinels (quorum 2, "
+      "down-after-milliseconds 1000, failover-timeout 5000) on loopback; 3 snowidd nodes on "
+      "--redis-sentinels (the 3) "
+      "and --redis-sentinel-master, WAIT for every replica in sync before a reservation counts; "
+      "SIGKILL to the primary, nothing done by hand after it",
+      kExpected);
+  on_redis_sentinel();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // coordinator, claim records, keys, the peer clock rule and option checks.
 #include <gtest/gtest.h>
 
+#include "coordinator_options.h"
 #include "etcd_claim.h"
 #include "etcd_coordinator.h"
 #include "etcd_server_time.h"
@@ -67,6 +68,27 @@ TEST(RenewalLatency, BucketsRiseByAFifthAndHoldEveryLatency) {
   EXPECT_EQ(renewal_latency_bucket(microseconds{101}), 1u);
   EXPECT_EQ(renewal_latency_bucket(microseconds{200}), 4u);
   EXPECT_EQ(renewal_latency_bucket(std::chrono::hours{1}), kRenewalLatencyBuckets - 1);
+}
+
+// A store request may take at most the renewal period (a third of the
+// lease): longer, and one member that stopped answering costs the claim.
+TEST(LeaseTiming, ARequestTimeoutBeyondTheRenewalPeriodIsWarnedOf) {
+  CoordinatorOptions options;  // 10 s lease, 2,000 ms requests
+  EXPECT_EQ(lease_timing_warning(options), std::nullopt);
+  options.lease_ttl = std::chrono::seconds{3};
+  options.store_request_timeout = std::chrono::milliseconds{1000};
+  EXPECT_EQ(lease_timing_warning(options), std::nullopt);
+  options.store_request_timeout = std::chrono::milliseconds{1001};
+  ASSERT_TRUE(lease_timing_warning(options).has_value());
+  options.lease_ttl = std::chrono::seconds{2};
+  options.store_request_timeout = std::chrono::milliseconds{2000};
+  const std::optional<std::string> warning = lease_timing_warning(options);
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->find("store_request_timeout_ms 2000 is more than a third of lease_ttl_s 2"),
+            std::string::npos)
+      << *warning;
+  EXPECT_NE(warning->find("set store_request_timeout_ms to at most 666"), std::string::npos)
+      << *warning;
 }
 
 TEST(ClaimRecord, RoundTripsThroughJson) {

@@ -2,7 +2,10 @@
 // program (one for the program; the tests that stop or hang Redis start their
 // own): claims, races, take-over above the old reservation, a lost claim that
 // cannot raise the reservation, the self-fence, release, a store that lost
-// its data, the peer clock check, AUTH and failover between endpoints.
+// its data, the peer clock check, AUTH and failover between endpoints; and
+// the primary found through Redis Sentinel (a primary, two replicas and three
+// Sentinels per test): claims and renewals there, a failover followed, a
+// Sentinel naming a server that is no primary not used.
 // Leases are 2 s so that every test is short.
 #include "redis_coordinator.h"
 
@@ -10,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <thread>
@@ -368,6 +372,137 @@ TEST_F(RedisFaultTest, AReservationCountsOnlyOnceEveryReplicaHasIt) {
       },
       milliseconds{5000}));
   EXPECT_GT(holder->reservation(), confirmed);
+}
+
+// The primary that Redis Sentinel names, a set of its own per test.
+class RedisSentinelTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(set_.started()) << set_.why(); }
+
+  RedisOptions options(std::optional<std::uint64_t> preferred = std::nullopt) {
+    RedisOptions o;
+    o.sentinels = set_.sentinel_endpoints();
+    o.sentinel_master = test::RedisSentinelSet::kMaster;
+    o.cluster = "sentinel";
+    o.layout = small_layout();
+    o.preferred_node_id = preferred;
+    o.lease_ttl = seconds{2};
+    o.safety_margin = milliseconds{500};
+    o.request_timeout = milliseconds{500};
+    o.advertised_addresses = {"127.0.0.1:8080"};
+    return o;
+  }
+
+  static std::string trimmed(std::string out) {
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+  }
+  // `arguments` on the current primary.
+  std::string on_primary(const std::vector<std::string>& arguments) {
+    return trimmed(set_.primary().cli(arguments));
+  }
+
+  test::RedisSentinelSet set_;
+};
+
+TEST_F(RedisSentinelTest, ClaimsAndRenewsOnThePrimaryTheSentinelsName) {
+  auto made = make_redis_coordinator(options(1));
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  auto& coordinator = *made;
+  auto claim = coordinator->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_EQ(claim->node_id, 1u);
+  EXPECT_EQ(coordinator->stats().endpoints,
+            std::string("sentinel:snowid@") + set_.sentinels_text());
+  // Renewals keep the claim past its TTL.
+  std::this_thread::sleep_for(milliseconds{3000});
+  EXPECT_TRUE(coordinator->may_issue());
+  EXPECT_EQ(on_primary({"EXISTS", coord::redis_claim_key("sentinel", 1)}), "1");
+  EXPECT_EQ(coordinator->claim_generation(), 1u) << "the claim was lost and taken again";
+  EXPECT_EQ(coordinator->stats().fencing_events, 0u);
+  // Every replica confirmed the reservation (WAIT) before it counted.
+  const std::string reservation = on_primary({"GET", coord::redis_reservation_key("sentinel", 1)});
+  ASSERT_FALSE(reservation.empty());
+  EXPECT_GE(milliseconds{std::stoll(reservation)}, coordinator->reservation());
+}
+
+// The primary dies (SIGKILL); the Sentinels promote a replica; the holder
+// finds it through them, and the promoted server holds its claim and a
+// reservation at least as high as the last one the holder counted.
+TEST_F(RedisSentinelTest, FollowsAFailoverToThePromotedReplica) {
+  auto made = make_redis_coordinator(options(2));
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  auto& coordinator = *made;
+  ASSERT_TRUE(coordinator->claim().ok());
+  const milliseconds counted = coordinator->reservation();
+  const auto killed = steady_clock::now();
+  const std::string old = set_.kill_primary();
+  const std::string promoted = set_.wait_for_new_primary(old, milliseconds{20000});
+  ASSERT_NE(promoted, "") << set_.logs();
+  const auto promoted_at = steady_clock::now();
+  // The next renewal reaches it, or, past the lease, the re-claim (a renewal
+  // period later at most) above the reservation and the takeover floor.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return coordinator->may_issue() &&
+               on_primary({"EXISTS", coord::redis_claim_key("sentinel", 2)}) == "1";
+      },
+      milliseconds{12000}))
+      << "no claim on the promoted server " << promoted << set_.logs();
+  std::cout << "promotion " << (promoted_at - killed) / milliseconds{1} << " ms after the kill; "
+            << "serving again " << (steady_clock::now() - killed) / milliseconds{1}
+            << " ms after it\n";
+  EXPECT_GE(
+      milliseconds{std::stoll(on_primary({"GET", coord::redis_reservation_key("sentinel", 2)}))},
+      counted)
+      << "the promoted server lacks a reservation the holder counted";
+  const auto current = coordinator->current_claim();
+  ASSERT_TRUE(current.has_value());
+  EXPECT_EQ(current->node_id, 2u);
+  EXPECT_GT(coordinator->stats().store_errors, 0u) << "the holder never met the failover";
+}
+
+// A Sentinel of another set names, under the same master name, a replica
+// whose primary holds other data: the client takes only a server whose ROLE
+// is master, so it reads and claims on the primary the other Sentinels name.
+TEST_F(RedisSentinelTest, ASentinelNamingAServerThatIsNoPrimaryIsNotUsed) {
+  test::RedisServer other;
+  ASSERT_TRUE(other.started()) << other.why();
+  test::RedisServer demoted({"--replicaof", "127.0.0.1", std::to_string(other.port())});
+  ASSERT_TRUE(demoted.started()) << demoted.why();
+  test::RedisServer stale(
+      test::RedisServer::Sentinel{test::RedisSentinelSet::kMaster, demoted.port(), 1});
+  ASSERT_TRUE(stale.started()) << stale.why();
+  ASSERT_EQ(trimmed(other.cli({"SET", "which", "not the primary"})), "OK");
+  ASSERT_EQ(on_primary({"SET", "which", "the primary"}), "OK");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return trimmed(demoted.cli({"GET", "which"})) == "not the primary";
+      },
+      milliseconds{10000}));
+  ASSERT_TRUE(eventually(
+      [&] {
+        const std::string named = trimmed(
+            stale.cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", test::RedisSentinelSet::kMaster}));
+        return named == "127.0.0.1\n" + std::to_string(demoted.port());
+      },
+      milliseconds{5000}));
+
+  RedisOptions o = options(3);
+  o.sentinels.insert(o.sentinels.begin(), stale.endpoint());  // asked first
+  auto client = coord::RedisClient::connect(o);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto which = (*client)->command({"GET", "which"});
+  ASSERT_TRUE(which.ok()) << which.error().message;
+  EXPECT_EQ(which->text, "the primary");
+  EXPECT_EQ((*client)->counters().errors.load(), 1u) << "one try on the server that is no primary";
+
+  auto made = make_redis_coordinator(o);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  auto claim = (*made)->claim();
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
+  EXPECT_EQ(on_primary({"EXISTS", coord::redis_claim_key("sentinel", 3)}), "1");
+  EXPECT_EQ(trimmed(other.cli({"EXISTS", coord::redis_claim_key("sentinel", 3)})), "0");
 }
 
 }  // namespace

@@ -81,7 +81,11 @@ class Nodes:
                 "--grpc", "off", "--segment-store", "off"]
 
     def env(self, name):
-        env = dict(os.environ)
+        # The test run's own settings (SNOWID_CHAOS_*, SNOWID_TEST_*) are not
+        # snowidd's: it reads every SNOWID_* variable as an option and refuses
+        # one it does not know, as the C++ test support's child_environment.
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("SNOWID_CHAOS_", "SNOWID_TEST_"))}
         if self.faketime:
             env.update(LD_PRELOAD=self.faketime, FAKETIME_DONT_FAKE_MONOTONIC="1",
                        FAKETIME_TIMESTAMP_FILE=self.clock_file(name), FAKETIME_NO_CACHE="1")
@@ -106,8 +110,15 @@ class Nodes:
         except (OSError, urllib.error.URLError):
             return False
 
+    def exited(self, names):
+        """The nodes among `names` whose process has ended."""
+        return [n for n in names if n in self.procs and not self.procs[n].alive()]
+
     def wait_serving(self, names, timeout):
-        return wait_until(lambda: all(self.serving(n) for n in names), timeout, 0.2)
+        """True once every node of `names` answers; False at `timeout`, or at
+        once when one of them has exited (its log says why)."""
+        return wait_until(lambda: all(self.serving(n) for n in names) or self.exited(names),
+                          timeout, 0.2) and not self.exited(names)
 
     def not_serving(self, names):
         return [n for n in names if not self.serving(n)]

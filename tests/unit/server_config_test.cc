@@ -173,6 +173,12 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"redis_password", {"password", redis}},
       {"redis_password_file", {file, redis}},
       {"redis_database", {"3", redis}},
+      // Each Sentinel option with the others (EverySentinelOptionNeedsTheSentinels
+      // covers one alone).
+      {"redis_sentinels", {"127.0.0.1:26379", redis}},
+      {"redis_sentinel_master", {"snowid", redis}},
+      {"redis_sentinel_password", {"password", redis}},
+      {"redis_sentinel_password_file", {file, redis}},
       {"zookeeper_endpoints", {"127.0.0.1:2182", zookeeper}},
       {"zookeeper_user", {"user", zookeeper}},
       {"zookeeper_password", {"password", zookeeper}},
@@ -248,6 +254,10 @@ TEST(ConfigOptions, EveryExampleOptionInEveryModeIsUsedOrRefused) {
       ASSERT_TRUE(set.ok()) << set.error().message;
       if (name == "tls_cert") extra.emplace_back("tls_key", file);
       if (name == "tls_key") extra.emplace_back("tls_cert", file);
+      if (name.rfind("redis_sentinel", 0) == 0 && mode.coordinator == "redis") {
+        if (name != "redis_sentinels") extra.emplace_back("redis_sentinels", "127.0.0.1:26379");
+        if (name != "redis_sentinel_master") extra.emplace_back("redis_sentinel_master", "snowid");
+      }
       for (const auto& [other, value] : extra) {
         ASSERT_TRUE(apply_option(config, other, value, "test").ok());
       }
@@ -536,6 +546,67 @@ TEST(SecretFiles, EachStoresPasswordFileReachesItsOptions) {
   ASSERT_TRUE(apply_option(both, "etcd_password", "flag", "t").ok());
   ASSERT_TRUE(apply_option(both, "etcd_password_file", path, "t").ok());
   EXPECT_FALSE(validate(both).ok());
+}
+
+// Redis with Sentinel: the Sentinels and a master name replace the
+// endpoints; every combination that would leave an option unused, or the
+// master unknown, is refused on one line naming the options.
+TEST(RedisSentinelOptions, TheSentinelsReplaceTheEndpointsAndNeedAMasterName) {
+  const std::string path = ::testing::TempDir() + "/snowid-sentinel-secret";
+  std::ofstream(path, std::ios::trunc) << "sentinel-secret\n";
+  auto resolved_with = [](const std::vector<std::pair<std::string, std::string>>& given) {
+    ServerConfig config;
+    EXPECT_TRUE(apply_option(config, "coordinator", "redis", "t").ok());
+    for (const auto& [option, value] : given) {
+      const Status set = apply_option(config, option, value, "t");
+      EXPECT_TRUE(set.ok()) << option << ": " << set.error().message;
+    }
+    return resolve_config(config);
+  };
+  auto sentinel = resolved_with({{"redis_sentinels", "127.0.0.1:26379,[::1]:26380"},
+                                 {"redis_sentinel_master", "snowid"},
+                                 {"redis_sentinel_password_file", path}});
+  ASSERT_TRUE(sentinel.ok()) << sentinel.error().message;
+  auto options = redis_options(sentinel->coordinator);
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  EXPECT_TRUE(options->endpoints.empty());
+  EXPECT_EQ(options->sentinels, (std::vector<std::string>{"127.0.0.1:26379", "[::1]:26380"}));
+  EXPECT_EQ(options->sentinel_master, "snowid");
+  EXPECT_EQ(options->sentinel_password, "sentinel-secret");
+  EXPECT_EQ(redis_endpoints_text(*options), "sentinel:snowid@127.0.0.1:26379,[::1]:26380");
+
+  const auto refused = [&](const std::vector<std::pair<std::string, std::string>>& given,
+                           const std::vector<std::string>& named) {
+    auto resolved = resolved_with(given);
+    ASSERT_FALSE(resolved.ok()) << given.front().first;
+    const std::string& message = resolved.error().message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    for (const std::string& name : named) {
+      EXPECT_NE(message.find(name), std::string::npos) << name << " in: " << message;
+    }
+  };
+  refused({{"redis_sentinels", "127.0.0.1:26379"},
+           {"redis_sentinel_master", "snowid"},
+           {"redis_endpoints", "127.0.0.1:6380"}},
+          {"redis_sentinels", "redis_endpoints"});
+  refused({{"redis_sentinel_master", "snowid"}}, {"redis_sentinel_master", "redis_sentinels"});
+  refused({{"redis_sentinel_password", "x"}}, {"redis_sentinel_password", "redis_sentinels"});
+  refused({{"redis_sentinels", "127.0.0.1:26379"}}, {"redis_sentinel_master"});
+  refused({{"redis_sentinels", "127.0.0.1:26379"},
+           {"redis_sentinel_master", "snowid"},
+           {"redis_sentinel_password", "x"},
+           {"redis_sentinel_password_file", path}},
+          {"redis_sentinel_password_file"});
+  ServerConfig bad;
+  ASSERT_TRUE(apply_option(bad, "coordinator", "redis", "t").ok());
+  const Status unparsed = apply_option(bad, "redis_sentinels", "127.0.0.1", "t");
+  ASSERT_FALSE(unparsed.ok());
+  EXPECT_NE(unparsed.error().message.find("127.0.0.1"), std::string::npos)
+      << unparsed.error().message;
+  ServerConfig etcd;
+  ASSERT_TRUE(apply_option(etcd, "coordinator", "etcd", "t").ok());
+  ASSERT_TRUE(apply_option(etcd, "redis_sentinels", "127.0.0.1:26379", "t").ok());
+  EXPECT_FALSE(validate(etcd).ok()) << "a Redis option outside coordinator = \"redis\"";
 }
 
 // snowidd --help gives every option a type and a one-line meaning, taken
