@@ -17,6 +17,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "leased_store_contract.h"
 #include "redis_claim.h"
@@ -39,6 +40,18 @@ test::RedisServer& shared_redis() {
   return server;
 }
 
+// `o` with the lease every test here uses: 2 s, a 500 ms margin and store
+// requests, the small layout, and `preferred` as the node id to ask for.
+RedisOptions with_test_lease(RedisOptions o, std::optional<std::uint64_t> preferred) {
+  o.layout = small_layout();
+  o.preferred_node_id = preferred;
+  o.lease_ttl = seconds{2};
+  o.safety_margin = milliseconds{500};
+  o.request_timeout = milliseconds{500};
+  o.advertised_addresses = {"127.0.0.1:8080"};
+  return o;
+}
+
 class RedisTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(redis().started()) << redis().why(); }
@@ -50,13 +63,7 @@ class RedisTest : public ::testing::Test {
     o.endpoints = {redis().endpoint()};
     o.cluster = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     o.share_id_space = true;  // a cluster per test, one layout, one store
-    o.layout = small_layout();
-    o.preferred_node_id = preferred;
-    o.lease_ttl = seconds{2};
-    o.safety_margin = milliseconds{500};
-    o.request_timeout = milliseconds{500};
-    o.advertised_addresses = {"127.0.0.1:8080"};
-    return o;
+    return with_test_lease(std::move(o), preferred);
   }
 
   // This store for the bodies every leasing store shares.
@@ -384,13 +391,7 @@ class RedisSentinelTest : public ::testing::Test {
     o.sentinels = set_.sentinel_endpoints();
     o.sentinel_master = test::RedisSentinelSet::kMaster;
     o.cluster = "sentinel";
-    o.layout = small_layout();
-    o.preferred_node_id = preferred;
-    o.lease_ttl = seconds{2};
-    o.safety_margin = milliseconds{500};
-    o.request_timeout = milliseconds{500};
-    o.advertised_addresses = {"127.0.0.1:8080"};
-    return o;
+    return with_test_lease(std::move(o), preferred);
   }
 
   static std::string trimmed(std::string out) {
