@@ -198,11 +198,7 @@ class LeasedCoordinator final : public Coordinator {
       std::lock_guard lock(work_mutex_);
       const nanoseconds now = boot_time_now();
       if (state_.load() == ClaimState::kHeld) {
-        if (now >= node_claim_->deadline()) {
-          lose_claim(fencing_events_,
-                     "the lease deadline passed before the store acknowledged a renewal");
-          continue;
-        }
+        if (fence_if_past_deadline()) continue;
         // Every third of the TTL, and at each tick once less than that is
         // left before the deadline: a claim whose Txn waited on a stalled
         // store starts with little of its lease left, and would otherwise
@@ -225,6 +221,10 @@ class LeasedCoordinator final : public Coordinator {
             lose_claim(lost_claims_, std::move(kept.message));
             continue;
           }
+          // A renewal that waited on silent store members (up to a request
+          // timeout on each) may return after the deadline: the claim is
+          // given up now, not after another store call waits as long.
+          if (fence_if_past_deadline()) continue;
           // Sent a lease after the claim and acknowledged (see CONFIRMATION).
           if (kept.outcome == StepOutcome::kDone && now >= claimed_at_ + store_.lease_ttl) {
             confirmed_ = true;
@@ -250,6 +250,15 @@ class LeasedCoordinator final : public Coordinator {
         }
       }
     }
+  }
+
+  // Requires: work_mutex_ is held and the claim is held.
+  // True once the lease deadline has passed: the claim is then given up (the
+  // readers' may_issue() already refuses from the deadline on).
+  bool fence_if_past_deadline() {
+    if (boot_time_now() < node_claim_->deadline()) return false;
+    lose_claim(fencing_events_, "the lease deadline passed before the store acknowledged a renewal");
+    return true;
   }
 
   // The longest wait between two re-claims: the renewal period, so that a

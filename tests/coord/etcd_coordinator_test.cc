@@ -267,6 +267,9 @@ TEST_F(EtcdTest, SelfFencesBeforeTheLeaseCanExpireAndReclaimsAfter) {
   const milliseconds reservation_after_fence = coordinator->reservation();
   ASSERT_TRUE(eventually([&] { return coordinator->stats().fencing_events == 1; },
                          milliseconds{3000}));
+  // Given up when the renewal that waited past the deadline returns (one
+  // request timeout, 1 s), before any further store call.
+  EXPECT_LT(steady_clock::now() - paused, milliseconds{3000});
   EXPECT_EQ(coordinator->stats().state, ClaimState::kReclaiming);
   EXPECT_FALSE(coordinator->may_issue());
 
