@@ -132,6 +132,7 @@ struct CoordinatorStats {
   // how close a slow store brings the node to its lease deadline.
   std::uint64_t renewals = 0;
   std::array<std::uint64_t, kRenewalLatencyBuckets> renewal_latency{};
+  std::chrono::microseconds renewal_latency_total{0};  // sum over renewals
 };
 
 class Coordinator {

@@ -136,6 +136,8 @@ class LeasedCoordinator final : public Coordinator {
       s.renewal_latency[i] = renewal_latency_[i].load(std::memory_order_relaxed);
       s.renewals += s.renewal_latency[i];
     }
+    s.renewal_latency_total =
+        std::chrono::microseconds{renewal_latency_total_us_.load(std::memory_order_relaxed)};
     return s;
   }
 
@@ -271,6 +273,8 @@ class LeasedCoordinator final : public Coordinator {
   void count_renewal(nanoseconds took) {
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(took);
     renewal_latency_[renewal_latency_bucket(micros)].fetch_add(1, std::memory_order_relaxed);
+    renewal_latency_total_us_.fetch_add(static_cast<std::uint64_t>(micros.count()),
+                                        std::memory_order_relaxed);
   }
 
   void set_reclaim_failure(std::string why) {
@@ -314,6 +318,7 @@ class LeasedCoordinator final : public Coordinator {
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<std::uint64_t> claims_{0}, reclaims_{0}, fencing_events_{0}, lost_claims_{0};
   std::array<std::atomic<std::uint64_t>, kRenewalLatencyBuckets> renewal_latency_{};
+  std::atomic<std::uint64_t> renewal_latency_total_us_{0};
   mutable std::mutex claim_mutex_;
   std::optional<Claim> current_;
   std::string last_loss_;  // why the claim was last lost; under claim_mutex_

@@ -142,6 +142,17 @@ TEST_F(ClusterServerTest, NodesConfiguredAlikeGetDistinctIdsAndNeverCollide) {
   const auto metrics = http_get(nodes[0]->port(), "/metrics").body;
   EXPECT_NE(metrics.find("snowid_cluster_claim_held 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("snowid_etcd_requests_total"), std::string::npos);
+  // The renewals so far, each in a bucket: the +Inf bucket equals the count.
+  const auto renewals = [&](std::string_view sample) -> long long {
+    const auto at = metrics.find(sample);
+    if (at == std::string::npos) return -1;
+    return std::stoll(metrics.substr(at + sample.size()));
+  };
+  const long long count = renewals("snowid_cluster_renewal_duration_seconds_count ");
+  EXPECT_GE(count, 1) << metrics;
+  EXPECT_EQ(renewals("snowid_cluster_renewal_duration_seconds_bucket{le=\"+Inf\"} "), count);
+  EXPECT_GE(renewals("snowid_cluster_renewal_duration_seconds_bucket{le=\"3.2768\"} "), 0)
+      << metrics;
 }
 
 // A node frozen (SIGSTOP) past its lease loses its node id to a newcomer,

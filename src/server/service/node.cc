@@ -443,7 +443,30 @@ std::string Node::cluster_metrics() const {
   add(fmt::format("snowid_{}_request_max_seconds", store), "gauge",
       fmt::format("Longest request to {} so far.", store),
       fmt::format("{:.6f}", static_cast<double>(s.store_latency_max.count()) / 1e6));
+  append_renewal_histogram(out, s);
   return out;
+}
+
+// snowid_cluster_renewal_duration_seconds: the coordinator's renewal
+// latencies (sent to answered, failed ones too), every fourth of its
+// buckets, so each bound doubles the last: 100 us to 3.28 s, then +Inf.
+void Node::append_renewal_histogram(std::string& out, const CoordinatorStats& s) {
+  constexpr std::string_view kName = "snowid_cluster_renewal_duration_seconds";
+  auto sink = std::back_inserter(out);
+  fmt::format_to(sink,
+                 "# HELP {0} Time from sending a lease renewal to the store's answer.\n"
+                 "# TYPE {0} histogram\n",
+                 kName);
+  std::uint64_t cumulative = 0;
+  for (std::size_t bucket = 0; bucket + 1 < kRenewalLatencyBuckets; ++bucket) {
+    cumulative += s.renewal_latency[bucket];
+    if (bucket % 4 != 0) continue;
+    fmt::format_to(sink, "{}_bucket{{le=\"{}\"}} {}\n", kName,
+                   static_cast<double>(renewal_latency_bound(bucket).count()) / 1e6, cumulative);
+  }
+  fmt::format_to(sink, "{}_bucket{{le=\"+Inf\"}} {}\n", kName, s.renewals);
+  fmt::format_to(sink, "{}_sum {:.6f}\n{}_count {}\n", kName,
+                 static_cast<double>(s.renewal_latency_total.count()) / 1e6, kName, s.renewals);
 }
 
 }  // namespace snowid::server
