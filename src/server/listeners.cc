@@ -40,13 +40,13 @@ constexpr ListenerKind kListenerKinds[] = {
      }},
     {"thrift", [](const ServerConfig& c) { return c.thrift.listener.endpoint; },
      [](const ServerConfig& c) -> std::int64_t { return c.thrift.listener.max_connections; },
-     [](const ServerConfig& c) { return check_thrift_options(c.thrift); },
+     [](const ServerConfig& c) { return check_thrift_options(c.thrift, !c.net.tls_cert.empty()); },
      [](asio::io_context& io, IdService& s, const ServerConfig& c) {
        return make_thrift_listener(io, s, c.thrift);
      }},
     {"resp", [](const ServerConfig& c) { return c.resp.listener.endpoint; },
      [](const ServerConfig& c) -> std::int64_t { return c.resp.listener.max_connections; },
-     [](const ServerConfig& c) { return check_resp_options(c.resp); },
+     [](const ServerConfig& c) { return check_resp_options(c.resp, !c.net.tls_cert.empty()); },
      [](asio::io_context& io, IdService& s, const ServerConfig& c) {
        return make_resp_listener(io, s, c.resp);
      }},

@@ -2,7 +2,9 @@
 python3-redis, which speaks RESP2), its default pipeline (a MULTI … EXEC
 transaction) included, and prints what it got as one JSON object.
 
-    resp_client.py PORT 2 [PASSWORD]
+    resp_client.py [--tls-ca FILE] PORT 2 [PASSWORD]
+
+--tls-ca: over TLS (ssl=True), trusting FILE.
 """
 import json
 import sys
@@ -11,10 +13,16 @@ import redis
 
 
 def main():
-    port = int(sys.argv[1])
-    password = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    ca = None
+    if args[:1] == ["--tls-ca"]:
+        ca, args = args[1], args[2:]
+    port = int(args[0])
+    password = args[2] if len(args) > 2 else None
     kwargs = {"host": "127.0.0.1", "port": port, "socket_timeout": 10,
               "client_name": "python-redis", "password": password}
+    if ca:
+        kwargs.update(ssl=True, ssl_ca_certs=ca, ssl_cert_reqs="required")
     client = redis.Redis(**kwargs)
     out = {"ping": client.ping()}
     out["incr"] = [client.incr("py-orders") for _ in range(5)]

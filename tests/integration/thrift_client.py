@@ -2,6 +2,9 @@
 thrift-compiler generates from proto/thrift/snowflake.thrift, unchanged, and
 prints what it got as one JSON object.
 
+    thrift_client.py [--tls-ca FILE] PORT MODE ...
+    (--tls-ca: over TLS, trusting FILE, with TSSLSocket)
+
     thrift_client.py PORT all          every method, and a refused agent
     thrift_client.py PORT one          one get_id (an ID or the refusal)
     thrift_client.py PORT auth TOKEN   authenticate with TOKEN (snowid's own
@@ -12,11 +15,12 @@ Exits 3 if the server refused or closed the connection before answering
 (say, all its slots are taken).
 """
 import json
+import ssl
 import sys
 
 from thrift.Thrift import TApplicationException
 from thrift.protocol import TBinaryProtocol
-from thrift.transport import TSocket, TTransport
+from thrift.transport import TSocket, TSSLSocket, TTransport
 from thrift.transport.TTransport import TTransportException
 
 from snowid_snowflake import Snowflake
@@ -30,8 +34,18 @@ def refusal(call):
 
 
 def main():
+    args = sys.argv[1:]
+    ca = None
+    if args[:1] == ["--tls-ca"]:
+        ca, args = args[1], args[2:]
+    sys.argv = sys.argv[:1] + args
     port, mode = int(sys.argv[1]), sys.argv[2]
-    socket = TSocket.TSocket("127.0.0.1", port)
+    if ca:
+        context = ssl.create_default_context(cafile=ca)
+        socket = TSSLSocket.TSSLSocket("127.0.0.1", port, ssl_context=context,
+                                       server_hostname="localhost")
+    else:
+        socket = TSocket.TSocket("127.0.0.1", port)
     socket.setTimeout(10000)
     transport = TTransport.TFramedTransport(socket)
     client = Snowflake.Client(TBinaryProtocol.TBinaryProtocol(transport))
@@ -60,6 +74,6 @@ def main():
 
 try:
     main()
-except (TTransportException, ConnectionError) as e:
+except (TTransportException, ConnectionError, ssl.SSLError) as e:
     print(json.dumps({"transport_error": str(e)}))
     sys.exit(3)

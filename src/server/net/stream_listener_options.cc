@@ -47,6 +47,7 @@ OptionRows<Options> stream_listener_rows(StreamListenerOptionNames listener_name
        option::checked_text(&Options::trusted_networks,
                             [](std::string_view text) { return TrustedNetworks::parse(text); }),
        option::shown(&Options::trusted_networks), while_on},
+      {names.tls.c_str(), option::boolean(&Options::tls), option::shown(&Options::tls), while_on},
   };
 }
 
@@ -57,8 +58,12 @@ bool is_loopback(const std::string& host) {
 }
 
 Status check_stream_listener(const StreamListenerOptions& options,
-                             const StreamListenerOptionNames& names) {
+                             const StreamListenerOptionNames& names, bool tls_configured) {
   if (!options.endpoint) return {};
+  if (options.tls && !tls_configured) {
+    return invalid_argument(fmt::format(
+        "{} needs tls_cert and tls_key (the certificate HTTP and gRPC serve too)", names.tls));
+  }
   if (options.max_connections < 1) {
     return invalid_argument(fmt::format("{} must be at least 1", names.max_connections));
   }

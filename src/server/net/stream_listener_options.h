@@ -30,6 +30,9 @@ struct StreamListenerOptions {
   // Client networks whose connections count as authenticated from the
   // start (trusted_networks.h): comma-separated CIDR; "" none.
   std::string trusted_networks;
+  // TLS on this listener with the node's tls_cert and tls_key (as HTTP and
+  // gRPC); a plain-text client is then refused at its handshake.
+  bool tls = false;
 };
 
 // The names of one listener's rows, all under the listener's name:
@@ -45,7 +48,8 @@ struct StreamListenerOptionNames {
         max_pending_bytes(listener + "_" + pending_bytes),
         auth_timeout(listener + "_auth_timeout_ms"),
         unauthenticated_share(listener + "_unauthenticated_share"),
-        trusted_networks(listener + "_trusted_networks") {}
+        trusted_networks(listener + "_trusted_networks"),
+        tls(listener + "_tls") {}
 
   std::string endpoint;
   std::string max_connections;
@@ -54,6 +58,7 @@ struct StreamListenerOptionNames {
   std::string auth_timeout;
   std::string unauthenticated_share;
   std::string trusted_networks;
+  std::string tls;
 };
 
 // Every row of a listener's StreamListenerOptions, under `names`; all but
@@ -65,9 +70,11 @@ OptionRows<StreamListenerOptions> stream_listener_rows(StreamListenerOptionNames
 // True for a loopback address (127.0.0.0/8, ::1): only this machine connects.
 bool is_loopback(const std::string& host);
 
-// kInvalidArgument naming `names` if the limits are unusable.
+// kInvalidArgument naming `names` if the limits are unusable, or if TLS is
+// asked for without a certificate (`tls_configured`: tls_cert and tls_key
+// are set).
 Status check_stream_listener(const StreamListenerOptions& options,
-                             const StreamListenerOptionNames& names);
+                             const StreamListenerOptionNames& names, bool tls_configured);
 
 // How many of `max_connections` may be held by connections not yet
 // authenticated: unauthenticated_share of them, at least 1.

@@ -7,17 +7,21 @@
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 
 #include "connection_workers.h"
+#include "tls_context.h"
 #include "trusted_networks.h"
 #include "unauthenticated_share.h"
 
 namespace snowid::server {
 
 namespace asio = boost::asio;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
 
 namespace {
 
@@ -84,13 +88,19 @@ void StreamMetrics::render(std::string& out) const {
 
 namespace {
 
-// One connection: see stream_server.h for its life.
-class StreamSession : public Connection, public std::enable_shared_from_this<StreamSession> {
+// One connection over `Stream`: a TCP socket, or a TLS stream over one
+// (whose handshake comes first, within the read timeout). See
+// stream_server.h for its life.
+template <typename Stream>
+class StreamSession : public Connection,
+                      public std::enable_shared_from_this<StreamSession<Stream>> {
  public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
   // `share_member`: its slot in `share` if it is unauthenticated (null if
   // not), then counted in metrics' unauthenticated_connections too; the
   // session gives both back once its handler authenticated.
-  StreamSession(tcp::socket socket, Worker& worker, IdService& service,
+  StreamSession(Stream socket, Worker& worker, IdService& service,
                 const StreamListenerOptions& options, StreamMetrics& metrics,
                 std::unique_ptr<StreamHandler> handler, UnauthenticatedShare& share,
                 UnauthenticatedShare::Handle share_member)
@@ -116,6 +126,21 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
 
   void start() {
     if (unauthenticated_) auth_deadline_ = std::chrono::steady_clock::now() + options_.auth_timeout;
+    if constexpr (kTls) {
+      // A client that sends no TLS hello (plain text, or nothing) fails or
+      // times out here; nothing of it reaches the handler.
+      set_deadline(std::chrono::steady_clock::now() + service_.config().net.read_timeout);
+      socket_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](const boost::system::error_code& ec) {
+                                if (ec) {
+                                  spdlog::debug("{}: TLS handshake failed: {}",
+                                                self->metrics_.protocol(), ec.message());
+                                  return self->close();
+                                }
+                                self->wait_for_request();
+                              });
+      return;
+    }
     wait_for_request();
   }
 
@@ -131,7 +156,7 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
 
   // Calls evict() if the session still exists; to be called on its thread.
   std::function<void()> evicter() {
-    return [weak = weak_from_this()] {
+    return [weak = this->weak_from_this()] {
       if (auto self = weak.lock()) self->evict();
     };
   }
@@ -153,8 +178,8 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
     // connections it holds (UnauthenticatedShare::admit's `look`).
     if (unauthenticated_) share_.leave(share_member_);
     boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
-    socket_.close(ignored);
+    tcp_socket().shutdown(tcp::socket::shutdown_send, ignored);
+    tcp_socket().close(ignored);
   }
 
  private:
@@ -181,7 +206,7 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
         std::min<std::size_t>(read_chunk_.size(), options_.max_pending_bytes - in_.size());
     socket_.async_read_some(
         asio::buffer(read_chunk_.data(), room),
-        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t bytes) {
+        [self = this->shared_from_this()](const boost::system::error_code& ec, std::size_t bytes) {
           if (ec) return self->close();  // end, reset, timeout, shutdown
           self->in_.append(self->read_chunk_.data(), bytes);
           if (self->idle_) {
@@ -201,7 +226,7 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
     if (worker_.waiters != nullptr && service_.node().generator().may_wait_for_clock()) {
       set_deadline(std::chrono::steady_clock::now() + service_.config().generator.max_wait +
                    service_.config().net.read_timeout);
-      asio::post(*worker_.waiters, [self = shared_from_this()]() mutable {
+      asio::post(*worker_.waiters, [self = this->shared_from_this()]() mutable {
         const StreamHandler::Step step = self->handler_->consume(self->in_, self->out_);
         // The reference moves back with the answer: the waiter thread must
         // never hold the last one (the session must leave its worker's list
@@ -238,7 +263,7 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
     set_deadline(std::chrono::steady_clock::now() + service_.config().net.read_timeout);
     asio::async_write(
         socket_, asio::buffer(out_),
-        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+        [self = this->shared_from_this()](const boost::system::error_code& ec, std::size_t) {
           self->out_.clear();
           if (ec) return self->close();
           if (self->close_after_write_) return self->linger();
@@ -252,24 +277,35 @@ class StreamSession : public Connection, public std::enable_shared_from_this<Str
   // what the client still sends until it closes, or for kLingerTime at
   // most. Closing at once with unread bytes would reset the connection, and
   // a reset can discard the answer before the client reads it.
+  // Over TLS the bytes read are records, dropped undecrypted: the client's
+  // own close then ends the wait, as over plain TCP.
   void linger() {
     boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    tcp_socket().shutdown(tcp::socket::shutdown_send, ignored);
     idle_ = false;
     set_deadline(std::min(deadline_, std::chrono::steady_clock::now() + kLingerTime));
-    socket_.async_read_some(
+    tcp_socket().async_read_some(
         asio::buffer(read_chunk_),
-        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+        [self = this->shared_from_this()](const boost::system::error_code& ec, std::size_t) {
           if (ec) return self->close();
           self->linger();
         });
+  }
+
+  // The TCP socket under the stream.
+  tcp::socket& tcp_socket() {
+    if constexpr (kTls) {
+      return socket_.next_layer();
+    } else {
+      return socket_;
+    }
   }
 
   // Every deadline of an unauthenticated connection comes at
   // auth_deadline_ at the latest.
   void set_deadline(SteadyTime deadline) { deadline_ = std::min(deadline, auth_deadline_); }
 
-  tcp::socket socket_;
+  Stream socket_;
   Worker& worker_;
   IdService& service_;
   const StreamListenerOptions& options_;
@@ -335,12 +371,24 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
       if (!self) return;
       boost::system::error_code ignored;  // on the worker: the acceptor has enough to do
       socket->set_option(tcp::no_delay(true), ignored);
-      auto made = std::make_shared<StreamSession>(std::move(*socket), worker, self->service,
-                                                  self->options, *self->metrics,
-                                                  self->new_handler(trusted), self->share, member);
-      *evict_session = made->evicter();
-      made->start();
+      if (self->tls) {
+        self->open_session<TlsStream>(TlsStream(std::move(*socket), *self->tls), worker, trusted,
+                                      evict_session, member);
+      } else {
+        self->open_session<tcp::socket>(std::move(*socket), worker, trusted, evict_session, member);
+      }
     });
+  }
+
+  // On the worker's thread.
+  template <typename Stream>
+  void open_session(Stream stream, Worker& worker, bool trusted,
+                    const EvictSession& evict_session, const UnauthenticatedShare::Handle& member) {
+    auto made = std::make_shared<StreamSession<Stream>>(std::move(stream), worker, service,
+                                                        options, *metrics, new_handler(trusted),
+                                                        share, member);
+    *evict_session = made->evicter();
+    made->start();
   }
 
   // A slot of the unauthenticated share for a new connection from `source`
@@ -394,7 +442,9 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
 
   // A connection's standing in the share, from the first bytes it sent, if
   // any arrived and are not read yet (peeked: they stay for its handler).
+  // Over TLS the first bytes are a handshake, which tells nothing: silent.
   UnauthenticatedShare::Standing standing_of(int descriptor) const {
+    if (tls) return UnauthenticatedShare::Standing::kSilent;
     std::array<char, kPeekedBytes> first;
     const ssize_t got = ::recv(descriptor, first.data(), first.size(), MSG_PEEK | MSG_DONTWAIT);
     if (got <= 0 || !first_request_authenticates) return UnauthenticatedShare::Standing::kSilent;
@@ -406,11 +456,14 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
   }
 
   // At once, on the acceptor's thread: the answer fits a new connection's
-  // empty send buffer.
+  // empty send buffer. A TLS client is closed without a word (the answer
+  // would be plain text in the middle of its handshake).
   void refuse(tcp::socket socket) {
     boost::system::error_code ignored;
     socket.non_blocking(true, ignored);
-    if (!over_limit_answer.empty()) socket.write_some(asio::buffer(over_limit_answer), ignored);
+    if (!over_limit_answer.empty() && !tls) {
+      socket.write_some(asio::buffer(over_limit_answer), ignored);
+    }
     socket.close(ignored);
   }
 
@@ -423,6 +476,8 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
   FirstRequestAuthenticates first_request_authenticates;
   bool token_required;
   TrustedNetworks trusted_networks;
+  // Loaded by start() when options.tls is set; null for plain text.
+  std::unique_ptr<ssl::context> tls;
   std::shared_ptr<TcpAcceptor> acceptor;
   // Which unauthenticated connections hold slots; declared before `workers`,
   // whose sessions leave it as they are destroyed.
@@ -456,6 +511,11 @@ StreamServer::~StreamServer() { stop(); }
 Result<Endpoint> StreamServer::start(const DescriptorBudget& descriptors) {
   const ServiceConfig& config = impl_->service.config();
   const Endpoint& wanted = *impl_->options.endpoint;
+  if (impl_->options.tls) {
+    auto tls = load_tls(config.net);
+    if (!tls.ok()) return tls.error();
+    impl_->tls = std::move(*tls);
+  }
   auto port = impl_->acceptor->listen(wanted);
   if (!port.ok()) return port.error();
   impl_->max_connections = descriptors.connections_for(protocol_);

@@ -1,6 +1,7 @@
 // The TLS context of snowidd's listeners (tls_cert, tls_key), shared by
-// the HTTP listener and the claim-time responder, so both offer the same
-// certificate and the same protocol floor (TLS 1.2).
+// the HTTP listener, the claim-time responder and the stream listeners
+// (resp_tls, thrift_tls), so all offer the same certificate and the same
+// protocol floor (TLS 1.2, no renegotiation).
 #pragma once
 
 #include <boost/asio/ssl/context.hpp>

@@ -24,9 +24,10 @@ OptionRows<RespOptions> resp_rows() {
   return rows;
 }
 
-Status check_resp_options(const RespOptions& options) {
+Status check_resp_options(const RespOptions& options, bool tls_configured) {
   if (Status s = check_stream_listener(options.listener,
-                                       StreamListenerOptionNames("resp", "max_pending_bytes"));
+                                       StreamListenerOptionNames("resp", "max_pending_bytes"),
+                               tls_configured);
       !s.ok())
     return s;
   if (!options.listener.endpoint) return {};

@@ -32,7 +32,8 @@ struct RespOptions {
 
 OptionRows<RespOptions> resp_rows();
 
-// Ok unless the listener's limits are unusable.
-Status check_resp_options(const RespOptions& options);
+// Ok unless the listener's limits are unusable, or it asks for TLS without
+// a certificate (`tls_configured`: tls_cert and tls_key are set).
+Status check_resp_options(const RespOptions& options, bool tls_configured);
 
 }  // namespace snowid::server

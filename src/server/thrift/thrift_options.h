@@ -25,7 +25,8 @@ struct ThriftOptions {
 
 OptionRows<ThriftOptions> thrift_rows();
 
-// Ok unless the listener's limits are unusable.
-Status check_thrift_options(const ThriftOptions& options);
+// Ok unless the listener's limits are unusable, or it asks for TLS without
+// a certificate (`tls_configured`: tls_cert and tls_key are set).
+Status check_thrift_options(const ThriftOptions& options, bool tls_configured);
 
 }  // namespace snowid::server
