@@ -238,6 +238,7 @@ class LeasedCoordinator final : public Coordinator {
           lose_claim(lost_claims_, std::move(extended.message));
           continue;
         }
+        if (fence_if_past_deadline()) continue;
         publish_progress();
       } else if (state_.load() == ClaimState::kReclaiming && now >= next_attempt_) {
         auto claimed = node_claim_->claim(lost_node_id_);
