@@ -87,7 +87,7 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         await heartbeat.stop()
         self.assertGreaterEqual(client.stats().invalid_answers, 2, "the slow node was not met")
         self.assertEqual(len(set(ids)), len(ids))
-        self.assertGreater(heartbeat.ticks, 50)
+        self.assertGreater(heartbeat.ticks, 10)  # a blocked loop beats once or twice
         self.assertLess(heartbeat.longest, LONGEST_GAP)
 
     async def test_an_empty_buffer_waits_without_blocking_the_loop(self) -> None:
@@ -100,7 +100,7 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         await heartbeat.stop()
         self.assertGreaterEqual(spent, 0.8)
         self.assertLess(spent, 0.8 + 0.7)
-        self.assertGreater(heartbeat.ticks, 40)
+        self.assertGreater(heartbeat.ticks, 10)  # a blocked loop beats once or twice
         self.assertLess(heartbeat.longest, LONGEST_GAP)
 
     async def test_a_cancelled_wait_leaves_no_waiter_behind(self) -> None:
