@@ -154,7 +154,11 @@ Answer IdService::admit_opaque(const IdRequest& request) const {
 }
 
 Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out) {
-  if (Answer admitted = admit_opaque(request); !admitted.ok()) return admitted;
+  // Admitted once (next_ids() admits), so that the call counts once per token.
+  if (Answer on = check_opaque_ids(); !on.ok()) {
+    if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+    return on;
+  }
   const std::size_t first = out.size();
   if (Answer answer = next_ids(request, out); !answer.ok()) {
     out.resize(first);
