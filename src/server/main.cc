@@ -82,6 +82,17 @@ void keep_maintaining(asio::steady_timer& timer, IdService& service) {
   });
 }
 
+// On each SIGHUP, tokens_file read again (access_tokens.h); a file that does
+// not read leaves the tokens in force and logs why.
+void keep_reloading_tokens(asio::signal_set& hangups, IdService& service) {
+  hangups.async_wait([&hangups, &service](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    spdlog::info("received SIGHUP: reading tokens_file again");
+    service.reload_tokens();
+    keep_reloading_tokens(hangups, service);
+  });
+}
+
 // Every kDescriptorReplanPeriod: re-reads the open-file limit and, if it
 // changed, gives each listener its new share (descriptor_budget.h).
 void keep_replanning(asio::steady_timer& timer, DescriptorBudget& budget,
@@ -135,7 +146,8 @@ void set_up_logging(const ServerConfig& config, const std::vector<std::string>& 
 // Ends the process (Exit) for --help, --check-config and bad input.
 Exit load_configuration(int argc, char** argv, ServerConfig& config,
                         std::optional<ResolvedConfig>& resolved,
-                        std::unique_ptr<OpaqueIds>& opaque_ids) {
+                        std::unique_ptr<OpaqueIds>& opaque_ids,
+                        std::unique_ptr<TokenSource>& tokens) {
   CLI::App app{"snowidd: the snowid ID server", "snowidd"};
   std::string config_file;
   bool check_config = false;
@@ -184,6 +196,12 @@ Exit load_configuration(int argc, char** argv, ServerConfig& config,
   auto opaque = load_opaque_ids(config);
   if (!opaque.ok()) return fail(kExitUsage, opaque.error().message);
   opaque_ids = std::move(*opaque);
+  // The tokens file must read, for --check-config too; no token is shown.
+  if (!config.tokens_file.empty()) {
+    auto read = TokenSource::from_file(config.tokens_file);
+    if (!read.ok()) return fail(kExitUsage, read.error().message);
+    tokens = std::move(*read);
+  }
   if (check_config) {
     std::fputs(effective_config_toml(config).c_str(), stdout);
     return 0;
@@ -206,6 +224,8 @@ struct Subsystems {
   std::unique_ptr<SegmentAllocator> segments;
   // Read with the configuration (step 1); handed to the service.
   std::unique_ptr<OpaqueIds> opaque_ids;
+  // tokens_file's tokens, read with the configuration; handed to the service.
+  std::unique_ptr<TokenSource> tokens;
   std::unique_ptr<IdService> service;
 };
 
@@ -262,6 +282,9 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   // With a file size limit (RLIMIT_FSIZE), a write past it fails with EFBIG
   // instead of killing the process: the audit log then answers 503.
   std::signal(SIGXFSZ, SIG_IGN);
+  // SIGHUP rereads tokens_file once serving (keep_reloading_tokens); until
+  // then it must not end the process.
+  std::signal(SIGHUP, SIG_IGN);
   std::unique_ptr<AuditLog> audit_log;
   if (!config.audit.log.empty()) {
     auto opened = AuditLog::open(config.audit.log, config.audit.fsync);
@@ -309,7 +332,10 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   }
   if (!config.coordinator.peers.empty()) {
     const GeneratorOptions& node_options = (*node)->generator().options();
-    Status peers = check_static_peers(config, node_options.datacenter_id, node_options.worker_id);
+    // Peers are asked for /v1/info, which any of tokens_file's tokens opens.
+    ServiceConfig asking = config;
+    if (out.tokens) asking.bearer_token = out.tokens->current()->tokens().front().secret;
+    Status peers = check_static_peers(asking, node_options.datacenter_id, node_options.worker_id);
     if (!peers.ok()) return fail(kExitFailure, peers.error().message);
   }
   if (Exit segments = open_segments(config, resolved, out); segments) return segments;
@@ -321,9 +347,17 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   }
   out.service = std::make_unique<IdService>(
       config, IdService::Parts{std::move(*node), std::move(out.segments), std::move(audit_log),
-                               std::move(out.opaque_ids), configured_endpoints(config)});
+                               std::move(out.opaque_ids), configured_endpoints(config),
+                               std::move(out.tokens)});
   out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
+}
+
+// Which tokens a request needs: "none", "one", or tokens_file's count.
+std::string tokens_text(const ServerConfig& config, const IdService& service) {
+  if (!service.tokens_required()) return "none";
+  if (config.tokens_file.empty()) return "one";
+  return fmt::format("{} from {}", service.token_count(), config.tokens_file);
 }
 
 // The one line that says what the node is, and warnings about its start.
@@ -358,12 +392,12 @@ void log_start(const ServerConfig& config, const ResolvedConfig& resolved, IdSer
   const std::string& segment_url = resolved.segment_url;
   spdlog::info(
       "snowidd {} starting: layout {}, datacenter {}, worker {} ({}), clock policy {} (max_wait {} "
-      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}, opaque IDs {}",
+      "ms, max_drift {} ms), {}, {}, segment store {}, audit log {}, opaque IDs {}, tokens {}",
       kVersion, describe(layout), generator.options().datacenter_id, generator.options().worker_id,
       identity, clock_policy_name(config.generator.clock_policy), config.generator.max_wait.count(),
       config.generator.max_drift.count(), mark, fmt::join(bound, ", "),
       segment_url.empty() ? "off" : redact_store_url(segment_url), audit_text,
-      service.opaque_ids_enabled() ? "on" : "off");
+      service.opaque_ids_enabled() ? "on" : "off", tokens_text(config, service));
   const auto wall = SystemClock::instance().now_fresh();
   if (config.generator.clock_policy == ClockPolicy::kWait && !service.node().leased() &&
       stats.mark_at_start && *stats.mark_at_start >= wall) {
@@ -445,10 +479,13 @@ Exit serve_until_signal(const ServerConfig& config, const ResolvedConfig& resolv
     drain_timer.async_wait([&](const boost::system::error_code&) { drain(); });
   };
 
+  asio::signal_set hangups(io, SIGHUP);
+  keep_reloading_tokens(hangups, service);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& error, int signal) {
     if (error) return;
     spdlog::info("received signal {}: draining connections", signal);
+    hangups.cancel();
     for (auto& listener : listeners) listener->stop_accepting();
     reserver.cancel();
     replanner.cancel();
@@ -486,7 +523,8 @@ int run(int argc, char** argv) {
   ServerConfig config;
   std::optional<ResolvedConfig> resolved;
   Subsystems subsystems;
-  if (Exit exit = load_configuration(argc, argv, config, resolved, subsystems.opaque_ids)) {
+  if (Exit exit = load_configuration(argc, argv, config, resolved, subsystems.opaque_ids,
+                                     subsystems.tokens)) {
     return *exit;
   }
   if (Exit exit = open_subsystems(config, *resolved, subsystems)) return *exit;

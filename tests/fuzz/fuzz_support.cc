@@ -44,8 +44,9 @@ server::IdService* start_service(ServiceKind kind) {
   // (joining the segment allocator's thread) runs while libFuzzer exits.
   auto node = server::Node::start(*resolved);
   if (!node.ok()) fail("node", node.error());
+  // No tokens_file: the service's one token is config.bearer_token.
   server::IdService::Parts parts{std::move(*node), nullptr, nullptr, nullptr,
-                                 server::configured_endpoints(config)};
+                                 server::configured_endpoints(config), nullptr};
   const std::string& url = resolved->segment_url;
   if (!url.empty()) {
     auto store = open_segment_store(url);

@@ -148,6 +148,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"max_batch", {"500", always}},
       {"bearer_token", {"secret", always}},
       {"token_file", {file, always}},
+      {"tokens_file", {file, always}},
       {"opaque_key_file", {file, always}},
       {"tls_cert", {file, always}},  // with tls_key set too, below
       {"tls_key", {file, always}},

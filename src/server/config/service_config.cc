@@ -38,6 +38,10 @@ OptionRows<ServiceConfig> access_rows() {
        option::text(&ServiceConfig::token_file),
        shown(&ServiceConfig::token_file),
        {}},
+      {"tokens_file",
+       option::text(&ServiceConfig::tokens_file),
+       shown(&ServiceConfig::tokens_file),
+       {}},
       {"opaque_key_file",
        option::text(&ServiceConfig::opaque_key_file),
        shown(&ServiceConfig::opaque_key_file),
@@ -86,6 +90,12 @@ OptionRows<ServiceConfig> segment_store_rows() {
 
 
 Status load_token_file(ServiceConfig& config) {
+  if (!config.tokens_file.empty() && (!config.bearer_token.empty() || !config.token_file.empty())) {
+    return invalid_argument(fmt::format(
+        "tokens_file and {} are both set: give every token in tokens_file (one with admin = "
+        "true opens what bearer_token did)",
+        config.token_file.empty() ? "bearer_token" : "token_file"));
+  }
   if (config.token_file.empty()) return {};
   if (!config.bearer_token.empty()) {
     return invalid_argument("bearer_token and token_file are both set: give the token once");

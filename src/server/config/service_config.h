@@ -39,6 +39,10 @@ struct ServiceConfig {
   // A file holding the bearer token (its one line; a final newline is not
   // part of it): the way to give it without showing it in `ps`.
   std::string token_file;
+  // A TOML file of named tokens, each limited to tags, Snowflake IDs or
+  // admin (access_tokens.h); reread when it changes. Not with bearer_token
+  // or token_file.
+  std::string tokens_file;
   // A file holding the key of opaque IDs (opaque_id.h); empty: opaque IDs
   // are off. Only the path is ever shown, never the key.
   std::string opaque_key_file;
@@ -64,7 +68,7 @@ struct ResolvedConfig {
 };
 
 // The service's own rows, in table order: max_batch; later bearer_token,
-// token_file, opaque_key_file, log_level and log_format; later segment_store.
+// token_file, tokens_file, opaque_key_file, log_level and log_format; later segment_store.
 OptionRows<ServiceConfig> batch_rows();
 OptionRows<ServiceConfig> access_rows();
 OptionRows<ServiceConfig> segment_store_rows();
@@ -78,7 +82,7 @@ Result<ResolvedConfig> resolve_service(const ServiceConfig& config,
 
 // Reads token_file, if set, into bearer_token. kInvalidArgument, naming the
 // file, if it is missing, not a regular file, unreadable or empty, or if
-// bearer_token is set too.
+// bearer_token is set too; and if tokens_file is set with either.
 Status load_token_file(ServiceConfig& config);
 
 // The opaque ID permutation under opaque_key_file's key; null if the option

@@ -77,7 +77,7 @@ class RespConnection final : public StreamHandler {
         metrics_(std::move(metrics)),
         service_(shared_->service),
         options_(shared_->options),
-        token_required_(!service_.config().bearer_token.empty()),
+        token_required_(service_.tokens_required()),
         client_id_(shared_->next_client_id.fetch_add(1)) {
     if (trusted && token_required_) authenticated_ = true;
   }
@@ -331,15 +331,21 @@ class RespConnection final : public StreamHandler {
     }
   }
 
-  // How RESP's callers are authenticated: a connection is trusted once it
-  // passed AUTH (or HELLO's) with the bearer token, or from the start if it
-  // comes from resp_trusted_networks.
-  Caller caller() const { return authenticated_ ? Caller::trusted() : Caller::presenting({}); }
+  // How RESP's callers are authenticated: a connection holds the proof of
+  // the token it passed AUTH (or HELLO's) with, checked at each command
+  // against the tokens in force then; one from resp_trusted_networks is
+  // trusted from the start.
+  Caller caller() const {
+    if (!authenticated_) return Caller::presenting({});
+    return proof_ ? Caller::proven(*proof_) : Caller::trusted();
+  }
 
   // The Answer's refusal as a RESP error: the outcome's word, then the reason.
+  // A token that does not open the call (another tag's, or one no longer in
+  // force) is answered as a connection that never authenticated.
   static std::string refusal_text(const Answer& answer) {
+    if (answer.outcome == Outcome::kUnauthenticated) return "NOAUTH Authentication required.";
     std::string_view code = "ERR";
-    if (answer.outcome == Outcome::kUnauthenticated) code = "NOAUTH";
     if (answer.outcome == Outcome::kUnavailable) code = "UNAVAILABLE";
     return fmt::format("{} {}", code, answer.message);
   }
@@ -462,13 +468,15 @@ class RespConnection final : public StreamHandler {
     reply.status("OK");
   }
 
-  // Whether user and password are the default user's and the bearer token;
-  // if so, the connection is authenticated from now on.
+  // Whether the password is a token in force and the user "default" or the
+  // token's name; if so, the connection is authenticated from now on, as
+  // far as that token opens (access_tokens.h).
   bool check_password(std::string_view user, std::string_view password) {
-    const std::string candidate = fmt::format("Bearer {}", password);
-    const bool ok = user == "default" && service_.authorize(Caller::presenting(candidate)).ok();
-    if (ok) authenticated_ = true;
-    return ok;
+    std::optional<TokenProof> proof = service_.prove_token(password);
+    if (!proof || (user != "default" && user != proof->name)) return false;
+    proof_ = std::move(proof);
+    authenticated_ = true;
+    return true;
   }
 
   // HELLO [protover [AUTH user password] [SETNAME name]]: every option is
@@ -579,6 +587,8 @@ class RespConnection final : public StreamHandler {
   RespRequestParser parser_;
   bool resp3_ = false;
   bool authenticated_ = false;
+  // The token AUTH presented; nullopt while none (or trusted).
+  std::optional<TokenProof> proof_;
   std::string agent_;  // CLIENT SETNAME's name; empty: none
   std::vector<Id> ids_;
   std::vector<std::int64_t> numbers_;

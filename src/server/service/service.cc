@@ -41,7 +41,8 @@ Answer IdService::check_count(std::uint64_t count) const {
 }
 
 Answer IdService::admit(const IdRequest& request) const {
-  if (Answer allowed = authorize(request.caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(request.caller, TokenScope::snowflake()); !allowed.ok())
+    return allowed;
   if (Answer count = check_count(request.count); !count.ok()) return count;
   return check_agent(request.agent);
 }
@@ -79,7 +80,8 @@ Answer IdService::next_ids(const IdRequest& request, std::vector<Id>& out) {
 }
 
 Answer IdService::next_id(const IdRequest& request, Id& out) {
-  if (Answer allowed = authorize(request.caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(request.caller, TokenScope::snowflake()); !allowed.ok())
+    return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
   if (Status claim = node_->may_issue(); !claim.ok()) return generator_refusal(claim.error());
   Generator& generator = node_->generator();
@@ -152,7 +154,11 @@ Answer IdService::admit_opaque(const IdRequest& request) const {
 }
 
 Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out) {
-  if (Answer admitted = admit_opaque(request); !admitted.ok()) return admitted;
+  // Admitted once (next_ids() admits), so that the call counts once per token.
+  if (Answer on = check_opaque_ids(); !on.ok()) {
+    if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+    return on;
+  }
   const std::size_t first = out.size();
   if (Answer answer = next_ids(request, out); !answer.ok()) {
     out.resize(first);
@@ -171,7 +177,7 @@ Answer IdService::next_opaque_ids(const IdRequest& request, std::vector<Id>& out
 }
 
 Answer IdService::to_opaque(const Caller& caller, std::string_view id_text, Id& out) const {
-  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(caller, TokenScope::snowflake()); !allowed.ok()) return allowed;
   if (Answer on = check_opaque_ids(); !on.ok()) return on;
   auto id = parse_id(id_text);
   if (!id.ok()) return {Outcome::kInvalidArgument, id.error().message};
@@ -183,7 +189,7 @@ Answer IdService::to_opaque(const Caller& caller, std::string_view id_text, Id& 
 
 Answer IdService::from_opaque(const Caller& caller, std::string_view opaque_text,
                               IdEncoding encoding, Id& out) const {
-  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(caller, TokenScope::snowflake()); !allowed.ok()) return allowed;
   if (Answer on = check_opaque_ids(); !on.ok()) return on;
   auto opaque = decode_id(opaque_text, encoding);
   if (!opaque.ok()) return {Outcome::kInvalidArgument, opaque.error().message};
@@ -194,7 +200,8 @@ Answer IdService::from_opaque(const Caller& caller, std::string_view opaque_text
 }
 
 Answer IdService::admit(const SegmentRequest& request) const {
-  if (Answer allowed = authorize(request.caller); !allowed.ok()) return allowed;
+  const TokenScope scope = TokenScope::segment_tag(request.tag);
+  if (Answer allowed = authorize(request.caller, scope); !allowed.ok()) return allowed;
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   if (Answer tag = check_tag(request.tag); !tag.ok()) return tag;
@@ -211,7 +218,9 @@ Answer IdService::admit(const SegmentRequest& request) const {
 }
 
 Answer IdService::segment_tag_served(const Caller& caller, std::string_view tag, bool& out) const {
-  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(caller, TokenScope::segment_tag(tag)); !allowed.ok()) {
+    return allowed;
+  }
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   if (Answer valid = check_tag(tag); !valid.ok()) return valid;
   out = segments_->serves(tag);
@@ -233,14 +242,14 @@ Answer IdService::check_segment_mode() const {
 }
 
 Answer IdService::segment_buffers(const Caller& caller, SegmentBuffersSnapshot& out) const {
-  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(caller, TokenScope::admin()); !allowed.ok()) return allowed;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   out = segments_->buffers(kMaxSegmentTagsExported);
   return {};
 }
 
 Answer IdService::segment_store_rows(const Caller& caller, SegmentStoreRows& out) {
-  if (Answer allowed = authorize(caller); !allowed.ok()) return allowed;
+  if (Answer allowed = authorize(caller, TokenScope::admin()); !allowed.ok()) return allowed;
   if (Answer on = check_segment_mode(); !on.ok()) return on;
   // One row more than shown tells whether the store holds more.
   auto rows = segments_->store_rows(kMaxSegmentTagsExported + 1);
@@ -289,6 +298,10 @@ Answer IdService::decode(const Caller& caller, std::string_view text, DecodedId&
 
 IdService::IdService(ServiceConfig config, Parts parts)
     : config_(std::move(config)),
+      tokens_(parts.tokens ? std::move(parts.tokens)
+              : config_.bearer_token.empty()
+                  ? std::make_unique<TokenSource>()
+                  : std::make_unique<TokenSource>(config_.bearer_token)),
       node_(std::move(parts.node)),
       segments_(std::move(parts.segments)),
       audit_log_(std::move(parts.audit_log)),
@@ -306,38 +319,49 @@ void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& en
   bound_endpoints_.emplace_back(std::string(protocol), endpoint.text());
 }
 
-namespace {
-
-// Whether the presented token equals the secret, in a time that depends on
-// the presented token's length alone: neither the secret's bytes nor its
-// length show in how long a refusal takes (a length check first would tell
-// a caller the token's length).
-bool constant_time_equal(std::string_view presented, std::string_view secret) {
-  if (secret.empty()) return presented.empty();
-  std::size_t diff = presented.size() ^ secret.size();
-  for (std::size_t i = 0; i < presented.size(); ++i) {
-    diff |= static_cast<unsigned char>(presented[i] ^ secret[i % secret.size()]);
+Answer IdService::authorize(const Caller& caller, const TokenScope& scope) const {
+  if (!tokens_->required() || caller.is_trusted()) return {};
+  const std::shared_ptr<const TokenSet> tokens = tokens_->current();
+  const AccessToken* token = caller.proof() != nullptr ? tokens->match(*caller.proof())
+                                                       : tokens->match(caller.authorization());
+  const bool allowed = token != nullptr && token->allows(scope);
+  if (!allowed || scope.kind != TokenScope::Kind::kNode) {
+    token_calls_.count(token != nullptr ? std::string_view(token->name) : "#none",
+                       token_metrics_tag(scope, *tokens), allowed);
   }
-  return diff == 0;
-}
-
-bool bearer_token_matches(std::optional<std::string_view> authorization, std::string_view token) {
-  constexpr std::string_view kScheme = "bearer ";
-  if (!authorization || authorization->size() < kScheme.size()) return false;
-  for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    const char c = (*authorization)[i];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return false;
-  }
-  return constant_time_equal(authorization->substr(kScheme.size()), token);
-}
-
-}  // namespace
-
-Answer IdService::authorize(const Caller& caller) const {
-  const std::string& token = config_.bearer_token;
-  if (token.empty() || caller.is_trusted()) return {};
-  if (bearer_token_matches(caller.authorization(), token)) return {};
+  if (allowed) return {};
   return {Outcome::kUnauthenticated, "a valid bearer token is required"};
+}
+
+std::string_view IdService::token_metrics_tag(const TokenScope& scope,
+                                              const TokenSet& tokens) const {
+  switch (scope.kind) {
+    case TokenScope::Kind::kNode:
+      return "#node";
+    case TokenScope::Kind::kSnowflake:
+      return "#snowflake";
+    case TokenScope::Kind::kAdmin:
+      return "#admin";
+    case TokenScope::Kind::kTag:
+      break;
+  }
+  if (tokens.names_tag(scope.tag)) return scope.tag;
+  if (segments_ != nullptr && validate_segment_tag(scope.tag).ok() &&
+      segments_->serves(scope.tag)) {
+    return scope.tag;
+  }
+  return "#other";
+}
+
+std::optional<TokenProof> IdService::prove_token(std::string_view token) const {
+  if (!tokens_->required()) return std::nullopt;
+  const std::string presented = fmt::format("Bearer {}", token);
+  const AccessToken* found = tokens_->current()->match(presented);
+  if (found == nullptr) {
+    token_calls_.count("#none", "#node", false);
+    return std::nullopt;
+  }
+  return TokenProof{found->name, found->digest};
 }
 
 Status IdService::readiness() const {
@@ -349,6 +373,12 @@ Status IdService::readiness() const {
 void IdService::maintain() {
   node_->maintain();
   if (audit_log_) audit_log_->probe();
+  // The tokens file's inode, size and time, once a second.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - tokens_checked_ >= std::chrono::seconds{1}) {
+    tokens_checked_ = now;
+    tokens_->reload();
+  }
 }
 
 Answer IdService::segment_refusal(std::string_view tag, const Error& error) const {
@@ -461,6 +491,7 @@ std::string IdService::metrics_text() const {
         std::to_string(audit.fsyncs));
   }
   extra += node_->cluster_metrics();
+  token_calls_.render(extra);
   if (segments_ != nullptr) extra += segment_metrics(*segments_, kMaxSegmentTagsExported);
   {
     std::lock_guard lock(listeners_mutex_);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "access_tokens.h"
 #include "audit_log.h"
 #include "caller.h"
 #include "metrics.h"
@@ -125,6 +126,9 @@ class IdService {
     // (protocol, configured address) of each listener, until
     // set_bound_endpoint() gives the address it bound.
     std::vector<std::pair<std::string, std::string>> listeners;
+    // The tokens (option tokens_file, read at start); null: the one token
+    // of bearer_token, or none if it is empty.
+    std::unique_ptr<TokenSource> tokens;
   };
 
   IdService(ServiceConfig config, Parts parts);
@@ -141,12 +145,30 @@ class IdService {
   // the servers stopped: no request may be under way.
   void close_segments() { segments_.reset(); }
 
-  // kOk if no bearer_token is set, the caller is trusted, or it presents
-  // "Bearer <token>": the scheme name in any case (RFC 9110 11.1), the token
-  // compared in constant time; else kUnauthenticated. Every request method below asks
-  // it first; a protocol that must refuse before it even parses a request
-  // (HTTP's query) may ask it on its own too.
-  Answer authorize(const Caller& caller) const;
+  // kOk if no token is required, the caller is trusted, or it presents a
+  // token in force ("Bearer <token>": the scheme name in any case, RFC 9110
+  // 11.1, compared in constant time with every token; or a connection's
+  // TokenProof) that opens `scope` (access_tokens.h); else
+  // kUnauthenticated, the same answer whether the token is unknown or does
+  // not open `scope`. Counted per token and tag (TokenCallCounts) but for
+  // kNode's admissions. Every request method below asks it first, with the
+  // access its call needs; a protocol that must refuse before it even parses
+  // a request (HTTP's query) asks it for TokenScope::node() on its own too.
+  Answer authorize(const Caller& caller, const TokenScope& scope) const;
+  Answer authorize(const Caller& caller) const { return authorize(caller, TokenScope::node()); }
+  // Whether a token is required (bearer_token, token_file or tokens_file).
+  bool tokens_required() const { return tokens_->required(); }
+  // How many tokens are in force (0 while none is required).
+  std::size_t token_count() const {
+    return tokens_->required() ? tokens_->current()->tokens().size() : 0;
+  }
+  // The proof of `token` for a connection to keep (RESP's AUTH, Thrift's
+  // authenticate): nullopt unless it is a token in force.
+  std::optional<TokenProof> prove_token(std::string_view token) const;
+  // Reads tokens_file again now, whether it changed or not (SIGHUP);
+  // maintain() reads it when it changes. A file that does not read leaves
+  // the tokens in force and logs one error line.
+  void reload_tokens() { tokens_->reload(true); }
 
   // Everything next_ids() checks before it issues: token, count
   // (1..max_batch), agent. For a request that must be answered without issuing
@@ -281,7 +303,14 @@ class IdService {
   // replaces the generator), created on first use.
   Result<FormattedIdSource*> formatted_id_source();
 
+  // The label of `scope`'s tag in snowid_token_calls_total: bounded by the
+  // store's tags and the tokens file's.
+  std::string_view token_metrics_tag(const TokenScope& scope, const TokenSet& tokens) const;
+
   ServiceConfig config_;
+  std::unique_ptr<TokenSource> tokens_;
+  mutable TokenCallCounts token_calls_;
+  std::chrono::steady_clock::time_point tokens_checked_{};
   std::unique_ptr<Node> node_;
   std::unique_ptr<SegmentAllocator> segments_;
   std::unique_ptr<AuditLog> audit_log_;

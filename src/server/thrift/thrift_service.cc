@@ -32,7 +32,7 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
  public:
   // `trusted`: the peer is in thrift_trusted_networks (thrift_service.h).
   SnowflakeCalls(IdService& service, bool trusted)
-      : service_(service), token_required_(!service.config().bearer_token.empty()) {
+      : service_(service), token_required_(service.tokens_required()) {
     if (trusted) caller_ = Caller::trusted();
   }
 
@@ -40,11 +40,12 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
 
   void authenticate(const std::string& token) override {
     if (!token_required_) return;
-    const std::string presented = "Bearer " + token;
-    if (!service_.authorize(Caller::presenting(presented)).ok()) {
+    std::optional<TokenProof> proof = service_.prove_token(token);
+    if (!proof) {
       throw std::runtime_error("Unauthenticated: the token is not the server's bearer token");
     }
-    caller_ = Caller::trusted();
+    proof_ = std::move(*proof);
+    caller_ = Caller::proven(proof_);
   }
 
   std::int64_t get_worker_id() override {
@@ -72,6 +73,8 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
       return service_.next_id(request, id);
     });
     if (answer.ok()) return static_cast<std::int64_t>(id);
+    // A token that does not open Snowflake IDs is answered as none.
+    if (answer.outcome == Outcome::kUnauthenticated) refuse_unauthenticated();
     // The generated processor answers a thrown exception with a Thrift
     // application exception carrying what() as its message.
     const char* name = answer.outcome == Outcome::kInvalidArgument ? "InvalidUserAgentError"
@@ -82,12 +85,17 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
  private:
   // The generated processor answers a thrown exception with a Thrift
   // application exception carrying what() as its message.
+  // A connection's token is checked at each call against the tokens in
+  // force then: one removed from tokens_file is refused from its next call.
   void require_authentication() const {
-    if (!authenticated()) {
-      throw std::runtime_error(
-          "Unauthenticated: call authenticate with the bearer token first (or connect from "
-          "thrift_trusted_networks)");
+    if (!authenticated() || (caller_ && !service_.authorize(*caller_).ok())) {
+      refuse_unauthenticated();
     }
+  }
+  [[noreturn]] static void refuse_unauthenticated() {
+    throw std::runtime_error(
+        "Unauthenticated: call authenticate with the bearer token first (or connect from "
+        "thrift_trusted_networks)");
   }
 
   IdService& service_;
@@ -96,6 +104,8 @@ class SnowflakeCalls final : public snowid::thrift::SnowflakeIf {
   // called authenticate with the bearer token, or from the start if it comes
   // from thrift_trusted_networks; nullopt before.
   std::optional<Caller> caller_;
+  // The token authenticate presented, which caller_ views.
+  TokenProof proof_;
 };
 
 // One connection's framing: each complete frame at the front of the input is

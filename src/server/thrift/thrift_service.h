@@ -3,12 +3,14 @@
 // calls answered through IdService like HTTP's and gRPC's (the agent rule,
 // the per-agent counters, the audit log, the request metrics).
 //
-// Authentication: Twitter's calls carry no bearer token. With bearer_token
-// set, a connection from thrift_trusted_networks (this machine by default)
+// Authentication: Twitter's calls carry no bearer token. With a token
+// required, a connection from thrift_trusted_networks (this machine by default)
 // is trusted, so clients built for Twitter's service work from there; any
 // other connection first calls snowid's authenticate(token) (a method added
 // to the IDL, which a client generated from proto/thrift/snowflake.thrift can
-// call), and every other call before it is refused. Connections that do
+// call), and every other call before it is refused. With tokens_file, each
+// call is checked against the tokens in force then (access_tokens.h):
+// get_id needs a token that opens Snowflake IDs. Connections that do
 // neither hold only thrift_unauthenticated_share of the slots and are closed
 // after thrift_auth_timeout_ms (stream_server.h); one whose first call is
 // authenticate is the last to make room for a new one.
