@@ -337,7 +337,7 @@ struct StreamServer::Impl : std::enable_shared_from_this<StreamServer::Impl> {
         new_handler(std::move(make_handler)),
         over_limit_answer(std::move(refusal)),
         first_request_authenticates(std::move(authenticates)),
-        token_required(!id_service.config().bearer_token.empty()),
+        token_required(id_service.tokens_required()),
         // check_stream_listener() accepted the option.
         trusted_networks(TrustedNetworks::parse(options.trusted_networks).value()) {}
 
