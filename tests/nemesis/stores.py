@@ -469,6 +469,9 @@ class RedisStore(_Members):
 
 
 STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore}
+from mariadb_store import MariadbStore, missing as _mariadb_missing  # noqa: E402
+
+STORES["mariadb"] = MariadbStore
 
 
 def missing(kind):
@@ -479,4 +482,6 @@ def missing(kind):
         return "java or ZooKeeper is missing (Debian package zookeeper)"
     if kind == "redis" and not shutil.which("redis-server"):
         return "redis-server is not installed (Debian package redis-server)"
+    if kind == "mariadb":
+        return _mariadb_missing()
     return ""
