@@ -97,6 +97,7 @@ class MariadbStore(_Members):
         self.rebuild = set()  # members to rebuild from the primary at their restart
         self.pending = set()  # replicas to re-point at the primary once they answer
         self.promoted_at = (0, 0)  # the primary's (server id, seq) when promoted
+        self.faulted = set()  # members a fault killed, until it ends
         self.events = []  # what the operator did, for logs()
 
     # -- processes ---------------------------------------------------------
@@ -345,6 +346,7 @@ class MariadbStore(_Members):
 
     def kill(self, member):
         """kill -9; the primary's death is a failover (what was done)."""
+        self.faulted.add(member)
         self.procs[member].kill()
         if member != self.primary:
             return None
@@ -354,9 +356,17 @@ class MariadbStore(_Members):
 
     def healed(self):
         """After a cut healed: the replicas left pending re-pointed (or
-        rebuilt); what was done, or None."""
+        rebuilt), and a rebuild that failed tried again; what was done, or
+        None."""
         done = [self._rejoin(m) for m in sorted(self.pending) if self.procs[m].alive()]
+        done += self._retry_rebuilds()
         return self._note("; ".join(done)) if done else None
+
+    def _retry_rebuilds(self):
+        """Members whose rebuild failed (left down) and whose fault has
+        ended are rebuilt again, as an operator would try again."""
+        return [self._rebuild(m, "trying again") for m in sorted(self.rebuild)
+                if m not in self.faulted and not self.procs[m].alive()]
 
     def resume(self, member):
         super().resume(member)
@@ -368,12 +378,19 @@ class MariadbStore(_Members):
         replica promoted (the semi-sync one if no asynchronous one runs).
         Returns (the old primary, what was done)."""
         old = self.primary
+        self.faulted.add(old)
         self.procs[old].kill()
         asynchronous = [m for m in self.members if self.role[m] == "async" and m != old]
         others = [m for m in self.members if m != old and m not in asynchronous]
         return old, self._failover(old, asynchronous + others)
 
     def restart(self, member):
+        self.faulted.discard(member)
+        done = self._restart(member)
+        again = self._retry_rebuilds()
+        return "; ".join([done] + again)
+
+    def _restart(self, member):
         if self.procs[member].alive():
             return "running"
         if member in self.rebuild:
@@ -389,10 +406,11 @@ class MariadbStore(_Members):
         """The (killed) member's data directory lost: rebuilt from the
         primary as a replica. A primary nobody replaced is only restarted
         on its data (there is no other copy to rebuild it from)."""
+        self.faulted.discard(member)
         if member == self.primary:
             self.spawn(member)
             return self._note("not wiped: %s is still the primary; restarted on its data" % member)
-        return self._rebuild(member, "its data lost")
+        return "; ".join([self._rebuild(member, "its data lost")] + self._retry_rebuilds())
 
     def _rebuild(self, member, why):
         """Replaces `member`'s data with a copy of the primary's, and makes
@@ -421,7 +439,7 @@ class MariadbStore(_Members):
                 [DUMP, "--no-defaults", "-h", primary, "-P", str(self.PORT), "-u", "admin",
                  "-p" + PASSWORD, "--single-transaction", "--gtid",
                  "--master-data=1", "--databases", "snowid"],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True, text=True, timeout=15)
         except subprocess.TimeoutExpired:
             return ("rebuilding %s (%s): the dump of %s timed out" % (
                 member, why, self.primary))

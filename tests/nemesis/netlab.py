@@ -40,6 +40,14 @@ neighbour entries need only iproute2. One direction cut still breaks TCP
 both ways (the handshake needs both); what is one way is whose packets
 are lost.
 
+Service addresses. move_service() puts a second address of the /24 (.250
+up) on a host's eth0 and moves it to another host, as a virtual IP moves
+at a failover: deleted from the old holder, added to the new, and the
+neighbour entry for it flushed in every other host (what a gratuitous ARP
+would update), so the next packet to it asks again and reaches the new
+holder. A cut of a host cuts the service addresses it holds too, and a
+service address moved during a cut is cut or not as its new holder is.
+
 Processes start as `ip netns exec NS argv...` (ip execs argv, so the pid is
 the program's own) and are killed, paused and resumed by pid.
 

@@ -14,6 +14,12 @@ to them.
 RedisStore: a Redis primary with two replicas and three Sentinels (snowid
 finds the primary through Sentinel), a Sentinel beside each redis-server in
 the member's namespace, leader() the primary the Sentinels name.
+
+MariadbStore (mariadb_store.py): a primary, a semi-sync and an asynchronous
+replica, failed over by the harness as an operator does; the nodes reach
+the primary on a service address that moves with it. Its kill(m) of the
+primary is a failover (it returns what was done), restart(m) may rebuild
+the member, and promote_async() is its member-promote-async.
 """
 
 import json
