@@ -243,6 +243,21 @@ class MariadbStore(_Members):
                             "ON" if sync else "OFF", self.lab.address(primary), self.PORT,
                             PASSWORD, 0 if sync else self.ASYNC_LAG_S), timeout=15.0)
 
+    def _connected(self, member, timeout=3.0):
+        """(False, the error) if `member`'s replication stops with an error
+        within `timeout` s of its START SLAVE: a transaction the primary
+        never had, after two failovers while it did not answer, stops it
+        (gtid_strict_mode) as soon as it connects."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            errno = self._slave_field(member, "Last_IO_Errno")
+            if errno not in ("", "0"):
+                return False, "error %s: %s" % (errno, self._slave_field(member, "Last_IO_Error"))
+            if self._slave_field(member, "Slave_IO_State").startswith("Waiting for master to send"):
+                return True, ""
+            time.sleep(0.2)
+        return True, ""
+
     def serving(self, member):
         return self.sql(member, "SELECT 1", timeout=3.0)[0]
 
@@ -339,8 +354,10 @@ class MariadbStore(_Members):
         if their_seq < seq or (their_seq, their_server) == (seq, server):
             ok, out = self._follow(member, self.primary)
             if ok:
+                ok, out = self._connected(member)
+            if ok:
                 return "%s at %s follows it" % (member, theirs.strip() or "nothing")
-            return self._rebuild(member, "CHANGE MASTER failed: " + out)
+            return self._rebuild(member, "it cannot follow: " + out)
         return self._rebuild(member, "holds %s, beyond %d-%d-%d" % (theirs.strip(), 0, server,
                                                                      seq))
 
