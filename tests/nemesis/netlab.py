@@ -40,6 +40,14 @@ neighbour entries need only iproute2. One direction cut still breaks TCP
 both ways (the handshake needs both); what is one way is whose packets
 are lost.
 
+Service addresses. move_service() puts a second address of the /24 (.250
+up) on a host's eth0 and moves it to another host, as a virtual IP moves
+at a failover: deleted from the old holder, added to the new, and the
+neighbour entry for it flushed in every other host (what a gratuitous ARP
+would update), so the next packet to it asks again and reaches the new
+holder. A cut of a host cuts the service addresses it holds too, and a
+service address moved during a cut is cut or not as its new holder is.
+
 Processes start as `ip netns exec NS argv...` (ip execs argv, so the pid is
 the program's own) and are killed, paused and resumed by pid.
 
@@ -204,6 +212,7 @@ class Lab:
         self.slot = slot
         self._lock_fd = lock_fd
         self.hosts = {}  # name -> address
+        self.services = {}  # service address -> the host that holds it now
         self._down = set()  # hosts whose link is down
         self._cut = set()  # (a, b): a cannot send to b
         self._procs = []
@@ -303,14 +312,53 @@ class Lab:
         """Makes exactly `pairs` ((a, b): a's packets to b are dropped) cut."""
         pairs = {(a, b) for a, b in pairs if a != b}
         for a, b in sorted(self._cut - pairs):
-            ip("-n", self.namespace(a), "neigh", "del", self.hosts[b], "dev", "eth0", check=False)
+            for address in self.addresses(b):
+                ip("-n", self.namespace(a), "neigh", "del", address, "dev", "eth0", check=False)
         for a, b in sorted(pairs - self._cut):
             self._drop(a, b)
         self._cut = pairs
 
     def _drop(self, a, b):
-        ip("-n", self.namespace(a), "neigh", "replace", self.hosts[b], "lladdr", NOWHERE, "nud",
-           "permanent", "dev", "eth0")
+        for address in self.addresses(b):
+            ip("-n", self.namespace(a), "neigh", "replace", address, "lladdr", NOWHERE, "nud",
+               "permanent", "dev", "eth0")
+
+    # -- service addresses -------------------------------------------------
+
+    def addresses(self, host):
+        """`host`'s own address and the service addresses it holds now."""
+        return [self.hosts[host]] + sorted(a for a, h in self.services.items() if h == host)
+
+    def service_address(self, index=0):
+        """A service address of the lab's subnet, never a host's (hosts
+        take .10 to .209)."""
+        return "%s.%d" % (SUBNET, 250 + index)
+
+    def move_service(self, address, host):
+        """Moves the service address `address` to `host`'s eth0 (from the
+        host holding it, if one does), as a virtual IP moves: deleted from
+        the old holder, added to the new, and in every other host the
+        neighbour entry of the address flushed, so that the next packet
+        asks for its MAC address again and reaches the new holder (the
+        gratuitous ARP of a keepalived or a MaxScale would update it
+        instead); a host cut from `host` gets the cut's entry for it."""
+        old = self.services.get(address)
+        if old == host:
+            return
+        if old is not None:
+            ip("-n", self.namespace(old), "addr", "del", address + "/24", "dev", "eth0",
+               check=False)
+        ip("-n", self.namespace(host), "addr", "add", address + "/24", "dev", "eth0")
+        self.services[address] = host
+        for other in self.hosts:
+            if other == host:
+                continue
+            if (other, host) in self._cut and other not in self._down:
+                ip("-n", self.namespace(other), "neigh", "replace", address, "lladdr", NOWHERE,
+                   "nud", "permanent", "dev", "eth0")
+            else:
+                ip("-n", self.namespace(other), "neigh", "del", address, "dev", "eth0",
+                   check=False)
 
     def cut_pairs(self):
         return set(self._cut)

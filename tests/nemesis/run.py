@@ -4,7 +4,7 @@ store, each process in a network namespace of its own, clients drawing IDs
 from every node all along, a seeded schedule of faults (schedule.py), and
 the checker (checker.py) over every answer.
 
-    run.py --store etcd|zookeeper|redis [--seconds S | --minutes M]
+    run.py --store etcd|zookeeper|redis|mariadb [--seconds S | --minutes M]
            [--seed S | --seeds S1,S2,...] [--nodes N] [--kinds K1,K2,...]
            [--snowidd PATH] [--keep]
 
@@ -91,7 +91,11 @@ class Runner:
         elif kind == "node-clock-strobe":
             self.nodes.strobe(fault["node"], fault["offset_ms"], fault["period_ms"])
         elif kind in ("member-kill", "member-wipe", "member-restore"):
-            self.store.kill(fault["member"])
+            failover = self.store.kill(fault["member"])
+            if failover:  # a store failed over by hand (MariaDB) says what it did
+                fault["failover"] = failover
+        elif kind == "member-promote-async":
+            fault["member"], fault["failover"] = self.store.promote_async()
         elif kind == "member-pause":
             self.store.pause(fault["member"])
 
@@ -99,6 +103,10 @@ class Runner:
         kind = fault["kind"]
         if kind in schedule_module.NETWORK:
             self.lab.heal()
+            if hasattr(self.store, "healed"):  # MariaDB: replicas it could not re-point
+                done = self.store.healed()
+                if done:
+                    fault["done"] = done
         elif kind == "node-kill":
             self.nodes.restart(fault["node"])
         elif kind == "node-pause":
@@ -107,8 +115,10 @@ class Runner:
             self.nodes.set_clock(fault["node"], 0)
         elif kind == "node-clock-strobe":
             self.nodes.unstrobe(fault["node"])
-        elif kind == "member-kill":
-            self.store.restart(fault["member"])
+        elif kind in ("member-kill", "member-promote-async"):
+            done = self.store.restart(fault["member"])
+            if done:
+                fault["done"] = done
         elif kind == "member-wipe":
             fault["done"] = self.store.wipe(fault["member"])
         elif kind == "member-restore":
@@ -248,6 +258,8 @@ def missing(args, kinds):
         why = "snowidd is not at %s (--snowidd or SNOWIDD)" % args.snowidd
     if not why and args.store == "redis" and not _has_option(args.snowidd, "--redis-sentinels"):
         why = "%s has no --redis-sentinels (a snowidd without Sentinel support)" % args.snowidd
+    if not why and args.store == "mariadb" and not _has_option(args.snowidd, "--mysql-url"):
+        why = "%s has no --mysql-url (a snowidd without MariaDB support)" % args.snowidd
     if not why and set(kinds) & set(schedule_module.CLOCK) and not nodes_module.faketime_library():
         why = "libfaketime is not installed (Debian package faketime): no clock faults"
     return why
@@ -315,12 +327,13 @@ def kinds_or_exit(args):
     """The fault kinds of the run, or an exit status: 2 for a kind the store
     lacks, 77 (1 under CI) when something the runs need is missing."""
     supported = stores.STORES[args.store].kinds
-    unsupported = [k for k in args.kinds or () if k in schedule_module.DATA and k not in supported]
+    specific = schedule_module.DATA + schedule_module.FAILOVER
+    unsupported = [k for k in args.kinds or () if k in specific and k not in supported]
     if unsupported:
         print("--kinds: %s has no %s" % (args.store, ", ".join(unsupported)))
         return 2
     kinds = [k for k in args.kinds or schedule_module.ALL_KINDS
-             if k not in schedule_module.DATA or k in supported]
+             if k not in specific or k in supported]
     why = missing(args, kinds)
     if why and os.environ.get("CI") == "true":
         print("FAILED: %s (CI=true: a test that cannot run fails)" % why)

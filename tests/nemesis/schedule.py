@@ -31,6 +31,9 @@ Kinds (targets; what the runner does, runner.py):
   member-restore      member      kill -9; after `duration` restarted on a copy
                                   of its data taken at the run's start
                                   (ZooKeeper only)
+  member-promote-async  -         the primary (at that moment) killed and the
+                                  asynchronous replica promoted; the old
+                                  primary rejoins after `duration` (MariaDB)
 """
 
 import random
@@ -41,7 +44,10 @@ NODE = ("node-kill", "node-pause")
 CLOCK = ("node-clock-step", "node-clock-strobe")
 MEMBER = ("member-kill", "member-pause", "member-wipe", "member-restore")
 DATA = ("member-wipe", "member-restore")  # only where the store has them (stores.py)
-ALL_KINDS = NETWORK + NODE + CLOCK + MEMBER
+# A failover only a store with replicas promoted by hand has (its `kinds`);
+# last in ALL_KINDS, so that the other stores' seeds draw what they drew.
+FAILOVER = ("member-promote-async",)
+ALL_KINDS = NETWORK + NODE + CLOCK + MEMBER + FAILOVER
 
 
 def _targets(fault):
@@ -98,6 +104,8 @@ def _fault(rng, kind, nodes, members, lease_s):
         fault["offset_ms"] = rng.choice((-1, 1)) * rng.choice((300, 1500, 4000))
         if kind == "node-clock-strobe":
             fault["period_ms"] = rng.choice((50, 200, 1000))
+    elif kind == "member-promote-async":  # its member is the primary of the moment
+        fault["duration"] = round(rng.uniform(1.0, 6.0), 1)
     else:
         fault.update(member=rng.choice(members), duration=round(rng.uniform(1.0, 6.0), 1))
     return fault

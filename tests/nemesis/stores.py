@@ -14,6 +14,12 @@ to them.
 RedisStore: a Redis primary with two replicas and three Sentinels (snowid
 finds the primary through Sentinel), a Sentinel beside each redis-server in
 the member's namespace, leader() the primary the Sentinels name.
+
+MariadbStore (mariadb_store.py): a primary, a semi-sync and an asynchronous
+replica, failed over by the harness as an operator does; the nodes reach
+the primary on a service address that moves with it. Its kill(m) of the
+primary is a failover (it returns what was done), restart(m) may rebuild
+the member, and promote_async() is its member-promote-async.
 """
 
 import json
@@ -469,6 +475,9 @@ class RedisStore(_Members):
 
 
 STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore}
+from mariadb_store import MariadbStore, missing as _mariadb_missing  # noqa: E402
+
+STORES["mariadb"] = MariadbStore
 
 
 def missing(kind):
@@ -479,4 +488,6 @@ def missing(kind):
         return "java or ZooKeeper is missing (Debian package zookeeper)"
     if kind == "redis" and not shutil.which("redis-server"):
         return "redis-server is not installed (Debian package redis-server)"
+    if kind == "mariadb":
+        return _mariadb_missing()
     return ""
