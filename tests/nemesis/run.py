@@ -4,7 +4,7 @@ store, each process in a network namespace of its own, clients drawing IDs
 from every node all along, a seeded schedule of faults (schedule.py), and
 the checker (checker.py) over every answer.
 
-    run.py --store etcd|zookeeper|redis [--seconds S | --minutes M]
+    run.py --store etcd|zookeeper|redis|postgres [--seconds S | --minutes M]
            [--seed S | --seeds S1,S2,...] [--nodes N] [--kinds K1,K2,...]
            [--snowidd PATH] [--keep]
 
@@ -91,7 +91,11 @@ class Runner:
         elif kind == "node-clock-strobe":
             self.nodes.strobe(fault["node"], fault["offset_ms"], fault["period_ms"])
         elif kind in ("member-kill", "member-wipe", "member-restore"):
-            self.store.kill(fault["member"])
+            failover = self.store.kill(fault["member"])  # PostgreSQL: a primary is failed over
+            if failover:
+                fault["failover"] = failover
+        elif kind == "member-promote-async":
+            fault.update(self.store.promote_async())
         elif kind == "member-pause":
             self.store.pause(fault["member"])
 
@@ -99,6 +103,8 @@ class Runner:
         kind = fault["kind"]
         if kind in schedule_module.NETWORK:
             self.lab.heal()
+            if hasattr(self.store, "healed"):
+                self.store.healed()
         elif kind == "node-kill":
             self.nodes.restart(fault["node"])
         elif kind == "node-pause":
@@ -115,6 +121,8 @@ class Runner:
             fault["done"] = self.store.restore(fault["member"])
         elif kind == "member-pause":
             self.store.resume(fault["member"])
+        elif kind == "member-promote-async":
+            self.store.restart(fault["killed"])
 
     def play(self, schedule):
         """Each fault at its time, each healed at its end; logs the times."""
@@ -315,12 +323,12 @@ def kinds_or_exit(args):
     """The fault kinds of the run, or an exit status: 2 for a kind the store
     lacks, 77 (1 under CI) when something the runs need is missing."""
     supported = stores.STORES[args.store].kinds
-    unsupported = [k for k in args.kinds or () if k in schedule_module.DATA and k not in supported]
+    unsupported = [k for k in args.kinds or () if k in schedule_module.OWN and k not in supported]
     if unsupported:
         print("--kinds: %s has no %s" % (args.store, ", ".join(unsupported)))
         return 2
     kinds = [k for k in args.kinds or schedule_module.ALL_KINDS
-             if k not in schedule_module.DATA or k in supported]
+             if k not in schedule_module.OWN or k in supported]
     why = missing(args, kinds)
     if why and os.environ.get("CI") == "true":
         print("FAILED: %s (CI=true: a test that cannot run fails)" % why)

@@ -31,6 +31,16 @@ Kinds (targets; what the runner does, runner.py):
   member-restore      member      kill -9; after `duration` restarted on a copy
                                   of its data taken at the run's start
                                   (ZooKeeper only)
+  member-promote-async  -         PostgreSQL only: the primary (whichever
+                                  member it is then) killed -9 and the
+                                  asynchronous standby promoted; after
+                                  `duration` the old primary rejoins as a
+                                  standby (postgres_store.py)
+
+With PostgreSQL, a member-kill or member-wipe that hits the primary is a
+failover too (its synchronous standby promoted). The kinds a store lacks
+(OWN) are left out before a seed draws anything, so adding one changes no
+other store's schedules.
 """
 
 import random
@@ -40,8 +50,10 @@ NETWORK = ("partition-halves", "partition-majority", "partition-one-way", "parti
 NODE = ("node-kill", "node-pause")
 CLOCK = ("node-clock-step", "node-clock-strobe")
 MEMBER = ("member-kill", "member-pause", "member-wipe", "member-restore")
-DATA = ("member-wipe", "member-restore")  # only where the store has them (stores.py)
-ALL_KINDS = NETWORK + NODE + CLOCK + MEMBER
+DATA = ("member-wipe", "member-restore")
+FAILOVER = ("member-promote-async",)
+OWN = DATA + FAILOVER  # only where the store has them (its `kinds`, stores.py)
+ALL_KINDS = NETWORK + NODE + CLOCK + MEMBER + FAILOVER
 
 
 def _targets(fault):
@@ -98,6 +110,8 @@ def _fault(rng, kind, nodes, members, lease_s):
         fault["offset_ms"] = rng.choice((-1, 1)) * rng.choice((300, 1500, 4000))
         if kind == "node-clock-strobe":
             fault["period_ms"] = rng.choice((50, 200, 1000))
+    elif kind in FAILOVER:  # its member is the primary when it starts
+        fault["duration"] = round(rng.uniform(1.0, 6.0), 1)
     else:
         fault.update(member=rng.choice(members), duration=round(rng.uniform(1.0, 6.0), 1))
     return fault

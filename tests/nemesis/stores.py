@@ -14,6 +14,12 @@ to them.
 RedisStore: a Redis primary with two replicas and three Sentinels (snowid
 finds the primary through Sentinel), a Sentinel beside each redis-server in
 the member's namespace, leader() the primary the Sentinels name.
+
+PostgresStore (postgres_store.py): a primary, a synchronous and an
+asynchronous standby, failed over by the harness as an operator does it;
+kill() of the primary promotes a standby (and says so: its return value,
+None for the other stores), promote_async() promotes the asynchronous one,
+healed() (after a cut) re-points what could not be re-pointed during it.
 """
 
 import json
@@ -468,7 +474,10 @@ class RedisStore(_Members):
         return text
 
 
-STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore}
+import postgres_store  # noqa: E402 (it builds on _Members above)
+
+STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore,
+          "postgres": postgres_store.PostgresStore}
 
 
 def missing(kind):
@@ -479,4 +488,6 @@ def missing(kind):
         return "java or ZooKeeper is missing (Debian package zookeeper)"
     if kind == "redis" and not shutil.which("redis-server"):
         return "redis-server is not installed (Debian package redis-server)"
+    if kind == "postgres":
+        return postgres_store.missing()
     return ""
