@@ -359,16 +359,19 @@ class PostgresStore(stores._Members):
         the primary cannot be reached, started as its standby unrewound and
         left stale."""
         primary = self.primary
+        began = time.monotonic()
         self._stop(member)
+        stopped = time.monotonic()
         data = self.data_dir(member)
         # A standby killed in recovery: pg_rewind's single-user crash
         # recovery refuses standby mode, so it finishes recovery as a
         # primary would (on its own timeline), and is rewound from there.
         if os.path.exists(os.path.join(data, "standby.signal")):
             os.unlink(os.path.join(data, "standby.signal"))
-        ok, out = self._run(member, [BIN + "pg_rewind", "-D", data, "--source-server",
+        ok, out = self._run(member, [BIN + "pg_rewind", "--no-sync", "-D", data, "--source-server",
                                      self._conninfo(primary)], 60.0)
         how = "pg_rewind"
+        rewound = time.monotonic()
         if not ok:
             reachable = self.psql(primary, "SELECT 1") == "1" and self._run(
                 member, [BIN + "psql", "-X", "-A", "-t", "-d", self._conninfo(primary), "-c",
@@ -401,7 +404,9 @@ class PostgresStore(stores._Members):
                               "(%s)" % (member, primary, out.splitlines()[-1][-160:] if out
                                         else "no output"))
         self.stale.discard(member)
-        return self._note("%s rejoined as a standby of %s by %s" % (member, primary, how))
+        return self._note("%s rejoined as a standby of %s by %s (stop %.1f s, pg_rewind %.1f s, "
+                          "start %.1f s)" % (member, primary, how, stopped - began,
+                                             rewound - stopped, time.monotonic() - rewound))
 
     def _comes_up(self, member, timeout=15.0):
         """True once `member` answers; False if it exits or stays silent."""
