@@ -90,6 +90,15 @@ def _descendants(pid):
     return found
 
 
+def _lsn(text):
+    """A WAL location ("0/403A700") as a number, or None."""
+    try:
+        high, low = (text or "").split("/")
+        return (int(high, 16) << 32) + int(low, 16)
+    except ValueError:
+        return None
+
+
 def _signal_all(pids, sig):
     for pid in pids:
         try:
@@ -321,6 +330,9 @@ class PostgresStore(stores._Members):
                       if self._up(m) and self.psql(m, "SELECT pg_is_in_recovery()") == "t"]
         if not candidates:
             return self._note("%s killed; no standby up to promote: no failover" % old)
+        # What each standby had received when the primary died: a promoted one
+        # behind another lacks writes the primary may have acknowledged.
+        received = {m: _lsn(self.psql(m, "SELECT pg_last_wal_replay_lsn()")) for m in candidates}
         failed = []
         for new in candidates:
             began = time.monotonic()
@@ -343,9 +355,13 @@ class PostgresStore(stores._Members):
         self.upstream[new] = None
         self.upstream[old] = None  # a former primary: rewound when it rejoins
         promoted = time.monotonic() - began
+        behind = max([lsn - received[new] for lsn in received.values()
+                      if lsn is not None and received[new] is not None], default=0)
         self._settle()
-        return self._note("%s killed; %s%s standby %s promoted in %.1f s; %s" % (
-            old, "".join(f + "; " for f in failed), kind, new, promoted, self.describe()))
+        return self._note("%s killed; %s%s standby %s promoted in %.1f s (%s); %s" % (
+            old, "".join(f + "; " for f in failed), kind, new, promoted,
+            "%d bytes of WAL behind the other standby" % behind if behind else
+            "as far as any standby", self.describe()))
 
     def describe(self):
         return "primary %s, synchronous standby %s, standbys %s" % (
