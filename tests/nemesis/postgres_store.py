@@ -244,7 +244,7 @@ class PostgresStore(stores._Members):
         os.chown(data, self.uid, self.gid)
         os.chmod(data, 0o700)
         ok, out = self._run(member, [BIN + "pg_basebackup", "-D", data, "-X", "stream", "-c",
-                                     "fast", "--no-sync", "-d", self._conninfo(source)], 60.0)
+                                     "fast", "--no-sync", "-d", self._conninfo(source)], 30.0)
         if not ok:
             self._note("pg_basebackup of %s from %s failed: %s" % (member, source, out[-300:]))
         return ok
@@ -384,14 +384,18 @@ class PostgresStore(stores._Members):
         # primary would (on its own timeline), and is rewound from there.
         if os.path.exists(os.path.join(data, "standby.signal")):
             os.unlink(os.path.join(data, "standby.signal"))
-        ok, out = self._run(member, [BIN + "pg_rewind", "--no-sync", "-D", data, "--source-server",
-                                     self._conninfo(primary)], 60.0)
+        if primary in self.paused:  # it would hang: tried again once it is resumed
+            ok, out = False, "the primary %s is paused" % primary
+        else:
+            ok, out = self._run(member, [BIN + "pg_rewind", "--no-sync", "-D", data,
+                                         "--source-server", self._conninfo(primary)], 30.0)
         how = "pg_rewind"
         rewound = time.monotonic()
         if not ok:
-            reachable = self.psql(primary, "SELECT 1") == "1" and self._run(
-                member, [BIN + "psql", "-X", "-A", "-t", "-d", self._conninfo(primary), "-c",
-                         "SELECT 1"], 5.0)[0]
+            reachable = (primary not in self.paused and self.psql(primary, "SELECT 1") == "1"
+                         and self._run(member, [BIN + "psql", "-X", "-A", "-t", "-d",
+                                                self._conninfo(primary), "-c", "SELECT 1"],
+                                       5.0)[0])
             if reachable and self._base_backup(member, primary):
                 how = "pg_basebackup (pg_rewind: %s)" % out.splitlines()[-1][-160:] if out \
                     else "pg_basebackup"
@@ -446,7 +450,7 @@ class PostgresStore(stores._Members):
                 return
             streaming = {}
             wait_until(lambda: streaming.update(self._streaming(self.primary)) or
-                       any(m in streaming for m in candidates), 10.0, 0.2)
+                       any(m in streaming for m in candidates), 5.0, 0.2)
             chosen = [m for m in candidates if m in streaming]
             if chosen:
                 self.sync = chosen[0]
@@ -479,7 +483,7 @@ class PostgresStore(stores._Members):
             self._settle()
             return "not wiped: it is still the primary (no standby was up to promote); " \
                    "restarted on its data"
-        if not self._base_backup(member, self.primary):
+        if self.primary in self.paused or not self._base_backup(member, self.primary):
             self._write_role(member, self.primary)
             self.spawn(member)
             self.upstream[member] = self.primary
