@@ -127,6 +127,8 @@ class PostgresStore(stores._Members):
         self.upstream[self.primary] = None
         self.paused = set()
         self.stale = set()  # standbys to rewind at the next chance (a rejoin that failed)
+        self.rebuild = set()  # members without usable data, to copy anew at the next chance
+        self.down = set()  # members killed by a fault that has not ended
         self.history = []  # (time, what) of every failover and rejoin, for logs()
 
     # -- helpers ---------------------------------------------------------
@@ -237,6 +239,20 @@ class PostgresStore(stores._Members):
                         "WHERE state = 'streaming'", timeout=2.0)
         return dict(line.split("|", 1) for line in (out or "").splitlines() if "|" in line)
 
+    def _has_data(self, member):
+        return os.path.exists(os.path.join(self.data_dir(member), "PG_VERSION"))
+
+    def _start_standby(self, member, primary):
+        """Started as a standby of `primary`, or (no data left after a
+        failed copy) left down and copied anew at the next chance."""
+        self.upstream[member] = primary
+        if not self._has_data(member):
+            self.rebuild.add(member)
+            return False
+        self._write_role(member, primary)
+        self.spawn(member)
+        return True
+
     def _base_backup(self, member, source):
         data = self.data_dir(member)
         shutil.rmtree(data, ignore_errors=True)
@@ -303,6 +319,7 @@ class PostgresStore(stores._Members):
 
     def kill(self, member):
         was_primary = member == self.primary
+        self.down.add(member)
         self._kill_tree(member)
         if not was_primary:
             self._note("%s killed (a standby)" % member)
@@ -314,6 +331,7 @@ class PostgresStore(stores._Members):
         the fault's runtime targets: "killed" (the old primary) and
         "failover" (what was done)."""
         old = self.primary
+        self.down.add(old)
         self._kill_tree(old)
         return {"killed": old, "failover": self._failover(old, prefer_sync=False)}
 
@@ -403,9 +421,7 @@ class PostgresStore(stores._Members):
                 how = None
         if not ok:
             self._note("%s: pg_rewind from %s failed:\n%s" % (member, primary, out[-2000:]))
-        self._write_role(member, primary)
-        self.spawn(member)
-        self.upstream[member] = primary
+        self._start_standby(member, primary)
         if how and not self._comes_up(member):
             # It does not start on the rewound copy (its recovery point lies on
             # no timeline of the primary's): copied anew.
@@ -414,10 +430,11 @@ class PostgresStore(stores._Members):
             self._stop(member)
             how = "pg_basebackup (after %s, it did not start)" % how.split(" ")[0] \
                 if self._base_backup(member, primary) else None
-            self._write_role(member, primary)
-            self.spawn(member)
-            if how:
+            if self._start_standby(member, primary) and how:
                 self._comes_up(member)
+        if member in self.rebuild:
+            return self._note("%s: no data left after a failed copy from %s: down until it "
+                              "can be copied" % (member, primary))
         if how is None:
             self.stale.add(member)
             return self._note("%s: primary %s unreachable, started as its standby unrewound "
@@ -439,9 +456,21 @@ class PostgresStore(stores._Members):
         synchronous standby once one streams from it."""
         if not self._up(self.primary):
             return
+        for m in sorted(self.rebuild - self.down):
+            if not self._alive(m) and self._base_backup(m, self.primary):
+                self.rebuild.discard(m)
+                self.stale.discard(m)
+                self._start_standby(m, self.primary)
+                self._comes_up(m)
+                self._note("%s copied anew from %s by pg_basebackup and started" % (
+                    m, self.primary))
         for m in self.members:
             if m != self.primary and self._up(m) and (
                     self.upstream.get(m) != self.primary or m in self.stale):
+                self._rejoin(m)
+            elif (m != self.primary and not self._alive(m) and m not in self.down | self.rebuild
+                  and m in self.procs):
+                self._note("%s is down without a fault (it did not start)" % m)
                 self._rejoin(m)
         if self.sync is None:
             candidates = [m for m in self.members if m != self.primary and self._up(m)
@@ -459,6 +488,7 @@ class PostgresStore(stores._Members):
                 self._note("%s named synchronous standby of %s" % (self.sync, self.primary))
 
     def restart(self, member):
+        self.down.discard(member)
         if self._alive(member):
             return
         self._note("%s restarting" % member)
@@ -466,7 +496,9 @@ class PostgresStore(stores._Members):
             self.spawn(member)
             self._settle()
             return
-        if self.upstream.get(member) == self.primary and member not in self.stale:
+        if member in self.rebuild:
+            pass  # copied anew by _settle below
+        elif self.upstream.get(member) == self.primary and member not in self.stale:
             self.spawn(member)  # a standby killed and restarted: it follows as before
         else:
             self._rejoin(member)
@@ -478,25 +510,26 @@ class PostgresStore(stores._Members):
         self._settle()
 
     def wipe(self, member):
+        self.down.discard(member)
         if member == self.primary:
             self.spawn(member)
             self._settle()
             return "not wiped: it is still the primary (no standby was up to promote); " \
                    "restarted on its data"
         if self.primary in self.paused or not self._base_backup(member, self.primary):
-            self._write_role(member, self.primary)
-            self.spawn(member)
-            self.upstream[member] = self.primary
-            self.stale.add(member)
+            if self._start_standby(member, self.primary):
+                self.stale.add(member)
             self._settle()
-            return "wipe failed (pg_basebackup from %s); restarted as a stale standby" % \
-                self.primary
-        self._write_role(member, self.primary)
-        self.spawn(member)
-        self.upstream[member] = self.primary
+            return self._note("%s: wipe: no copy from %s (%s)" % (
+                member, self.primary, "paused" if self.primary in self.paused
+                else "pg_basebackup failed") + (
+                "; restarted on its data as a stale standby" if member in self.stale
+                else "; down until it can be copied" if member in self.rebuild else ""))
         self.stale.discard(member)
+        self._start_standby(member, self.primary)
         self._settle()
-        return self._note("wiped; copied anew from %s by pg_basebackup" % self.primary)
+        return self._note("%s wiped; copied anew from %s by pg_basebackup" % (
+            member, self.primary))
 
     def leader(self):
         for m in [self.primary] + [m for m in self.members if m != self.primary]:
