@@ -343,9 +343,11 @@ class PostgresStore(stores._Members):
         order = ([self.sync] if self.sync in standbys else []) + asynchronous
         if not prefer_sync:
             order.reverse()
-        # A standby that answers (one just started may not have its pid file yet).
-        candidates = [m for m in order
-                      if self._up(m) and self.psql(m, "SELECT pg_is_in_recovery()") == "t"]
+        # A standby that answers (one just started may not have its pid file
+        # yet) and follows the primary (not one started unrewound after a
+        # rejoin failed, whose history may have forked from the primary's).
+        candidates = [m for m in order if self._up(m) and m not in self.stale
+                      and self.psql(m, "SELECT pg_is_in_recovery()") == "t"]
         if not candidates:
             return self._note("%s killed; no standby up to promote: no failover" % old)
         # What each standby had received when the primary died: a promoted one
