@@ -21,7 +21,8 @@ rewrites the configuration, so a restart reads the role it was given.
 The snowidd nodes get one libpq URL naming the three hosts
 (postgresql://postgres@m1:5432,m2:5432,m3:5432/postgres), which snowid opens
 with target_session_attrs=read-write: libpq tries the hosts in order and
-keeps the one that takes writes.
+keeps the one that takes writes (a silent host ahead of the primary in the
+list eats a whole connection attempt: docs/reliability.md).
 
 Faults on members:
   kill(m)      the member's process tree killed (-9), as its machine dying.
@@ -52,8 +53,12 @@ operator who does not fail over on a network blip.
 
 A rejoin that cannot reach the primary (a cut at that moment) starts the
 member as a standby of the new primary anyway (read-only, it can do no
-harm) and retries the rewind at the next heal or member event.
-leader() is the member that answers pg_is_in_recovery() = false.
+harm, and it is never promoted) and retries the rewind at the next heal or
+member event (healed(), which run.py calls after each cut); a member left
+without data by a failed copy, or that did not start, is copied anew then.
+leader() is the member that answers pg_is_in_recovery() = false. Every
+failover and rejoin, with how long its steps took, goes to failovers.log
+in the run's directory.
 """
 
 import os
