@@ -33,11 +33,13 @@ Faults on members:
                with the new primary_conninfo) and, once it streams, named
                the new primary's synchronous standby. No standby to
                promote: no failover, the primary comes back on restart.
-  promote_async()  the primary killed and the ASYNCHRONOUS standby
-               promoted (the synchronous one if the asynchronous one is
-               down): a new primary that may lack the last acknowledged
-               writes; the synchronous standby, ahead of it, is rewound
-               (its extra writes thrown away) and follows it.
+  promote_async()  the ASYNCHRONOUS standby left LAG_S (3 s, a lease)
+               behind (its WAL receiver stopped), the primary killed, and
+               that standby promoted (the synchronous one if the
+               asynchronous one is down): a new primary that lacks the
+               last 3 s of acknowledged writes (the nodes' renewals); the
+               synchronous standby, ahead of it, is rewound (its extra
+               writes thrown away) and follows it.
   restart(m)   a member that is no longer the primary rejoins as a standby
                of the current one: pg_rewind (which first finishes crash
                recovery), or a fresh pg_basebackup if pg_rewind cannot.
@@ -115,6 +117,7 @@ def _signal_all(pids, sig):
 class PostgresStore(stores._Members):
     name = "postgres"
     lease_s = 3  # a failover (kill, promote, re-point) takes 1-3 s here, as Redis's
+    LAG_S = 3.0  # how far behind member-promote-async's standby is: a lease of renewals
     kinds = ("member-wipe", "member-promote-async")
     PORT = 5432
 
@@ -332,13 +335,30 @@ class PostgresStore(stores._Members):
         return self._failover(member, prefer_sync=True)
 
     def promote_async(self):
-        """The primary killed and the asynchronous standby promoted; returns
+        """The asynchronous standby falls behind (its WAL receiver stopped:
+        primary_conninfo emptied and reloaded) for LAG_S, while the nodes go
+        on renewing on the primary; then the primary is killed and that
+        standby promoted: a new primary whose records are LAG_S old. Returns
         the fault's runtime targets: "killed" (the old primary) and
         "failover" (what was done)."""
         old = self.primary
+        lagging = [m for m in self.members if m not in (old, self.sync) and self._up(m)
+                   and m not in self.stale][:1]
+        for m in lagging:
+            with open(os.path.join(self.data_dir(m), "nemesis.conf"), "w") as f:
+                f.write("primary_conninfo = ''\nsynchronous_standby_names = ''\n")
+            self.psql(m, "SELECT pg_reload_conf()")
+        if lagging:
+            time.sleep(self.LAG_S)
         self.down.add(old)
         self._kill_tree(old)
-        return {"killed": old, "failover": self._failover(old, prefer_sync=False)}
+        done = self._failover(old, prefer_sync=False)
+        for m in lagging:
+            if m != self.primary:  # not promoted: made to follow again
+                self.stale.add(m)
+        self._settle()
+        return {"killed": old, "failover": ("%s left %.0f s behind; " % (
+            lagging[0], self.LAG_S) if lagging else "") + done}
 
     # -- failover ------------------------------------------------------------
 
