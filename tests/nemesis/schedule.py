@@ -31,9 +31,10 @@ Kinds (targets; what the runner does, runner.py):
   member-restore      member      kill -9; after `duration` restarted on a copy
                                   of its data taken at the run's start
                                   (ZooKeeper only)
-  member-promote-async  -         PostgreSQL only: the primary (whichever
-                                  member it is then) killed -9 and the
-                                  asynchronous standby promoted; after
+  member-promote-async  -         PostgreSQL only: the asynchronous standby
+                                  left 3 s behind, then the primary
+                                  (whichever member it is then) killed -9
+                                  and that standby promoted; after
                                   `duration` the old primary rejoins as a
                                   standby (postgres_store.py)
 
