@@ -570,6 +570,11 @@ class PostgresStore(stores._Members):
 
 
 def missing():
+    """What running PostgreSQL here needs and this machine lacks ("" if
+    nothing; "postgres" in SNOWID_TEST_PRETEND_MISSING pretends it is not
+    installed, as tests/support/missing.h reads it)."""
+    if "postgres" in os.environ.get("SNOWID_TEST_PRETEND_MISSING", "").split(","):
+        return "PostgreSQL 15 is not installed (pretended missing)"
     if not os.path.exists(BIN + "postgres") or not os.path.exists(BIN + "pg_rewind"):
         return "PostgreSQL 15 is not installed (Debian package postgresql)"
     if not shutil.which("setpriv"):
