@@ -393,13 +393,13 @@ class MariadbStore(_Members):
     def promote_async(self):
         """member-promote-async: the primary killed and the asynchronous
         replica promoted (the semi-sync one if no asynchronous one runs).
-        Returns (the old primary, what was done)."""
+        Returns {"member": the old primary, "failover": what was done}."""
         old = self.primary
         self.faulted.add(old)
         self.procs[old].kill()
         asynchronous = [m for m in self.members if self.role[m] == "async" and m != old]
         others = [m for m in self.members if m != old and m not in asynchronous]
-        return old, self._failover(old, asynchronous + others)
+        return {"member": old, "failover": self._failover(old, asynchronous + others)}
 
     def restart(self, member):
         self.faulted.discard(member)

@@ -4,7 +4,7 @@ store, each process in a network namespace of its own, clients drawing IDs
 from every node all along, a seeded schedule of faults (schedule.py), and
 the checker (checker.py) over every answer.
 
-    run.py --store etcd|zookeeper|redis|mariadb [--seconds S | --minutes M]
+    run.py --store etcd|zookeeper|redis|postgres|mariadb [--seconds S | --minutes M]
            [--seed S | --seeds S1,S2,...] [--nodes N] [--kinds K1,K2,...]
            [--snowidd PATH] [--keep]
 
@@ -91,11 +91,11 @@ class Runner:
         elif kind == "node-clock-strobe":
             self.nodes.strobe(fault["node"], fault["offset_ms"], fault["period_ms"])
         elif kind in ("member-kill", "member-wipe", "member-restore"):
-            failover = self.store.kill(fault["member"])
-            if failover:  # a store failed over by hand (MariaDB) says what it did
+            failover = self.store.kill(fault["member"])  # a primary is failed over
+            if failover:  # a store failed over by hand says what it did
                 fault["failover"] = failover
         elif kind == "member-promote-async":
-            fault["member"], fault["failover"] = self.store.promote_async()
+            fault.update(self.store.promote_async())  # the old primary, what was done
         elif kind == "member-pause":
             self.store.pause(fault["member"])
 
@@ -327,13 +327,12 @@ def kinds_or_exit(args):
     """The fault kinds of the run, or an exit status: 2 for a kind the store
     lacks, 77 (1 under CI) when something the runs need is missing."""
     supported = stores.STORES[args.store].kinds
-    specific = schedule_module.DATA + schedule_module.FAILOVER
-    unsupported = [k for k in args.kinds or () if k in specific and k not in supported]
+    unsupported = [k for k in args.kinds or () if k in schedule_module.OWN and k not in supported]
     if unsupported:
         print("--kinds: %s has no %s" % (args.store, ", ".join(unsupported)))
         return 2
     kinds = [k for k in args.kinds or schedule_module.ALL_KINDS
-             if k not in specific or k in supported]
+             if k not in schedule_module.OWN or k in supported]
     why = missing(args, kinds)
     if why and os.environ.get("CI") == "true":
         print("FAILED: %s (CI=true: a test that cannot run fails)" % why)

@@ -31,9 +31,18 @@ Kinds (targets; what the runner does, runner.py):
   member-restore      member      kill -9; after `duration` restarted on a copy
                                   of its data taken at the run's start
                                   (ZooKeeper only)
-  member-promote-async  -         the primary (at that moment) killed and the
-                                  asynchronous replica promoted; the old
-                                  primary rejoins after `duration` (MariaDB)
+  member-promote-async  -         the asynchronous replica or standby made
+                                  the primary: PostgreSQL first leaves it 3 s
+                                  behind; then the primary (whichever member
+                                  it is then) killed -9 and that member
+                                  promoted; after `duration` the old primary
+                                  rejoins as a replica (postgres_store.py,
+                                  mariadb_store.py)
+
+With PostgreSQL and MariaDB, a member-kill or member-wipe that hits the
+primary is a failover too (its synchronous or semi-sync replica promoted).
+The kinds a store lacks (OWN) are left out before a seed draws anything, so
+adding one changes no other store's schedules.
 """
 
 import random
@@ -43,10 +52,11 @@ NETWORK = ("partition-halves", "partition-majority", "partition-one-way", "parti
 NODE = ("node-kill", "node-pause")
 CLOCK = ("node-clock-step", "node-clock-strobe")
 MEMBER = ("member-kill", "member-pause", "member-wipe", "member-restore")
-DATA = ("member-wipe", "member-restore")  # only where the store has them (stores.py)
+DATA = ("member-wipe", "member-restore")
 # A failover only a store with replicas promoted by hand has (its `kinds`);
 # last in ALL_KINDS, so that the other stores' seeds draw what they drew.
 FAILOVER = ("member-promote-async",)
+OWN = DATA + FAILOVER  # only where the store has them (its `kinds`, stores.py)
 ALL_KINDS = NETWORK + NODE + CLOCK + MEMBER + FAILOVER
 
 
@@ -104,7 +114,7 @@ def _fault(rng, kind, nodes, members, lease_s):
         fault["offset_ms"] = rng.choice((-1, 1)) * rng.choice((300, 1500, 4000))
         if kind == "node-clock-strobe":
             fault["period_ms"] = rng.choice((50, 200, 1000))
-    elif kind == "member-promote-async":  # its member is the primary of the moment
+    elif kind in FAILOVER:  # its member is the primary when it starts
         fault["duration"] = round(rng.uniform(1.0, 6.0), 1)
     else:
         fault.update(member=rng.choice(members), duration=round(rng.uniform(1.0, 6.0), 1))

@@ -15,11 +15,16 @@ RedisStore: a Redis primary with two replicas and three Sentinels (snowid
 finds the primary through Sentinel), a Sentinel beside each redis-server in
 the member's namespace, leader() the primary the Sentinels name.
 
+PostgresStore (postgres_store.py): a primary, a synchronous and an
+asynchronous standby, failed over by the harness as an operator does it;
+kill() of the primary promotes a standby (and says so: its return value,
+None for the other stores), promote_async() promotes the asynchronous one
+and returns {"member": the old primary, "failover": what was done},
+healed() (after a cut) re-points what could not be re-pointed during it.
+
 MariadbStore (mariadb_store.py): a primary, a semi-sync and an asynchronous
-replica, failed over by the harness as an operator does; the nodes reach
-the primary on a service address that moves with it. Its kill(m) of the
-primary is a failover (it returns what was done), restart(m) may rebuild
-the member, and promote_async() is its member-promote-async.
+replica, failed over the same way; the nodes reach the primary on a service
+address that moves with it; restart(m) may rebuild the member.
 """
 
 import json
@@ -474,10 +479,11 @@ class RedisStore(_Members):
         return text
 
 
-STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore}
+import postgres_store  # noqa: E402 (it builds on _Members above)
 from mariadb_store import MariadbStore, missing as _mariadb_missing  # noqa: E402
 
-STORES["mariadb"] = MariadbStore
+STORES = {"etcd": EtcdStore, "zookeeper": ZooKeeperStore, "redis": RedisStore,
+          "postgres": postgres_store.PostgresStore, "mariadb": MariadbStore}
 
 
 def missing(kind):
@@ -488,6 +494,8 @@ def missing(kind):
         return "java or ZooKeeper is missing (Debian package zookeeper)"
     if kind == "redis" and not shutil.which("redis-server"):
         return "redis-server is not installed (Debian package redis-server)"
+    if kind == "postgres":
+        return postgres_store.missing()
     if kind == "mariadb":
         return _mariadb_missing()
     return ""
