@@ -161,8 +161,23 @@ class TokenCallCounts {
   void render(std::string& out) const;
 
  private:
+  // Orders series keys (token, tag, outcome), held as strings and looked up
+  // as views, by comparing both as views: libstdc++'s tuple ordering across
+  // element types is not one every compiler accepts.
+  struct SeriesOrder {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return as_views(a) < as_views(b);
+    }
+    template <typename Key>
+    static std::tuple<std::string_view, std::string_view, bool> as_views(const Key& key) {
+      return {std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+    }
+  };
+
   mutable std::mutex mutex_;
-  std::map<std::tuple<std::string, std::string, bool>, std::uint64_t, std::less<>> counts_;
+  std::map<std::tuple<std::string, std::string, bool>, std::uint64_t, SeriesOrder> counts_;
 };
 
 }  // namespace snowid::server
