@@ -1,5 +1,5 @@
 // The SQL stores' endpoints as operators write them (sql_coordinator.h): a
-// database URL (one naming several hosts is one endpoint per host),
+// database URL (a MySQL one naming several hosts is one endpoint per host),
 // or HOST:PORT entries; and the same text with its passwords
 // hidden, for the option table, /v1/info and the logs.
 #include <fmt/format.h>
@@ -38,15 +38,12 @@ Result<std::vector<std::string>> one_url_per_host(std::string_view url, std::str
 }
 
 // One URL or HOST:PORT entries. Each URL is read whole by `check_url`, as
-// the connection will read it. A URL naming several hosts is one endpoint
-// per host, tried in turn by the store's client (sql_client.h), each within
-// its own request timeout: libpq would read such a URL itself, but its
-// per-host connect_timeout holds only for blocking connects, so a first host
-// whose packets vanish would spend every attempt's whole timeout and the
-// hosts after it would never be tried.
+// the connection will read it. libpq reads a URL with several hosts itself;
+// the MySQL store's URL names one, so `split_hosts` makes one endpoint of
+// each host.
 Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std::string_view store,
                                                      std::vector<std::string_view> schemes,
-                                                     CheckUrl check_url) {
+                                                     CheckUrl check_url, bool split_hosts = false) {
   if (has_control_character(text)) {
     return invalid_argument(fmt::format(
         "bad {} URL: it holds a control character (tab, newline, NUL)", store));
@@ -57,7 +54,8 @@ Result<std::vector<std::string>> parse_sql_endpoints(std::string_view text, std:
     if (!authority || authority->libpq_host() >= authority->end) {
       return invalid_argument(fmt::format("bad {} URL: no host after {}", store, scheme));
     }
-    auto urls = one_url_per_host(text, store, *authority);
+    auto urls = split_hosts ? one_url_per_host(text, store, *authority)
+                            : Result<std::vector<std::string>>(std::vector{std::string(text)});
     if (!urls.ok()) return urls.error();
     for (const std::string& url : *urls) {
       if (Status checked = check_url(url); !checked.ok()) return checked.error();
@@ -85,7 +83,8 @@ Result<std::vector<std::string>> parse_postgres_endpoints(std::string_view text)
 }
 
 Result<std::vector<std::string>> parse_mysql_endpoints(std::string_view text) {
-  return parse_sql_endpoints(text, "MySQL", {"mysql://", "mariadb://"}, coord::check_mysql_url);
+  return parse_sql_endpoints(text, "MySQL", {"mysql://", "mariadb://"}, coord::check_mysql_url,
+                             true);
 }
 
 std::string hide_sql_password(std::string_view text) { return hide_url_passwords(text); }
