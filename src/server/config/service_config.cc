@@ -89,6 +89,20 @@ OptionRows<ServiceConfig> segment_store_rows() {
 }
 
 
+Result<std::string> read_token_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return invalid_argument(fmt::format("token_file {}: not a readable file", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string token;
+  if (!in || !std::getline(in, token)) {
+    return invalid_argument(fmt::format("token_file {}: cannot read a token from it", path));
+  }
+  if (!token.empty() && token.back() == '\r') token.pop_back();
+  return token;
+}
+
 Status load_token_file(ServiceConfig& config) {
   if (!config.tokens_file.empty() && (!config.bearer_token.empty() || !config.token_file.empty())) {
     return invalid_argument(fmt::format(
@@ -101,16 +115,9 @@ Status load_token_file(ServiceConfig& config) {
     return invalid_argument("bearer_token and token_file are both set: give the token once");
   }
   const std::string& path = config.token_file;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return invalid_argument(fmt::format("token_file {}: not a readable file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string token;
-  if (!in || !std::getline(in, token)) {
-    return invalid_argument(fmt::format("token_file {}: cannot read a token from it", path));
-  }
-  if (!token.empty() && token.back() == '\r') token.pop_back();
+  auto read = read_token_file(path);
+  if (!read.ok()) return read.error();
+  std::string token = std::move(*read);
   if (token.empty())
     return invalid_argument(fmt::format("token_file {}: the token is empty", path));
   config.bearer_token = std::move(token);

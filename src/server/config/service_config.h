@@ -80,6 +80,12 @@ OptionRows<ServiceConfig> segment_store_rows();
 Result<ResolvedConfig> resolve_service(const ServiceConfig& config,
                                        std::vector<std::string> advertised_addresses);
 
+// The token a token file holds: its first line, without a final carriage
+// return (it may be empty; callers refuse that in their own words).
+// kInvalidArgument naming the file if it is not a regular file or cannot be
+// read. token_file and a tokens file's token_file entries read alike.
+Result<std::string> read_token_file(const std::string& path);
+
 // Reads token_file, if set, into bearer_token. kInvalidArgument, naming the
 // file, if it is missing, not a regular file, unreadable or empty, or if
 // bearer_token is set too; and if tokens_file is set with either.

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "prometheus_text.h"
+#include "service_config.h"
 #include "snowid/segment_tag.h"
 
 namespace snowid::server {
@@ -56,21 +57,6 @@ bool valid_name(std::string_view name) {
   });
 }
 
-// The one line of a secret file, without its final newline (as token_file).
-Result<std::string> read_secret_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return invalid_argument(fmt::format("token_file {}: not a readable file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string secret;
-  if (!in || !std::getline(in, secret)) {
-    return invalid_argument(fmt::format("token_file {}: cannot read a token from it", path));
-  }
-  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-  return secret;
-}
-
 // One [[token]] entry, checked; `where` names it in errors.
 Result<AccessToken> read_entry(const toml::table& entry, const std::string& where) {
   static const std::set<std::string, std::less<>> kKeys = {"name", "token",     "token_file",
@@ -101,7 +87,7 @@ Result<AccessToken> read_entry(const toml::table& entry, const std::string& wher
     token.secret = secret->as_string()->get();
   } else {
     if (!secret_file->is_string()) return invalid_argument(named + ": token_file must be a string");
-    auto read = read_secret_file(secret_file->as_string()->get());
+    auto read = read_token_file(secret_file->as_string()->get());
     if (!read.ok()) return invalid_argument(fmt::format("{}: {}", named, read.error().message));
     token.secret = std::move(*read);
   }

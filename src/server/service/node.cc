@@ -398,6 +398,32 @@ std::string Node::disposable_metrics() const {
   return out;
 }
 
+namespace {
+
+// snowid_cluster_renewal_duration_seconds: the coordinator's renewal
+// latencies (sent to answered, failed ones too), every fourth of its
+// buckets, so each bound doubles the last: 100 us to 3.28 s, then +Inf.
+void append_renewal_histogram(std::string& out, const CoordinatorStats& s) {
+  constexpr std::string_view kName = "snowid_cluster_renewal_duration_seconds";
+  auto sink = std::back_inserter(out);
+  fmt::format_to(sink,
+                 "# HELP {0} Time from sending a lease renewal to the store's answer.\n"
+                 "# TYPE {0} histogram\n",
+                 kName);
+  std::uint64_t cumulative = 0;
+  for (std::size_t bucket = 0; bucket + 1 < kRenewalLatencyBuckets; ++bucket) {
+    cumulative += s.renewal_latency[bucket];
+    if (bucket % 4 != 0) continue;
+    fmt::format_to(sink, "{}_bucket{{le=\"{}\"}} {}\n", kName,
+                   static_cast<double>(renewal_latency_bound(bucket).count()) / 1e6, cumulative);
+  }
+  fmt::format_to(sink, "{}_bucket{{le=\"+Inf\"}} {}\n", kName, s.renewals);
+  fmt::format_to(sink, "{}_sum {:.6f}\n{}_count {}\n", kName,
+                 static_cast<double>(s.renewal_latency_total.count()) / 1e6, kName, s.renewals);
+}
+
+}  // namespace
+
 std::string Node::cluster_metrics() const {
   if (!leased_) return disposable_metrics();
   const CoordinatorStats s = coordinator_->stats();
@@ -447,26 +473,5 @@ std::string Node::cluster_metrics() const {
   return out;
 }
 
-// snowid_cluster_renewal_duration_seconds: the coordinator's renewal
-// latencies (sent to answered, failed ones too), every fourth of its
-// buckets, so each bound doubles the last: 100 us to 3.28 s, then +Inf.
-void Node::append_renewal_histogram(std::string& out, const CoordinatorStats& s) {
-  constexpr std::string_view kName = "snowid_cluster_renewal_duration_seconds";
-  auto sink = std::back_inserter(out);
-  fmt::format_to(sink,
-                 "# HELP {0} Time from sending a lease renewal to the store's answer.\n"
-                 "# TYPE {0} histogram\n",
-                 kName);
-  std::uint64_t cumulative = 0;
-  for (std::size_t bucket = 0; bucket + 1 < kRenewalLatencyBuckets; ++bucket) {
-    cumulative += s.renewal_latency[bucket];
-    if (bucket % 4 != 0) continue;
-    fmt::format_to(sink, "{}_bucket{{le=\"{}\"}} {}\n", kName,
-                   static_cast<double>(renewal_latency_bound(bucket).count()) / 1e6, cumulative);
-  }
-  fmt::format_to(sink, "{}_bucket{{le=\"+Inf\"}} {}\n", kName, s.renewals);
-  fmt::format_to(sink, "{}_sum {:.6f}\n{}_count {}\n", kName,
-                 static_cast<double>(s.renewal_latency_total.count()) / 1e6, kName, s.renewals);
-}
 
 }  // namespace snowid::server

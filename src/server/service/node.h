@@ -103,7 +103,6 @@ class Node {
   // Logs the node id a disposable policy took, and warns when few are left.
   void report_disposable_id(std::uint64_t node_id) const;
   std::string disposable_metrics() const;
-  static void append_renewal_histogram(std::string& out, const CoordinatorStats& s);
   // During the start's wait: `claim` and `start` become the claim held now
   // (prepared against the marks) if the coordinator lost and re-took it.
   Status follow_new_claim(Claim& claim, ClusterMarks::Start& start) const;
