@@ -267,6 +267,33 @@ Status SegmentStore::set_ticket_identity(TicketIdentity) {
   return invalid_argument(fmt::format("a {} store cannot record a ticket identity", kind()));
 }
 
+namespace {
+Error keeps_no_own_rows(const SegmentStore& store) {
+  return invalid_argument(fmt::format(
+      "a {} store keeps no tag settings or business-ID periods (they need one store of record: "
+      "a single SQLite, PostgreSQL or MariaDB/MySQL store of snowid's table layout)",
+      store.kind()));
+}
+}  // namespace
+
+Result<std::optional<SegmentTagRecord>> SegmentStore::read_own_row(std::string_view) {
+  return keeps_no_own_rows(*this);
+}
+Result<std::vector<SegmentTagRecord>> SegmentStore::list_own_rows(std::string_view, std::size_t) {
+  return keeps_no_own_rows(*this);
+}
+Status SegmentStore::create_own_row(std::string_view, std::int64_t, std::int64_t,
+                                    std::string_view) {
+  return keeps_no_own_rows(*this);
+}
+Result<bool> SegmentStore::replace_own_row(std::string_view, std::int64_t, std::string_view) {
+  return keeps_no_own_rows(*this);
+}
+Result<SegmentRange> SegmentStore::take_own_range(std::string_view, std::int64_t) {
+  return keeps_no_own_rows(*this);
+}
+Result<std::chrono::milliseconds> SegmentStore::store_time() { return keeps_no_own_rows(*this); }
+
 Result<std::unique_ptr<SegmentStore>> open_segment_store(std::string_view url,
                                                          const SegmentStoreOptions& options) {
   if (has_control_character(url)) {

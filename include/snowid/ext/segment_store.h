@@ -156,7 +156,44 @@ class SegmentStore {
   // handed out densely would collide with another ticket server's; a store
   // that already has an identity accepts only the same one again.
   virtual Status set_ticket_identity(TicketIdentity identity);
+
+  // --- snowid's own rows ---------------------------------------------------
+  // Rows whose key starts with '#' (no tag can: validate_segment_tag) hold
+  // what snowid keeps beside the tags in the same table, so that a store
+  // needs no schema of its own for them and every node sees them: a tag's
+  // settings ('#tag:<tag>', src/business/tag_settings.h) and a business
+  // tag's numbers per period ('#<period>:<tag>', which restart at 1 in each
+  // period). The calls below take such a key (kInvalidArgument for a key
+  // that does not start with '#', or is longer than kMaxOwnRowCharacters
+  // characters) and are otherwise the tag calls' equals: take_own_range
+  // raises max_id atomically exactly as take_range does.
+  // The defaults refuse (kInvalidArgument): a ticket-server set keeps no
+  // settings, since no one of its stores is the place of record.
+
+  // The row, or nullopt if absent.
+  virtual Result<std::optional<SegmentTagRecord>> read_own_row(std::string_view key);
+  // Every own row whose key starts with `prefix` (itself starting with '#'),
+  // at most `max_rows`, ordered by key.
+  virtual Result<std::vector<SegmentTagRecord>> list_own_rows(std::string_view prefix,
+                                                              std::size_t max_rows);
+  // Inserts the row; kAlreadyExists if present.
+  virtual Status create_own_row(std::string_view key, std::int64_t start, std::int64_t step,
+                                std::string_view description);
+  // Compare and set: writes `description` and raises max_id by one (a
+  // version: every change of the row raises it) only if the row's max_id is
+  // still `version`. False, writing nothing, if another change came first;
+  // kNotFound if the row is absent.
+  virtual Result<bool> replace_own_row(std::string_view key, std::int64_t version,
+                                       std::string_view description);
+  virtual Result<SegmentRange> take_own_range(std::string_view key, std::int64_t increment);
+
+  // The database server's clock (Unix time), read in one statement, for
+  // checks of a node's clock against the store's. SQLite's is this host's.
+  virtual Result<std::chrono::milliseconds> store_time();
 };
+
+// The longest key of an own row, in characters: the tag column's width.
+inline constexpr std::size_t kMaxOwnRowCharacters = 128;
 
 // Opens the store a URL names. The schema (sql/segments.sql) is created if
 // missing, on first use. Several URLs separated by spaces name a
