@@ -218,13 +218,17 @@ TEST_F(ClusterServerTest, NodeStopsIssuingWhileEtcdIsGoneAndRecovers) {
     }
   }
   ASSERT_EQ(after.size(), 500u) << "not serving again 10 s after etcd came back: " << node->log();
-  // Ready again too (it may fence once more just after, as said above).
-  int ready = 0;
-  for (int i = 0; i < 60 && ready != 200; ++i) {
-    ready = http_get(node->port(), "/readyz").status;
-    if (ready != 200) std::this_thread::sleep_for(50ms);
+  // Ready again too. It may fence once more just after, as said above, and
+  // a re-claim starts above etcd's clock + lease_ttl + reserve_ahead (the
+  // takeover floor), about 5 s here: so the same 10 s as the IDs above.
+  test::HttpReply ready;
+  const auto ready_deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < ready_deadline) {
+    ready = http_get(node->port(), "/readyz");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(50ms);
   }
-  EXPECT_EQ(ready, 200) << node->log();
+  EXPECT_EQ(ready.status, 200) << ready.body << "\n" << node->log();
   std::vector<Id> all = before;
   all.insert(all.end(), after.begin(), after.end());
   EXPECT_EQ(test::check_unique_and_increasing({all}), "");
