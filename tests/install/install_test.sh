@@ -39,7 +39,7 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 # extension headers of include/snowid/ext/; nothing internal (the leased
 # coordinators, time_text.h, mac_pid.h, ...).
 public_headers="client clock coordinator decode error generator id_encoding id_formats layout opaque_id segment_tag"
-ext_headers="segment segment_store"
+ext_headers="business_format segment segment_store"
 expected=$( (for h in $public_headers; do echo "snowid/$h.h"; done
   for h in $ext_headers; do echo "snowid/ext/$h.h"; done) | sort)
 installed_headers=$(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort)
