@@ -23,6 +23,8 @@ enum class ErrorCode {
   kUnavailable,         // no ID can be issued right now for another reason
   kNotFound,            // the named thing (e.g. a segment tag) does not exist
   kAlreadyExists,       // the named thing (e.g. a segment tag) exists already
+  kFailedPrecondition,  // the named thing's state refuses the call (a retired tag, a change
+                        // that would repeat numbers, a period's numbers past their width)
 };
 
 // Short stable name of a code, e.g. "clock_behind".

@@ -276,6 +276,16 @@ Error keeps_no_own_rows(const SegmentStore& store) {
 }
 }  // namespace
 
+Result<std::optional<SegmentTagRecord>> SegmentStore::read_tag(std::string_view tag) {
+  if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
+  auto rows = list_tags(kAllSegmentTags);
+  if (!rows.ok()) return rows.error();
+  for (auto& row : *rows) {
+    if (row.tag == tag) return std::optional<SegmentTagRecord>(std::move(row));
+  }
+  return std::optional<SegmentTagRecord>();
+}
+
 Result<std::optional<SegmentTagRecord>> SegmentStore::read_own_row(std::string_view) {
   return keeps_no_own_rows(*this);
 }

@@ -39,6 +39,7 @@
 #include "peer_check.h"
 #include "process_metrics.h"
 #include "service.h"
+#include "tag_audit_file.h"
 #include "time_text.h"
 
 extern char** environ;
@@ -222,6 +223,9 @@ struct Subsystems {
   // Segment mode: opened after the generator, handed to the service, which
   // closes it after the listeners stopped.
   std::unique_ptr<SegmentAllocator> segments;
+  // The tags' settings on their own store connection (null: see why).
+  std::unique_ptr<tags::TagBook> tag_book;
+  std::string tag_book_missing;
   // Read with the configuration (step 1); handed to the service.
   std::unique_ptr<OpaqueIds> opaque_ids;
   // tokens_file's tokens, read with the configuration; handed to the service.
@@ -243,6 +247,34 @@ DescriptorBudget plan_listener_descriptors(const ServerConfig& config) {
     spdlog::info("descriptors: {}", descriptors.describe());
   }
   return descriptors;
+}
+
+// The tags' settings, administration and business IDs, on a connection of
+// their own to the segment store: a store that keeps no settings (a
+// ticket-server set, Leaf's layout) leaves them off, said once.
+Exit open_tag_book(const ServiceConfig& config, const std::string& segment_url, Subsystems& out) {
+  tags::TagBookOptions options;
+  options.width_warning_fraction = config.segment.business_width_warning;
+  if (!config.segment.tag_audit_log.empty()) {
+    auto audit = tags::open_tag_audit_file(config.segment.tag_audit_log);
+    if (!audit.ok()) return fail(kExitUsage, audit.error().message);
+    options.audit = std::move(*audit);
+  }
+  SegmentStoreOptions store_options;
+  store_options.call_timeout = config.segment.store_timeout;
+  auto store = open_segment_store(segment_url, store_options);
+  if (!store.ok()) {
+    return fail(kExitFailure, fmt::format("segment_store {}: {}", redact_store_url(segment_url),
+                                          store.error().message));
+  }
+  auto book = tags::TagBook::open(std::move(*store), std::move(options));
+  if (!book.ok()) {
+    out.tag_book_missing = book.error().message;
+    spdlog::info("tag administration and business IDs are off: {}", out.tag_book_missing);
+    return std::nullopt;
+  }
+  out.tag_book = std::move(*book);
+  return std::nullopt;
 }
 
 // Segment mode's allocator, if segment mode is on.
@@ -270,6 +302,7 @@ Exit open_segments(const ServiceConfig& config, const ResolvedConfig& resolved, 
                               opened.error().message));
     }
     out.segments = std::move(*opened);
+    return open_tag_book(config, segment_url, out);
   }
   return std::nullopt;
 }
@@ -348,7 +381,8 @@ Exit open_subsystems(const ServerConfig& config, const ResolvedConfig& resolved,
   out.service = std::make_unique<IdService>(
       config, IdService::Parts{std::move(*node), std::move(out.segments), std::move(audit_log),
                                std::move(out.opaque_ids), configured_endpoints(config),
-                               std::move(out.tokens)});
+                               std::move(out.tokens), std::move(out.tag_book),
+                               std::move(out.tag_book_missing)});
   out.service->add_metrics_source(std::make_shared<ProcessMetrics>());
   return std::nullopt;
 }

@@ -121,6 +121,9 @@ class SegmentStore {
   // (snowidd's /db) passes its own bound; the database reads no further.
   virtual Result<std::vector<SegmentTagRecord>> list_tags(std::size_t max_rows) = 0;
 
+  // One tag's row, or nullopt if absent. (The default reads every row.)
+  virtual Result<std::optional<SegmentTagRecord>> read_tag(std::string_view tag);
+
   // Changes the configured step. kNotFound for an unknown tag.
   virtual Status set_step(std::string_view tag, std::int64_t step) = 0;
 

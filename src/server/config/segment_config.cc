@@ -25,6 +25,9 @@ OptionRows<SegmentConfig> segment_rows() {
        shown(&S::store_timeout), segments},
       {"segment_retry_max_ms", option::positive_duration(&S::retry_max), shown(&S::retry_max),
        segments},
+      {"tag_audit_log", option::text(&S::tag_audit_log), shown(&S::tag_audit_log), segments},
+      {"business_width_warning", option::fraction(&S::business_width_warning),
+       [](const S& c) { return fmt::format("{}", c.business_width_warning); }, segments},
   };
 }
 

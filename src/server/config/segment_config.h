@@ -28,6 +28,12 @@ struct SegmentConfig {
   std::chrono::milliseconds request_timeout{1000};
   std::chrono::milliseconds store_timeout{3000};
   std::chrono::milliseconds retry_max{5000};
+  // Tag administration's audit log (tags/tag_audit_file.h); empty: the
+  // server log alone.
+  std::string tag_audit_log;
+  // A business tag's period warns once its numbers pass this fraction of
+  // its template's width.
+  double business_width_warning = 0.8;
 };
 
 // The rows after segment_store, in table order; they apply unless segment

@@ -34,6 +34,8 @@ grpc::StatusCode grpc_code(Outcome outcome) {
       return grpc::StatusCode::UNAVAILABLE;
     case Outcome::kInternal:
       return grpc::StatusCode::INTERNAL;
+    case Outcome::kConflict:
+      return grpc::StatusCode::FAILED_PRECONDITION;
   }
   return grpc::StatusCode::INTERNAL;
 }

@@ -12,6 +12,7 @@ struct HttpRequest {
   std::string_view accept;
   std::string_view authorization;
   std::string_view agent_header;  // X-Snowid-Agent
+  std::string_view body;          // empty for a request without one
 };
 
 }  // namespace snowid::server

@@ -205,7 +205,7 @@ HttpRequest request_view(const RequestReader::Request& request) {
   return HttpRequest{std_view(request.method_string()), std_view(request.target()),
                      std_view(request[http::field::accept]),
                      std_view(request[http::field::authorization]),
-                     std_view(request["X-Snowid-Agent"])};
+                     std_view(request["X-Snowid-Agent"]), std::string_view(request.body())};
 }
 
 }  // namespace snowid::server

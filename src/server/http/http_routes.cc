@@ -12,6 +12,7 @@
 #include "snowid/id_encoding.h"
 #include "snowid_routes.h"
 #include "status_page.h"
+#include "tag_routes.h"
 
 namespace snowid::server {
 namespace {
@@ -34,6 +35,8 @@ unsigned http_status(Outcome outcome) {
       return 503;
     case Outcome::kInternal:
       return 500;
+    case Outcome::kConflict:
+      return 409;
   }
   return 500;
 }
@@ -45,6 +48,7 @@ constexpr std::array<std::string_view, 3> kCountedParameters{"count", "format", 
 constexpr std::array<std::string_view, 1> kLeafIdParameters{"agent"};
 constexpr std::array<std::string_view, 1> kOpaqueParameters{"encoding"};
 constexpr std::array<std::string_view, 1> kLeafDecodeParameters{"snowflakeId"};
+constexpr std::array<std::string_view, 2> kBusinessParameters{"count", "agent"};
 constexpr std::span<const std::string_view> kNone;
 
 constexpr std::string_view kGetHead = "GET, HEAD";
@@ -97,6 +101,14 @@ constexpr std::array<RouteRow, kRouteCount - 1> kRoutes{
               answer_opaque),
     token_row("/v1/opaque/decode/", true, Route::kOpaqueDecode, Call::kOpaque, kOpaqueParameters,
               answer_opaque),
+    // GET only: a HEAD would have to take numbers to say whether it could.
+    RouteRow{"GET", "/v1/business/", true, Route::kBusiness, Access::kToken, Call::kBusiness,
+             kBusinessParameters, false, false, false, answer_business},
+    // Tag administration: a JSON body for POST and PATCH (tag_routes.h).
+    RouteRow{"GET, HEAD, POST", "/v1/tags", false, Route::kTags, Access::kToken, Call::kTagAdmin,
+             kNone, false, false, false, answer_tags},
+    RouteRow{"GET, HEAD, PATCH, DELETE", "/v1/tags/", true, Route::kTag, Access::kToken,
+             Call::kTagAdmin, kNone, false, false, false, answer_tag},
 };
 
 constexpr bool in_route_order() {

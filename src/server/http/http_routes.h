@@ -71,9 +71,12 @@ enum class Route {
   kStatusPage,
   kOpaqueEncode,
   kOpaqueDecode,
+  kBusiness,
+  kTags,
+  kTag,
   kOther,
 };
-inline constexpr std::size_t kRouteCount = 21;
+inline constexpr std::size_t kRouteCount = 24;
 static_assert(static_cast<std::size_t>(Route::kOther) + 1 == kRouteCount);
 
 // The route's name in the metrics and messages ("/v1/ids"; "other").

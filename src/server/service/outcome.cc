@@ -36,6 +36,10 @@ std::string_view call_name(Call call) {
       return "next_objectids";
     case Call::kOpaque:
       return "opaque";
+    case Call::kBusiness:
+      return "business";
+    case Call::kTagAdmin:
+      return "tag_admin";
   }
   return "other";
 }
@@ -58,6 +62,8 @@ std::string_view outcome_name(Outcome outcome) {
       return "unavailable";
     case Outcome::kInternal:
       return "internal";
+    case Outcome::kConflict:
+      return "conflict";
   }
   return "other";
 }

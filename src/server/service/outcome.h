@@ -30,10 +30,12 @@ enum class Call : std::uint8_t {
   kNextUlids,      // ULID
   kNextObjectIds,  // MongoDB ObjectId
   kOpaque,         // an opaque ID's mapping either way (opaque_id.h)
+  kBusiness,       // business IDs of a tag with a template (tags/tag_book.h)
+  kTagAdmin,       // a tag created, listed, shown, changed or retired
 };
-inline constexpr std::size_t kCallCount = 9;
+inline constexpr std::size_t kCallCount = 11;
 // "next_id", "next_ids", "segment", "decode", "info", "next_uuids", "next_ulids",
-// "next_objectids", "opaque"
+// "next_objectids", "opaque", "business", "tag_admin"
 std::string_view call_name(Call call);
 
 enum class Outcome : std::uint8_t {
@@ -45,8 +47,10 @@ enum class Outcome : std::uint8_t {
   kDisabled,         // segment mode is off, or opaque IDs are (no opaque_key_file)
   kUnavailable,      // may pass by itself: clock behind, state file, claim, store, audit log
   kInternal,         // anything else
+  kConflict,         // the named thing's state refuses: a tag retired, existing, or a change
+                     // that would repeat numbers; a period's numbers past their width
 };
-inline constexpr std::size_t kOutcomeCount = 8;
+inline constexpr std::size_t kOutcomeCount = 9;
 std::string_view outcome_name(Outcome outcome);  // "ok", "unauthenticated", …
 
 // One request's outcome and, unless kOk, the message for the client.

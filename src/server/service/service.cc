@@ -262,6 +262,11 @@ Answer IdService::segment_store_rows(const Caller& caller, SegmentStoreRows& out
 
 Answer IdService::next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out) {
   if (Answer admitted = admit(request); !admitted.ok()) return admitted;
+  if (tag_book_ != nullptr) {
+    if (Status plain = tag_book_->check_plain(request.tag); !plain.ok()) {
+      return {Outcome::kConflict, plain.error().message};
+    }
+  }
   if (!request.count) {
     auto number = segments_->next(request.tag);
     if (!number.ok()) return segment_refusal(request.tag, number.error());
@@ -304,6 +309,8 @@ IdService::IdService(ServiceConfig config, Parts parts)
                   : std::make_unique<TokenSource>(config_.bearer_token)),
       node_(std::move(parts.node)),
       segments_(std::move(parts.segments)),
+      tag_book_(std::move(parts.tag_book)),
+      tag_book_missing_(std::move(parts.tag_book_missing)),
       audit_log_(std::move(parts.audit_log)),
       opaque_ids_(std::move(parts.opaque_ids)),
       bound_endpoints_(std::move(parts.listeners)) {}
@@ -319,8 +326,12 @@ void IdService::set_bound_endpoint(std::string_view protocol, const Endpoint& en
   bound_endpoints_.emplace_back(std::string(protocol), endpoint.text());
 }
 
-Answer IdService::authorize(const Caller& caller, const TokenScope& scope) const {
-  if (!tokens_->required() || caller.is_trusted()) return {};
+Answer IdService::authorize(const Caller& caller, const TokenScope& scope,
+                            std::string* who) const {
+  if (!tokens_->required() || caller.is_trusted()) {
+    if (who != nullptr) *who = caller.is_trusted() ? "trusted network" : "no token required";
+    return {};
+  }
   const std::shared_ptr<const TokenSet> tokens = tokens_->current();
   const AccessToken* token = caller.proof() != nullptr ? tokens->match(*caller.proof())
                                                        : tokens->match(caller.authorization());
@@ -329,7 +340,10 @@ Answer IdService::authorize(const Caller& caller, const TokenScope& scope) const
     token_calls_.count(token != nullptr ? std::string_view(token->name) : "#none",
                        token_metrics_tag(scope, *tokens), allowed);
   }
-  if (allowed) return {};
+  if (allowed) {
+    if (who != nullptr) *who = token->name;
+    return {};
+  }
   return {Outcome::kUnauthenticated, "a valid bearer token is required"};
 }
 
@@ -493,6 +507,7 @@ std::string IdService::metrics_text() const {
   extra += node_->cluster_metrics();
   token_calls_.render(extra);
   if (segments_ != nullptr) extra += segment_metrics(*segments_, kMaxSegmentTagsExported);
+  if (tag_book_ != nullptr) extra += business_metrics();
   {
     std::lock_guard lock(listeners_mutex_);
     for (const auto& source : metrics_sources_) source->render(extra);

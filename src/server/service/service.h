@@ -27,6 +27,7 @@
 #include "snowid/id_formats.h"
 #include "snowid/opaque_id.h"
 #include "snowid_version.h"
+#include "tag_book.h"
 
 namespace snowid::server {
 
@@ -57,6 +58,15 @@ struct SegmentRequest {
   // the numbers up to the last): refused before any is taken by a store
   // whose ranges are not dense (a ticket-server set).
   bool consecutive = false;
+};
+
+// A request for business IDs: `count` strings of a tag that carries a
+// template (tags/tag_book.h).
+struct BusinessRequest {
+  Caller caller = Caller::presenting(std::nullopt);
+  std::string_view agent;
+  std::string_view tag;
+  std::uint64_t count = 1;
 };
 
 // Segment mode's part of NodeInfo.
@@ -129,6 +139,12 @@ class IdService {
     // The tokens (option tokens_file, read at start); null: the one token
     // of bearer_token, or none if it is empty.
     std::unique_ptr<TokenSource> tokens;
+    // The tags' settings, their administration and business IDs, on their
+    // own connection to the segment store; null while segment mode is off
+    // or its store keeps no settings (a ticket-server set, Leaf's layout).
+    std::unique_ptr<tags::TagBook> tag_book;
+    // Why tag_book is null while segment mode is on (for the refusals).
+    std::string tag_book_missing;
   };
 
   IdService(ServiceConfig config, Parts parts);
@@ -143,7 +159,10 @@ class IdService {
   SegmentAllocator* segments() const { return segments_.get(); }
   // Closes segment mode's allocator (its store, its prefetch thread), after
   // the servers stopped: no request may be under way.
-  void close_segments() { segments_.reset(); }
+  void close_segments() {
+    tag_book_.reset();
+    segments_.reset();
+  }
 
   // kOk if no token is required, the caller is trusted, or it presents a
   // token in force ("Bearer <token>": the scheme name in any case, RFC 9110
@@ -154,7 +173,12 @@ class IdService {
   // kNode's admissions. Every request method below asks it first, with the
   // access its call needs; a protocol that must refuse before it even parses
   // a request (HTTP's query) asks it for TokenScope::node() on its own too.
-  Answer authorize(const Caller& caller, const TokenScope& scope) const;
+  Answer authorize(const Caller& caller, const TokenScope& scope) const {
+    return authorize(caller, scope, nullptr);
+  }
+  // The same, and `who` (if not null) names the caller for an audit line:
+  // the token's name, "trusted network" or "no token required".
+  Answer authorize(const Caller& caller, const TokenScope& scope, std::string* who) const;
   Answer authorize(const Caller& caller) const { return authorize(caller, TokenScope::node()); }
   // Whether a token is required (bearer_token, token_file or tokens_file).
   bool tokens_required() const { return tokens_->required(); }
@@ -202,6 +226,26 @@ class IdService {
   // in turn) is sorted: every batch's numbers rise, but not every batch lies
   // above the one before (segment_numbers_rise()).
   Answer next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out);
+  // Business IDs (tags/tag_book.h): the tag's token, agent, segment mode on
+  // and keeping tag settings (kDisabled), the tag's name, count
+  // (1..max_batch); then request.count strings appended to `out`.
+  // kNotFound: no such tag or no template; kConflict: retired, or the
+  // period's numbers outgrew the template's width; kUnavailable: the store,
+  // or the node's clock and the store's disagree about the period.
+  Answer next_business_ids(const BusinessRequest& request, std::vector<std::string>& out);
+
+  // Tag administration (tag_book.h), each behind an admin token and
+  // written to the tag audit log with the token's name: kDisabled as
+  // above, kInvalidArgument for a bad name, step, start or template,
+  // kNotFound, kConflict (exists, retired, a change that could repeat
+  // strings, a concurrent change), kUnavailable (the store).
+  Answer create_tag(const Caller& caller, const tags::TagCreation& creation, tags::TagView& out);
+  Answer list_tags(const Caller& caller, std::vector<tags::TagView>& out);
+  Answer show_tag(const Caller& caller, std::string_view tag, tags::TagView& out);
+  Answer change_tag(const Caller& caller, std::string_view tag, const tags::TagChange& change,
+                    tags::TagView& out);
+  Answer retire_tag(const Caller& caller, std::string_view tag, tags::TagView& out);
+
   // Whether each batch of a tag's numbers from this process lies above the
   // one before (issuer.h): not from a ticket-server set.
   bool segment_numbers_rise() const { return segments_ == nullptr || segments_->dense_ranges(); }
@@ -286,6 +330,8 @@ class IdService {
   void set_bound_endpoint(std::string_view protocol, const Endpoint& endpoint);
 
   std::string metrics_text() const;
+  // The business tags' series of /metrics (tag_service.cc).
+  std::string business_metrics() const;
   // Adds a listener's own metrics to metrics_text(), from then on.
   void add_metrics_source(std::shared_ptr<const MetricsSource> source);
 
@@ -297,6 +343,8 @@ class IdService {
   // kInvalidArgument for a name no segment tag can have.
   Answer check_tag(std::string_view tag) const;
   Answer segment_refusal(std::string_view tag, const Error& error) const;
+  // kDisabled unless the tag book is open (segment mode on, a store of record).
+  Answer check_tag_book() const;
   // kDisabled while opaque_key_file is unset.
   Answer check_opaque_ids() const;
   // The formatted-ID source of the node's current generator (cluster mode
@@ -313,6 +361,8 @@ class IdService {
   std::chrono::steady_clock::time_point tokens_checked_{};
   std::unique_ptr<Node> node_;
   std::unique_ptr<SegmentAllocator> segments_;
+  std::unique_ptr<tags::TagBook> tag_book_;
+  std::string tag_book_missing_;
   std::unique_ptr<AuditLog> audit_log_;
   std::unique_ptr<OpaqueIds> opaque_ids_;
   Metrics metrics_;
