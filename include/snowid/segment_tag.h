@@ -26,4 +26,10 @@ inline constexpr std::size_t kMaxSegmentTagCharacters = 128;
 // `tag` breaks, its text shown in printable ASCII ('?' for other bytes).
 Status validate_segment_tag(std::string_view tag);
 
+// Ok for the key of one of snowid's own rows of a segment store (or a prefix
+// of such keys): '#' first, then the characters of the rule above, at most
+// kMaxSegmentTagCharacters in all (the column's width); kInvalidArgument
+// saying which part of it `key` breaks.
+Status validate_own_row_key(std::string_view key);
+
 }  // namespace snowid

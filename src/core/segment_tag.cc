@@ -47,15 +47,39 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at, char32_t& code_
 
 bool control_character(char32_t c) { return c < 0x20 || (c >= 0x7f && c <= 0x9f); }
 
-Status refuse(std::string_view tag, std::string_view why) {
-  std::string shown(tag.substr(0, 4 * kMaxSegmentTagCharacters + 1));
-  for (char& c : shown) {
+// Why `text` breaks the characters' rule (well-formed UTF-8, no control
+// character, at most kMaxSegmentTagCharacters of them), or "" if it keeps it.
+std::string characters_refusal(std::string_view text) {
+  std::size_t characters = 0;
+  for (std::size_t at = 0; at < text.size(); ++characters) {
+    char32_t code_point = 0;
+    const std::size_t length = utf8_sequence(text, at, code_point);
+    if (length == 0) return fmt::format("byte {} is not well-formed UTF-8", at + 1);
+    if (control_character(code_point)) {
+      return fmt::format("character {} is a control character", characters + 1);
+    }
+    at += length;
+  }
+  if (characters > kMaxSegmentTagCharacters) {
+    return fmt::format("it is {} characters long", characters);
+  }
+  return "";
+}
+
+// `text` in printable ASCII ('?' for other bytes), cut short.
+std::string shown_in_ascii(std::string_view text) {
+  std::string out(text.substr(0, 4 * kMaxSegmentTagCharacters + 1));
+  for (char& c : out) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   }
+  return out;
+}
+
+Status refuse(std::string_view tag, std::string_view why) {
   return invalid_argument(
       fmt::format("bad segment tag '{}': {}; a tag is 1 to {} characters of UTF-8 without control "
                   "characters, not starting with '#'",
-                  shown, why, kMaxSegmentTagCharacters));
+                  shown_in_ascii(tag), why, kMaxSegmentTagCharacters));
 }
 
 }  // namespace
@@ -63,20 +87,17 @@ Status refuse(std::string_view tag, std::string_view why) {
 Status validate_segment_tag(std::string_view tag) {
   if (tag.empty()) return refuse(tag, "it is empty");
   if (tag.front() == '#') return refuse(tag, "'#' first is kept for snowid's own rows");
-  std::size_t characters = 0;
-  for (std::size_t at = 0; at < tag.size(); ++characters) {
-    char32_t code_point = 0;
-    const std::size_t length = utf8_sequence(tag, at, code_point);
-    if (length == 0) return refuse(tag, fmt::format("byte {} is not well-formed UTF-8", at + 1));
-    if (control_character(code_point)) {
-      return refuse(tag, fmt::format("character {} is a control character", characters + 1));
-    }
-    at += length;
-  }
-  if (characters > kMaxSegmentTagCharacters) {
-    return refuse(tag, fmt::format("it is {} characters long", characters));
-  }
+  if (std::string why = characters_refusal(tag); !why.empty()) return refuse(tag, why);
   return {};
+}
+
+Status validate_own_row_key(std::string_view key) {
+  std::string why = key.starts_with('#') ? characters_refusal(key) : "it does not start with '#'";
+  if (why.empty()) return {};
+  return invalid_argument(
+      fmt::format("bad key of snowid's own row '{}': {}; such a key is '#' and then at most {} "
+                  "more characters of UTF-8 without control characters",
+                  shown_in_ascii(key), why, kMaxSegmentTagCharacters - 1));
 }
 
 }  // namespace snowid

@@ -108,6 +108,28 @@ SegmentStatements mysql_statements(const TableLayout& layout) {
                                     "ON DUPLICATE KEY UPDATE {1} = {0}.{1}; "
                                     "SELECT 1 FROM DUAL WHERE ROW_COUNT() = 1",
                                     t, tag),
+      // snowid's own rows ('#' keys): only in snowid's table, for the same
+      // reason. A row is replaced by one UPDATE, atomic under the row's lock
+      // like take_range's, raising max_id (the row's version) by one. The
+      // keys with a prefix are [$1, $2) in the column's code point order;
+      // since utf8mb4_bin compares with trailing spaces ignored ('#a' =
+      // '#a '), their first characters are compared byte by byte as well.
+      .read_own_row = layout.leaf ? std::string()
+                                  : fmt::format("SELECT {1}, max_id, step, description, "
+                                                "CAST({2} AS CHAR) FROM {0} WHERE {1} = $1",
+                                                t, tag, updated),
+      .list_own_rows =
+          fmt::format("SELECT {1}, max_id, step, description, CAST({2} AS CHAR) FROM {0} "
+                      "WHERE {1} >= $1 AND {1} < $2 "
+                      "AND CAST(LEFT({1}, CHAR_LENGTH($1)) AS BINARY) = CAST($1 AS BINARY) "
+                      "ORDER BY {1} LIMIT $3",
+                      t, tag, updated),
+      .replace_own_row = fmt::format(
+          "UPDATE {0} SET description = $3, max_id = max_id + 1, {2} = CURRENT_TIMESTAMP "
+          "WHERE {1} = $1 AND max_id = $2 AND max_id < 9223372036854775807; "
+          "SELECT 1 FROM DUAL WHERE ROW_COUNT() = 1",
+          t, tag, updated),
+      .store_time = "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
   };
 }
 

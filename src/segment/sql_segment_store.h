@@ -38,6 +38,15 @@ struct SegmentStatements {
   std::string write_identity;  // ($1 remainder, $2 increment) -> a row if the '#ticket' row was
                                // written (only into a table without rows); "": the store
                                // cannot record one
+  // snowid's own rows ('#' keys, SegmentStore::read_own_row): created by
+  // create_tag and ranges taken by take_range, whose statements serve any key.
+  // "" for read_own_row: the store keeps none (every own-row call refuses).
+  std::string read_own_row;     // ($1 key) -> (tag, max_id, step, description, updated_at)
+  std::string list_own_rows;    // ($1 prefix, $2 the least string above all with that prefix,
+                                // $3 limit) -> rows as read_own_row's, by key byte by byte
+  std::string replace_own_row;  // ($1 key, $2 version, $3 description) -> a row if the row's
+                                // max_id was $2 (and below 2^63-1), now raised by one
+  std::string store_time;       // () -> (the database server's Unix time in milliseconds)
 };
 
 std::unique_ptr<SegmentStore> make_sql_segment_store(std::unique_ptr<SqlConnection> connection,

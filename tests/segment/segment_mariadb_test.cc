@@ -12,6 +12,7 @@
 #include "id_checks.h"
 #include "mariadb_process.h"
 #include "missing.h"
+#include "own_rows_contract.h"
 #include "segment_test_support.h"
 #include "server_process.h"
 #include "snowid/ext/segment.h"
@@ -174,6 +175,29 @@ TEST_F(SegmentMariadb, TheOverflowGuardKeepsMaxIdWithin63Bits) {
       EXPECT_EQ(tag.max_id, kMax);
     }
   }
+}
+
+// snowid's own rows (own_rows_contract.h), each test under keys of its own.
+SNOWID_OWN_ROWS_CONTRACT_TESTS(
+    SegmentMariadb, [] { return store(); }, "#my")
+
+// In Leaf's table every row is a tag to Leaf's servers, so it keeps no own
+// rows (as it records no ticket identity); its clock is still read.
+TEST_F(SegmentMariadb, LeafLayoutRefusesOwnRowsButTellsTheTime) {
+  make_leaf_table();
+  auto leaf = store("?layout=leaf");
+  ASSERT_NE(leaf, nullptr);
+  const Status created = leaf->create_own_row("#tag:order", 0, 1, "");
+  EXPECT_EQ(created.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(created.error().message.find("Leaf"), std::string::npos) << created.error().message;
+  EXPECT_EQ(leaf->read_own_row("#tag:order").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(leaf->list_own_rows("#", 10).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(leaf->replace_own_row("#tag:order", 0, "").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(leaf->take_own_range("#tag:order", 1).error().code, ErrorCode::kInvalidArgument);
+  std::string found;
+  ASSERT_TRUE(server_->sql("SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag LIKE '#%'", &found));
+  EXPECT_EQ(found.substr(0, 1), "0");
+  test::check_store_time_is_the_clock(*leaf);
 }
 
 TEST_F(SegmentMariadb, BadUrlsAreRefusedWithoutShowingThePassword) {

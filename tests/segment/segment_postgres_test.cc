@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "id_checks.h"
+#include "own_rows_contract.h"
 #include "postgres_suite.h"
 #include "segment_test_support.h"
 #include "snowid/ext/segment.h"
@@ -69,6 +70,9 @@ TEST_F(SegmentPostgres, StoreCreatesItsTableAndTakesRanges) {
   ASSERT_EQ(first_row->size(), 1u);
   EXPECT_EQ(first_row->front().tag, tags->front().tag);
 }
+
+// snowid's own rows (own_rows_contract.h), each test under keys of its own.
+SNOWID_OWN_ROWS_CONTRACT_TESTS(SegmentPostgres, store, "#pg")
 
 TEST_F(SegmentPostgres, TheCliManagesTags) {
   EXPECT_EQ(test::check_cli_manages_tags(kCli, postgres_->url(), "pg"), "");

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "missing.h"
+#include "own_rows_contract.h"
 #include "subprocess.h"
 
 namespace snowid {
@@ -229,6 +230,33 @@ TEST(SegmentStore, TheOperatorSchemaFileIsTheOneSnowidUses) {
   ASSERT_TRUE(store.ok()) << store.error().message;
   ASSERT_TRUE((*store)->create_tag("orders", 1, 10, "").ok());
   EXPECT_EQ((*store)->take_range("orders", std::nullopt)->end, 11);
+}
+
+// snowid's own rows, on one SQLite file opened once per store object.
+class SqliteOwnRows : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  test::OpenStore open = [this] { return open_sqlite(dir_); };
+};
+
+SNOWID_OWN_ROWS_CONTRACT_TESTS(SqliteOwnRows, open, "#own")
+
+TEST_F(SqliteOwnRows, KeepTheTicketIdentityWorking) {
+  auto store = open();
+  ASSERT_TRUE(store->set_ticket_identity({2, 1}).ok());
+  ASSERT_TRUE(store->create_own_row("#tag:order", 0, 1, "{}").ok());
+  EXPECT_EQ(store->ticket_identity().value(), (TicketIdentity{2, 1}));
+  EXPECT_EQ(store->list_own_rows("#", kAllSegmentTags).value().size(), 2u);
+}
+
+TEST_F(SqliteOwnRows, TicketServerSetsKeepNone) {
+  ASSERT_TRUE(open_sqlite(dir_, "a.db")->set_ticket_identity({2, 0}).ok());
+  ASSERT_TRUE(open_sqlite(dir_, "b.db")->set_ticket_identity({2, 1}).ok());
+  auto set = open_segment_store("sqlite://" + dir_.file("a.db") + " sqlite://" + dir_.file("b.db"));
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ((*set)->create_own_row("#tag:order", 0, 1, "").error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ((*set)->list_own_rows("#", 10).error().code, ErrorCode::kInvalidArgument);
 }
 
 }  // namespace
