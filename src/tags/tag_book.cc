@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <thread>
 
@@ -120,8 +121,8 @@ struct BusinessState {
   std::int64_t next = 0;   // the number handed out next
   std::int64_t end = 0;    // exclusive, at most the width's largest + 1
   std::int64_t version = -1;  // the settings version the range was taken under
-  std::string exhausted;   // a period whose numbers outgrew the width
-  std::string warned;      // a period the width warning was logged for
+  std::optional<std::string> exhausted;  // a period whose numbers outgrew the width
+  std::optional<std::string> warned;     // a period the width warning was logged for
   long long civil_second = -1;  // the second `civil` was read for
   CivilTime civil{};
   BusinessTagStats stats;
@@ -576,7 +577,8 @@ class StoreTagBook final : public TagBook {
   // Takes the next range of `label` for `tag` into `state` (its mutex held).
   Status fill(std::string_view tag, const Entry& entry, const BusinessFormat& format,
               const std::string& label, BusinessState& state) {
-    if (state.exhausted == label && state.version == entry.settings.version) {
+    if (state.exhausted == std::optional<std::string>(label) &&
+        state.version == entry.settings.version) {
       ++state.stats.refused_width;
       return width_error(tag, format, label);
     }
@@ -621,7 +623,7 @@ class StoreTagBook final : public TagBook {
                              : static_cast<double>(state.end - 1) / static_cast<double>(largest);
     const bool warn = state.stats.width_used >= options_.width_warning_fraction;
     state.stats.width_warning = warn;
-    if (warn && state.warned != label) {
+    if (warn && state.warned != std::optional<std::string>(label)) {
       state.warned = label;
       spdlog::warn(
           "tag '{}' has taken numbers up to {} of the {} its template '{}' allows in period '{}' "

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -92,9 +93,8 @@ class BusinessIdTest : public ::testing::Test {
                               "/v1/business/" + tag + "?count=" + std::to_string(count),
                               "orders-secret");
     if (reply.status == 200) {
-      for (const auto& id : nlohmann::json::parse(reply.body)["ids"]) {
-        out.push_back(id.get<std::string>());
-      }
+      const nlohmann::json body = nlohmann::json::parse(reply.body);
+      for (const auto& id : body["ids"]) out.push_back(id.get<std::string>());
     }
     return reply;
   }
@@ -122,6 +122,8 @@ TEST_F(BusinessIdTest, TwoNodesAcrossMidnightNeverRepeatAndRestartAtOne) {
 
   std::vector<std::string> from[2];
   std::atomic<int> refused{0};
+  std::string first_refusal;
+  std::mutex refusal_mutex;
   std::vector<std::thread> clients;
   for (int n = 0; n < 2; ++n) {
     clients.emplace_back([&, n] {
@@ -133,7 +135,10 @@ TEST_F(BusinessIdTest, TwoNodesAcrossMidnightNeverRepeatAndRestartAtOne) {
           // Only the store and node disagreeing about the day may refuse,
           // for a moment; nothing else.
           EXPECT_EQ(reply.status, 503) << reply.body;
-          ++refused;
+          if (++refused == 1) {
+            std::lock_guard lock(refusal_mutex);
+            first_refusal = reply.body;
+          }
           std::this_thread::sleep_for(10ms);
         }
       }
@@ -149,7 +154,8 @@ TEST_F(BusinessIdTest, TwoNodesAcrossMidnightNeverRepeatAndRestartAtOne) {
       numbers_by_day[id.substr(4, 8)].insert(std::stol(id.substr(13)));
     }
   }
-  ASSERT_EQ(numbers_by_day.size(), 2u) << "both days served";
+  ASSERT_EQ(numbers_by_day.size(), 2u) << "both days served; " << refused << " refused, first: "
+                                       << first_refusal << "\n" << a->log();
   for (const auto& [day_label, numbers] : numbers_by_day) {
     EXPECT_EQ(*numbers.begin(), 1) << day_label << " starts at 1";
   }
