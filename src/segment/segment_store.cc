@@ -302,9 +302,21 @@ class SqlSegmentStore final : public SegmentStore {
   // --- snowid's own rows ---------------------------------------------------
   // The tag calls' statements and rules, for '#' keys, in the same table.
 
+  Result<std::optional<SegmentTagRecord>> read_tag(std::string_view tag) override {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
+    // Leaf's layout has no own-row statement: its rows are read by listing.
+    if (statements_.read_own_row.empty()) return SegmentStore::read_tag(tag);
+    return read_row(tag);
+  }
+
   Result<std::optional<SegmentTagRecord>> read_own_row(std::string_view key) override {
     if (Status kept = keeps_own_rows(); !kept.ok()) return kept.error();
     if (Status valid = validate_own_row_key(key); !valid.ok()) return valid.error();
+    return read_row(key);
+  }
+
+  // One row by its key, tag or own row (read_own_row's statement).
+  Result<std::optional<SegmentTagRecord>> read_row(std::string_view key) {
     auto rows = connection_->query(statements_.read_own_row, {std::string(key)});
     if (!rows.ok()) return rows.error();
     auto records = parse_records(*rows);

@@ -1,0 +1,197 @@
+// TagBook (src/tags/tag_book.h) on real SQLite files, with a manual clock:
+// business IDs across a period change from two books on one store, the
+// check of the node's clock against the store's, template changes,
+// retirement, and a width outgrown.
+#include "tag_book.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "subprocess.h"
+
+namespace snowid::tags {
+namespace {
+
+using std::chrono::milliseconds;
+
+TagCreation creation(std::string tag, std::int64_t step = 1000, std::string template_text = "",
+                     std::string zone = "UTC", std::int64_t start = 1) {
+  TagCreation c;
+  c.tag = std::move(tag);
+  c.step = step;
+  c.template_text = std::move(template_text);
+  c.zone = std::move(zone);
+  c.start = start;
+  return c;
+}
+
+TagChange new_template(std::string text) {
+  TagChange c;
+  c.template_text = std::move(text);
+  return c;
+}
+
+TagChange new_step(std::int64_t step) {
+  TagChange c;
+  c.step = step;
+  return c;
+}
+
+class TagBookTest : public ::testing::Test {
+ protected:
+  test::TempDir dir;
+  std::string url = "sqlite://" + dir.file("segments.db");
+
+  std::unique_ptr<TagBook> book(Clock* clock, std::vector<std::string>* audit = nullptr) {
+    auto store = open_segment_store(url);
+    EXPECT_TRUE(store.ok()) << store.error().message;
+    TagBookOptions options;
+    options.clock = clock;
+    options.refresh = milliseconds{50};
+    if (audit != nullptr) {
+      options.audit = [audit](std::string_view line) { audit->emplace_back(line); };
+    }
+    auto opened = TagBook::open(std::move(*store), options);
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    return std::move(*opened);
+  }
+
+  static milliseconds now() {
+    return std::chrono::duration_cast<milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+  }
+};
+
+TEST_F(TagBookTest, TheNodesClockMustAgreeWithTheStoresAboutThePeriod) {
+  // SQLite's clock is this host's: a node clock a day ahead disagrees.
+  ManualClock ahead(now() + milliseconds{86'400'000});
+  auto node = book(&ahead);
+  ASSERT_TRUE(node->create(creation("orders", 10, "O{yyyyMMdd}{seq:04}"),
+                           "test")
+                  .ok());
+  std::vector<std::string> out;
+  const Status refused = node->next("orders", 1, out);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("refusing rather than guessing"), std::string::npos)
+      << refused.error().message;
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(node->stats().front().refused_clock, 1u);
+  // A template without a date has no period to disagree about.
+  ASSERT_TRUE(node->create(creation("plain", 10, "P{seq:04}"), "test").ok());
+  EXPECT_TRUE(node->next("plain", 3, out).ok());
+  EXPECT_EQ(out, (std::vector<std::string>{"P0001", "P0002", "P0003"}));
+}
+
+TEST_F(TagBookTest, TwoBooksOnOneStoreNeverRepeatAndEachDayRestartsAtOne) {
+  // The clocks agree with the store's (SQLite's is this host's), so both
+  // books serve today's period; the faked midnight is the integration
+  // test's (tests/integration/business_id_test.cc).
+  ManualClock clock(now());
+  auto a = book(&clock);
+  auto b = book(&clock);
+  ASSERT_TRUE(a->create(creation("orders", 7, "ORD-{yyyyMMdd}-{seq:06}"),
+                        "test")
+                  .ok());
+  std::set<std::string> seen;
+  std::vector<std::string> out;
+  for (int round = 0; round < 50; ++round) {
+    out.clear();
+    ASSERT_TRUE(a->next("orders", 3, out).ok());
+    ASSERT_TRUE(b->next("orders", 5, out).ok());
+    for (const auto& id : out) EXPECT_TRUE(seen.insert(id).second) << id;
+  }
+  EXPECT_EQ(seen.size(), 400u);
+  EXPECT_TRUE(seen.count("ORD-" + std::string(seen.begin()->substr(4, 8)) + "-000001"));
+}
+
+TEST_F(TagBookTest, ChangesAreCheckedAndRetiredTagsRefuse) {
+  std::vector<std::string> audit;
+  auto node = book(&SystemClock::instance(), &audit);
+  ASSERT_TRUE(node->create(creation("inv", 5, "INV{seq:05}"), "alice").ok());
+  EXPECT_EQ(node->create(creation("inv"), "alice").error().code, ErrorCode::kAlreadyExists);
+  std::vector<std::string> out;
+  ASSERT_TRUE(node->next("inv", 2, out).ok());
+  EXPECT_EQ(out, (std::vector<std::string>{"INV00001", "INV00002"}));
+
+  // "INV0{seq:04}" renders "INV00001" too: refused.
+  auto same = node->change("inv", new_template("INV0{seq:04}"), "alice");
+  ASSERT_FALSE(same.ok());
+  EXPECT_EQ(same.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(node->change("inv", new_step(0), "alice").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(node->change("inv", TagChange{}, "alice").error().code, ErrorCode::kInvalidArgument);
+  auto wider = node->change("inv", new_template("INV{seq:07}"), "bob");
+  ASSERT_TRUE(wider.ok()) << wider.error().message;
+  out.clear();
+  ASSERT_TRUE(node->next("inv", 1, out).ok());
+  EXPECT_GT(out.front(), std::string("INV0000002"));  // numbers go on above the old ones
+
+  // Plain numbers of a tag with a template are refused.
+  EXPECT_EQ(node->check_plain("inv").error().code, ErrorCode::kFailedPrecondition);
+  ASSERT_TRUE(node->retire("inv", "carol").ok());
+  EXPECT_EQ(node->retire("inv", "carol").error().code, ErrorCode::kFailedPrecondition);
+  const Status retired = node->next("inv", 1, out);
+  ASSERT_FALSE(retired.ok());
+  EXPECT_EQ(retired.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(retired.error().message.find("'inv' is retired"), std::string::npos);
+  EXPECT_EQ(node->change("inv", new_step(9), "carol").error().code,
+            ErrorCode::kFailedPrecondition);
+
+  // A plain tag retired refuses its plain numbers too.
+  ASSERT_TRUE(node->create(creation("plain", 5), "alice").ok());
+  EXPECT_TRUE(node->check_plain("plain").ok());
+  ASSERT_TRUE(node->retire("plain", "alice").ok());
+  EXPECT_EQ(node->check_plain("plain").error().code, ErrorCode::kFailedPrecondition);
+
+  ASSERT_EQ(audit.size(), 5u);
+  EXPECT_NE(audit[1].find("\"actor\":\"bob\""), std::string::npos) << audit[1];
+  EXPECT_NE(audit[2].find("\"action\":\"retire\""), std::string::npos) << audit[2];
+}
+
+TEST_F(TagBookTest, AnotherBooksChangeIsSeenWithinARefresh) {
+  auto a = book(&SystemClock::instance());
+  auto b = book(&SystemClock::instance());
+  ASSERT_TRUE(a->create(creation("t", 5, "T{seq:04}"), "x").ok());
+  std::vector<std::string> out;
+  // Created on a, served at once by b (a tag b has not read is read on demand).
+  ASSERT_TRUE(b->next("t", 1, out).ok());
+  ASSERT_TRUE(a->retire("t", "x").ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+  Status served;
+  do {
+    served = b->next("t", 1, out);
+    if (!served.ok()) break;
+    std::this_thread::sleep_for(milliseconds{20});
+  } while (std::chrono::steady_clock::now() < deadline);
+  ASSERT_FALSE(served.ok());
+  EXPECT_EQ(served.error().code, ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(TagBookTest, ATemplateOrNameThatCouldRepeatIsRefusedAtCreation) {
+  auto node = book(&SystemClock::instance());
+  for (const char* bad : {"{MMdd}{seq:04}", "A{seq:19}", "A{seq}{seq}", "A{nope}{seq}", "A"}) {
+    auto refused = node->create(creation("bad", 1000, bad), "x");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(node->create(creation("bad", 1000, "A{seq}", "Nowhere/None"), "x")
+                .error()
+                .code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(node->create(creation(std::string(119, 'x')), "x").error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(node->create(creation("bad", 1000, "", "UTC", -1), "x").error().code,
+            ErrorCode::kInvalidArgument);
+  // Nothing was created by the refusals.
+  auto listed = node->list(100);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
+}  // namespace
+}  // namespace snowid::tags
