@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "snowid/ext/business_format.h"
+#include "snowid/ext/segment.h"
 #include "snowid/segment_tag.h"
 
 namespace snowid::tags {
@@ -121,6 +122,20 @@ struct BusinessState {
   std::int64_t next = 0;   // the number handed out next
   std::int64_t end = 0;    // exclusive, at most the width's largest + 1
   std::int64_t version = -1;  // the settings version the range was taken under
+  std::int64_t first = 0;     // where the current range began (for the prefetch point)
+  // The size of the next range: the tag's step, grown as segment mode's
+  // does while ranges last less than 15 minutes (next_segment_step), capped
+  // by the width (increment_cap).
+  std::int64_t increment = 0;
+  std::chrono::steady_clock::time_point range_taken{};
+  // The next range, taken ahead by the background thread once half of the
+  // current one is used: taken for `standby_label` under `standby_version`,
+  // and used only if both still hold and it lies above the current range.
+  std::optional<SegmentRange> standby;
+  std::string standby_label;
+  std::int64_t standby_version = -1;
+  bool prefetch_pending = false;
+  std::condition_variable prefetched;  // prefetch_pending went false
   std::optional<std::string> exhausted;  // a period whose numbers outgrew the width
   std::optional<std::string> warned;     // a period the width warning was logged for
   long long civil_second = -1;  // the second `civil` was read for
@@ -190,7 +205,7 @@ class StoreTagBook final : public TagBook {
     }
     const BusinessFormat& format = *entry->format;
     const std::shared_ptr<BusinessState> state = business_state(tag);
-    std::lock_guard lock(state->mutex);
+    std::unique_lock lock(state->mutex);
     const milliseconds now = clock_->now();
     const long long second = now.count() / 1000;
     if (second != state->civil_second) {
@@ -203,7 +218,7 @@ class StoreTagBook final : public TagBook {
     for (std::size_t i = 0; i < count; ++i) {
       if (!state->filled || state->label != label || state->version != entry->settings.version ||
           state->next >= state->end) {
-        Status filled = fill(tag, *entry, format, label, *state);
+        Status filled = fill(tag, *entry, format, label, *state, lock);
         if (!filled.ok()) {
           // Numbers already taken for this batch are skipped, never reissued.
           out.resize(first);
@@ -215,6 +230,12 @@ class StoreTagBook final : public TagBook {
       out.push_back(std::move(id));
     }
     state->stats.issued += count;
+    if (!state->standby && !state->prefetch_pending &&
+        state->next - state->first >= (state->end - state->first) / 2) {
+      state->prefetch_pending = true;
+      request_prefetch({std::string(tag), state, state->label, state->version,
+                        entry->settings.step, state->increment});
+    }
     return {};
   }
 
@@ -574,9 +595,63 @@ class StoreTagBook final : public TagBook {
     return state;
   }
 
+  // The largest range a node takes of a business tag's period: a hundredth
+  // of the width, so that several nodes share a narrow width rather than one
+  // holding it all.
+  static std::int64_t increment_cap(const BusinessFormat& format) {
+    return std::max<std::int64_t>(1, format.max_number() / 100);
+  }
+
+  // The next range's size after one that lasted since state.range_taken.
+  static std::int64_t next_increment(const BusinessState& state, std::int64_t step,
+                                     const BusinessFormat& format) {
+    const std::int64_t cap = increment_cap(format);
+    if (state.increment == 0) return std::clamp<std::int64_t>(step, 1, cap);
+    const auto lasted = std::chrono::duration_cast<milliseconds>(
+        std::chrono::steady_clock::now() - state.range_taken);
+    return std::clamp<std::int64_t>(
+        next_segment_step(state.increment, step, lasted, SegmentAllocatorOptions{}), 1, cap);
+  }
+
+  struct Prefetch {
+    std::string tag;
+    std::shared_ptr<BusinessState> state;
+    std::string label;
+    std::int64_t version;
+    std::int64_t step;
+    std::int64_t increment;
+  };
+
+  void request_prefetch(Prefetch prefetch) {
+    {
+      std::lock_guard lock(stop_mutex_);
+      prefetches_.push_back(std::move(prefetch));
+    }
+    stop_.notify_all();
+  }
+
+  // On the background thread: takes each requested range, then offers it to
+  // its tag as the standby, which keeps it only if nothing moved meanwhile
+  // (else its numbers are skipped, never handed out).
+  void run_prefetches(std::vector<Prefetch> prefetches) {
+    for (Prefetch& prefetch : prefetches) {
+      auto taken = take(prefetch.tag, prefetch.label, prefetch.step, prefetch.increment);
+      std::lock_guard lock(prefetch.state->mutex);
+      prefetch.state->prefetch_pending = false;
+      prefetch.state->prefetched.notify_all();
+      if (!taken.ok()) continue;  // the request thread takes its own when it runs out
+      if (prefetch.state->label == prefetch.label &&
+          prefetch.state->version == prefetch.version && !prefetch.state->standby) {
+        prefetch.state->standby = *taken;
+        prefetch.state->standby_label = prefetch.label;
+        prefetch.state->standby_version = prefetch.version;
+      }
+    }
+  }
+
   // Takes the next range of `label` for `tag` into `state` (its mutex held).
   Status fill(std::string_view tag, const Entry& entry, const BusinessFormat& format,
-              const std::string& label, BusinessState& state) {
+              const std::string& label, BusinessState& state, std::unique_lock<std::mutex>& lock) {
     if (state.exhausted == std::optional<std::string>(label) &&
         state.version == entry.settings.version) {
       ++state.stats.refused_width;
@@ -599,16 +674,32 @@ class StoreTagBook final : public TagBook {
       }
     }
     const std::int64_t largest = format.max_number();
-    const std::int64_t increment =
-        std::clamp<std::int64_t>(entry.settings.step, 1, std::max<std::int64_t>(1, largest / 100));
-    auto range = take(tag, label, entry.settings.step, increment);
-    if (!range.ok()) return range.error();
+    // A range being taken ahead is waited for rather than taken twice (a
+    // second range would come first and the ahead one be skipped, which a
+    // narrow width cannot afford). The store call is bounded.
+    if (!new_period && state.prefetch_pending) {
+      state.prefetched.wait(lock, [&] { return !state.prefetch_pending; });
+    }
+    state.increment = next_increment(state, entry.settings.step, format);
+    state.range_taken = std::chrono::steady_clock::now();
+    std::optional<SegmentRange> range;
+    if (!new_period && state.standby && state.standby_label == label &&
+        state.standby_version == entry.settings.version && state.standby->first >= state.end) {
+      range = state.standby;  // taken ahead: no store call
+    } else {
+      auto taken =
+          take(tag, label, entry.settings.step, state.increment);
+      if (!taken.ok()) return taken.error();
+      range = *taken;
+    }
+    state.standby.reset();
     state.label = label;
     state.filled = true;
     state.version = entry.settings.version;
     state.stats.period = label;
     // A period without a date starts at the tag's own start; a dated one at 1.
     state.next = std::max<std::int64_t>(range->first, 1);
+    state.first = state.next;
     state.end = std::min(range->end, largest == INT64_MAX ? INT64_MAX : largest + 1);
     if (state.next >= state.end) {
       state.exhausted = label;
@@ -676,8 +767,19 @@ class StoreTagBook final : public TagBook {
   void refresh_loop() {
     std::string last_error;
     std::unique_lock lock(stop_mutex_);
+    auto refreshed_at = std::chrono::steady_clock::time_point{};
     while (!stopping_) {
+      std::vector<Prefetch> prefetches;
+      prefetches.swap(prefetches_);
       lock.unlock();
+      run_prefetches(std::move(prefetches));
+      if (std::chrono::steady_clock::now() - refreshed_at < options_.refresh) {
+        lock.lock();
+        stop_.wait_until(lock, refreshed_at + options_.refresh,
+                         [this] { return stopping_ || !prefetches_.empty(); });
+        continue;
+      }
+      refreshed_at = std::chrono::steady_clock::now();
       Status refreshed = refresh();
       const std::string error = refreshed.ok() ? "" : refreshed.error().message;
       if (error != last_error) {
@@ -691,7 +793,8 @@ class StoreTagBook final : public TagBook {
         last_error = error;
       }
       lock.lock();
-      stop_.wait_for(lock, options_.refresh, [this] { return stopping_; });
+      stop_.wait_until(lock, refreshed_at + options_.refresh,
+                       [this] { return stopping_ || !prefetches_.empty(); });
     }
   }
 
@@ -712,6 +815,7 @@ class StoreTagBook final : public TagBook {
   std::mutex stop_mutex_;
   std::condition_variable stop_;
   bool stopping_ = false;
+  std::vector<Prefetch> prefetches_;  // guarded by stop_mutex_
   std::thread refresher_;
 };
 

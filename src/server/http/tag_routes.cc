@@ -124,13 +124,25 @@ void answer_business(const RouteRequest& request, HttpResponse& response) {
   ids.clear();
   Answer answer = request.service.next_business_ids(business, ids);
   if (!answer.ok()) return set_refusal(response, answer);
-  nlohmann::json body{{"tag", request.tail}};
-  if (*count) {
-    body["ids"] = ids;
-  } else {
-    body["id"] = ids.front();
+  // Written by hand: a batch's strings are appended without building a JSON
+  // value of them. Their characters are a template's (UTF-8 without
+  // control characters, business_format.h), so '"' and '\\' are all that
+  // need escaping; the tag, any name, goes through nlohmann.
+  std::string& out = response.body;
+  out = R"({"tag":)";
+  out += nlohmann::json(request.tail).dump(-1, ' ', false,
+                                           nlohmann::json::error_handler_t::replace);
+  out += *count ? R"(,"ids":[)" : R"(,"id":)";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (const char c : ids[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
   }
-  set_json(response, body);
+  out += *count ? "]}\n" : "}\n";
 }
 
 void answer_tags(const RouteRequest& request, HttpResponse& response) {
