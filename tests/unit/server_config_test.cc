@@ -214,6 +214,8 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"segment_request_timeout_ms", {"500", segments}},
       {"segment_store_timeout_ms", {"500", segments}},
       {"segment_retry_max_ms", {"500", segments}},
+      {"tag_audit_log", {"\"/tmp/snowid-tag-audit.log\"", segments}},
+      {"business_width_warning", {"0.5", segments}},
   };
   return cases;
 }
