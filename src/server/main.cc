@@ -39,6 +39,7 @@
 #include "peer_check.h"
 #include "process_metrics.h"
 #include "service.h"
+#include "range_memory.h"
 #include "tag_audit_file.h"
 #include "time_text.h"
 
@@ -255,6 +256,9 @@ DescriptorBudget plan_listener_descriptors(const ServerConfig& config) {
 Exit open_tag_book(const ServiceConfig& config, const std::string& segment_url, Subsystems& out) {
   tags::TagBookOptions options;
   options.width_warning_fraction = config.segment.business_width_warning;
+  options.range_memory =
+      std::filesystem::path(config.generator.state_dir) / kBusinessRangeMemoryFile;
+  options.store_name = segment::segment_store_name(segment_url);
   if (!config.segment.tag_audit_log.empty()) {
     auto audit = tags::open_tag_audit_file(config.segment.tag_audit_log);
     if (!audit.ok()) return fail(kExitUsage, audit.error().message);
@@ -268,6 +272,10 @@ Exit open_tag_book(const ServiceConfig& config, const std::string& segment_url, 
                                           store.error().message));
   }
   auto book = tags::TagBook::open(std::move(*store), std::move(options));
+  if (!book.ok() && book.error().code != ErrorCode::kInvalidArgument) {
+    // A damaged range memory stops the start rather than being forgotten.
+    return fail(kExitFailure, book.error().message);
+  }
   if (!book.ok()) {
     out.tag_book_missing = book.error().message;
     spdlog::info("tag administration and business IDs are off: {}", out.tag_book_missing);

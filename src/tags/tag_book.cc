@@ -16,6 +16,7 @@
 
 #include "snowid/ext/business_format.h"
 #include "snowid/ext/segment.h"
+#include "range_memory.h"
 #include "snowid/segment_tag.h"
 
 namespace snowid::tags {
@@ -145,8 +146,10 @@ struct BusinessState {
 
 class StoreTagBook final : public TagBook {
  public:
-  StoreTagBook(std::unique_ptr<SegmentStore> store, TagBookOptions options)
+  StoreTagBook(std::unique_ptr<SegmentStore> store, TagBookOptions options,
+               std::unique_ptr<segment::RangeMemory> memory)
       : store_(std::move(store)),
+        memory_(std::move(memory)),
         options_(std::move(options)),
         clock_(options_.clock != nullptr ? options_.clock : &SystemClock::instance()) {}
 
@@ -724,8 +727,31 @@ class StoreTagBook final : public TagBook {
     return {};
   }
 
+  // take_row(), then the range checked against this node's range memory and
+  // remembered (durably) before any of it is handed out.
   Result<SegmentRange> take(std::string_view tag, const std::string& label, std::int64_t step,
                             std::int64_t increment) {
+    auto range = take_row(tag, label, step, increment);
+    if (!range.ok() || memory_ == nullptr) return range;
+    const std::string key = label.empty() ? std::string(tag) : period_key(label, tag);
+    if (const auto end = memory_->end_of(options_.store_name, key); end && range->first < *end) {
+      const std::string message = fmt::format(
+          "tag '{}'{}: the segment store handed out numbers from {} although it handed this node "
+          "numbers up to {} before (put back from an older backup, or lowered by hand?): refusing "
+          "them, and the tag, until the store is above {} again",
+          tag, label.empty() ? "" : fmt::format(" in period {}", label), range->first, *end - 1,
+          *end - 1);
+      spdlog::error("{}", message);
+      return Error{ErrorCode::kUnavailable, message};
+    }
+    if (Status kept = memory_->remember(options_.store_name, key, range->end); !kept.ok()) {
+      return Error{ErrorCode::kUnavailable, kept.error().message};
+    }
+    return range;
+  }
+
+  Result<SegmentRange> take_row(std::string_view tag, const std::string& label, std::int64_t step,
+                                std::int64_t increment) {
     if (label.empty()) {
       return with_store_result<SegmentRange>(
           [&](SegmentStore& store) { return store.take_range(tag, increment); });
@@ -799,6 +825,7 @@ class StoreTagBook final : public TagBook {
   }
 
   std::unique_ptr<SegmentStore> store_;
+  std::unique_ptr<segment::RangeMemory> memory_;  // null: nothing remembered
   TagBookOptions options_;
   Clock* clock_;
   std::mutex store_mutex_;
@@ -873,7 +900,14 @@ Result<std::unique_ptr<TagBook>> TagBook::open(std::unique_ptr<SegmentStore> sto
   // A store that keeps no own rows says so at once.
   auto probe = store->list_own_rows(kSettingsPrefix, 1);
   if (!probe.ok() && probe.error().code == ErrorCode::kInvalidArgument) return probe.error();
-  auto book = std::make_unique<StoreTagBook>(std::move(store), std::move(options));
+  std::unique_ptr<segment::RangeMemory> memory;
+  if (!options.range_memory.empty()) {
+    auto opened = segment::RangeMemory::open(options.range_memory);
+    if (!opened.ok()) return opened.error();
+    memory = std::move(*opened);
+  }
+  auto book =
+      std::make_unique<StoreTagBook>(std::move(store), std::move(options), std::move(memory));
   book->start();
   return std::unique_ptr<TagBook>(std::move(book));
 }

@@ -34,6 +34,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -104,12 +105,20 @@ struct TagBookOptions {
   Clock* clock = nullptr;
   // Receives one line per change made through this node (audit).
   std::function<void(std::string_view line)> audit;
+  // A store put back from an older backup: the file (in the node's state
+  // directory) that keeps the highest end of every range of a business
+  // period the store handed this node (src/segment/range_memory.h), under
+  // `store_name` (segment_store_name). A range that starts below it is
+  // refused, never rendered. Empty: nothing is remembered.
+  std::filesystem::path range_memory;
+  std::string store_name;
 };
 
 class TagBook {
  public:
   // `store` must be a store of record (a single SQLite, PostgreSQL or
-  // MariaDB/MySQL store of snowid's layout); others fail here.
+  // MariaDB/MySQL store of snowid's layout); others fail here
+  // (kInvalidArgument), and so does a damaged range memory (kStateFile).
   static Result<std::unique_ptr<TagBook>> open(std::unique_ptr<SegmentStore> store,
                                                TagBookOptions options = {});
   virtual ~TagBook() = default;

@@ -5,6 +5,7 @@
 #include "tag_book.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <set>
@@ -191,6 +192,51 @@ TEST_F(TagBookTest, ATemplateOrNameThatCouldRepeatIsRefusedAtCreation) {
   auto listed = node->list(100);
   ASSERT_TRUE(listed.ok());
   EXPECT_TRUE(listed->empty());
+}
+
+// A store put back below the ranges it handed this node (as a restore from
+// an older backup does) is refused, never rendered, by a book that keeps a
+// range memory; once the store is above them again, the tag serves.
+TEST_F(TagBookTest, AStoreThatWentBackIsRefused) {
+  const auto open_remembering = [&] {
+    auto store = open_segment_store(url);
+    EXPECT_TRUE(store.ok());
+    TagBookOptions options;
+    options.range_memory = dir.file("business-ranges");
+    options.store_name = "test-store";
+    auto opened = TagBook::open(std::move(*store), options);
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    return std::move(*opened);
+  };
+  const auto set_max_id = [&](const std::string& key, std::int64_t max_id) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("segments.db").c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    const std::string sql = "UPDATE snowid_segments SET max_id = " + std::to_string(max_id) +
+                            " WHERE tag = '" + key + "'";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  };
+  std::vector<std::string> before;
+  {
+    auto node = open_remembering();
+    ASSERT_TRUE(node->create(creation("orders", 10, "O{seq:05}"), "x").ok());
+    ASSERT_TRUE(node->next("orders", 25, before).ok());
+  }
+  set_max_id("orders", 1);  // the store as a backup taken before those numbers
+  auto node = open_remembering();
+  std::vector<std::string> out;
+  const Status refused = node->next("orders", 1, out);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("older backup"), std::string::npos)
+      << refused.error().message;
+  EXPECT_TRUE(out.empty());
+  set_max_id("orders", 1000);  // repaired: above every number handed out
+  ASSERT_TRUE(node->next("orders", 3, out).ok());
+  for (const auto& id : out) {
+    EXPECT_EQ(std::find(before.begin(), before.end(), id), before.end()) << id;
+  }
 }
 
 }  // namespace

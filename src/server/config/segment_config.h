@@ -17,6 +17,8 @@ inline constexpr const char* kSegmentStoreOff = "off";
 // The file in state_dir that remembers the highest range end each segment
 // store handed this node, per tag (src/segment/range_memory.h).
 inline constexpr const char* kSegmentRangeMemoryFile = "segment-ranges";
+// The same for business IDs' period rows (tags/tag_book.h).
+inline constexpr const char* kBusinessRangeMemoryFile = "business-ranges";
 
 struct SegmentConfig {
   // Empty: the SQLite file segments.db in state_dir; "off": no segment routes.
