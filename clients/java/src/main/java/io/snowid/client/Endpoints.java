@@ -8,9 +8,9 @@
  * client take, such as one that is malformed, too long, or not above the last batch of its issuer
  * from this endpoint, BatchOrder) backs off: it is skipped for a wait drawn between half and all of
  * backoffInitial, doubled per further failure up to backoffMax, and reset by a success; the refill
- * goes at once to another healthy endpoint drawn the same way. A refusal (401, 403, 404, other 4xx)
- * is this request's, not the node's: it goes back to the caller at once, and the node keeps its
- * place.
+ * goes at once to another healthy endpoint drawn the same way. A refusal (401, 403, 404, 409,
+ * other 4xx) is this request's, not the node's: it goes back to the caller at once, and the node
+ * keeps its place.
  *
  * A refill may ask several nodes at once (fetch(..., parallel)): the Refiller does when its buffer
  * drains faster than one node's round trips refill it; the calls then go to distinct nodes.

@@ -14,8 +14,9 @@
  *
  * Every failure is a CallFailure that says what it means for the client: NODE (connection
  * refused or reset, deadline passed, 5xx, 408, 429, a reply that is not the expected one: back
- * off this endpoint and ask the next) or REFUSED (401 and 403: the token; 404: the tag; other 4xx:
- * this client's request is wrong, every node will say the same, so callers are told at once). A
+ * off this endpoint and ask the next) or REFUSED (401 and 403: the token; 404: the tag; 409: the
+ * tag's state, retired or its period's numbers past the template's width; other 4xx: this client's
+ * request is wrong, every node will say the same, so callers are told at once). A
  * NODE failure after a 200 to a batch call (a batch that breaks docs/clients.md "What a client
  * accepts": malformed, too long, too slow, of the wrong Content-Type) is an invalid answer, which
  * the client counts.
@@ -260,6 +261,7 @@ final class HttpTransport {
       return new CallFailure(true, Code.UNAUTHENTICATED, text, false, status);
     }
     if (status == 404) return new CallFailure(true, Code.NOT_FOUND, text, false, status);
+    if (status == 409) return new CallFailure(true, Code.FAILED_PRECONDITION, text, false, status);
     if (status >= 400 && status < 500 && status != 408 && status != 429) {
       return new CallFailure(true, Code.INVALID_ARGUMENT, text, false, status);
     }

@@ -9,8 +9,8 @@
  * until the first batch has come), for the refill; it then throws UNAVAILABLE (never blocks
  * forever). Each refill goes to a healthy endpoint drawn at random; endpoints that fail are skipped
  * with jittered exponential backoff, and while one answers, callers see no error. A refused token
- * (UNAUTHENTICATED), an unknown tag (NOT_FOUND) or another refusal (INVALID_ARGUMENT) reaches
- * callers at once. Every error is a SnowidException, unchecked.
+ * (UNAUTHENTICATED), an unknown tag (NOT_FOUND), a retired one (FAILED_PRECONDITION) or another
+ * refusal (INVALID_ARGUMENT) reaches callers at once. Every error is a SnowidException, unchecked.
  *
  * Order: every ID handed out is unique (issued by a node once, taken from the buffer once), and one
  * buffer hands its IDs out in the order they came, each batch increasing and above the last batch
