@@ -8,9 +8,9 @@
  * client take, such as one that is malformed, too long, or not above the last batch of its issuer
  * from this endpoint, BatchOrder) backs off: it is skipped for a wait drawn between half and all of
  * backoffInitial, doubled per further failure up to backoffMax, and reset by a success; the refill
- * goes at once to another healthy endpoint drawn the same way. A refusal (401, 403, 404, other 4xx)
- * is this request's, not the node's: it goes back to the caller at once, and the node keeps its
- * place.
+ * goes at once to another healthy endpoint drawn the same way. A refusal (401, 403, 404, 409,
+ * other 4xx) is this request's, not the node's: it goes back to the caller at once, and the node
+ * keeps its place.
  *
  * A refill may ask several nodes at once (fetch(..., parallel)): the Refiller does when its buffer
  * drains faster than one node's round trips refill it; the calls then go to distinct nodes.
@@ -20,15 +20,22 @@
  * after that node failed) the client reads the node's /v1/info: its max_batch bounds the count
  * asked for, and its layout serves decode().
  *
+ * business() is a caller's own call, not buffered: on the caller's thread, to the healthy nodes
+ * drawn the same way one after another until one gives the batch, then (within emptyWait of its
+ * start) to the backing-off ones as they come due. It shares the nodes' health with the refills: a
+ * node a refill found down is skipped, and one a business call found down backs off for both.
+ *
  * Thread-safety: fetch() on the refill thread only; the calls of one fetch run on distinct nodes,
- * each node's state touched by one call at a time, and fetch() returns after they all ended.
- * layout() and cancelInFlight() from any thread.
+ * each node's batch state (binary, info, order) touched by one call at a time, and fetch()
+ * returns after they all ended. A node's health (backoff) is guarded by the node, as business()
+ * runs on any thread. business(), layout() and cancelInFlight() from any thread.
  */
 package io.snowid.client;
 
 import io.snowid.client.HttpTransport.CallFailure;
 import io.snowid.client.SnowidException.Code;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -50,17 +57,41 @@ final class Endpoints {
 
   private static final class Node {
     final URI uri;
-    // Touched by one call at a time (see Thread-safety).
-    long retryAt;
-    long backoffNs;
-    boolean backingOff;
+    // Touched by one refill call at a time (see Thread-safety).
     boolean binary; // false once the node refused format=binary
-    Replies.NodeInfo info; // null until read, and after a failure
+    volatile Replies.NodeInfo info; // null until read, and after a failure
     final BatchOrder order = new BatchOrder();
+    // Health, guarded by this node: the refill thread and business() callers share it.
+    private long retryAt;
+    private long backoffNs;
+    private boolean backingOff;
 
     Node(URI uri, boolean binary) {
       this.uri = uri;
       this.binary = binary;
+    }
+
+    synchronized boolean healthyAt(long now) {
+      return !backingOff || retryAt - now <= 0;
+    }
+
+    // When it is due again (nanoTime) if it is backing off and not due at `now`; else `now`.
+    synchronized long dueAfter(long now) {
+      return backingOff && retryAt - now > 0 ? retryAt : now;
+    }
+
+    synchronized void answered() {
+      backingOff = false;
+      backoffNs = 0;
+    }
+
+    // Skips the node for a wait drawn in [backoff / 2, backoff], the backoff doubled per failure.
+    synchronized void backOff(long initialNs, long maxNs) {
+      backoffNs = backoffNs == 0 ? initialNs : Math.min(maxNs, backoffNs * 2);
+      final long half = backoffNs / 2;
+      retryAt = System.nanoTime() + half + ThreadLocalRandom.current().nextLong(half + 1);
+      backingOff = true;
+      info = null; // a node that comes back may have been reconfigured
     }
   }
 
@@ -86,7 +117,7 @@ final class Endpoints {
     final long now = System.nanoTime();
     int healthy = 0;
     for (Node node : nodes) {
-      if (!node.backingOff || node.retryAt - now <= 0) healthy++;
+      if (node.healthyAt(now)) healthy++;
     }
     return healthy;
   }
@@ -154,6 +185,49 @@ final class Endpoints {
       }
     }
     throw new SnowidException(Code.UNAVAILABLE, "no node gave its layout: " + last.getMessage());
+  }
+
+  /**
+   * Exactly `count` business IDs of segment tag `tag`, on the caller's thread: from the first
+   * healthy node drawn at random that gives them; when every one failed, from the backing-off ones
+   * as they come due, as long as that is within `wait` of the start. A refusal (401, 403, 404, 409,
+   * other 4xx) is thrown at once, naming the tag; else UNAVAILABLE with the last failure.
+   */
+  List<String> business(String tag, int count, Duration wait) {
+    final long due = System.nanoTime() + wait.toNanos();
+    CallFailure failure = null;
+    for (;;) {
+      final boolean[] tried = new boolean[nodes.length];
+      for (Node node; (node = draw(tried)) != null; ) {
+        final URI uri = node.uri;
+        try {
+          return counted(node, () -> transport.business(uri, tag, count));
+        } catch (CallFailure f) {
+          if (Thread.currentThread().isInterrupted()) break; // the caller's thread, not a close
+          if (f.refused || f.code == Code.CLOSED) {
+            throw new SnowidException(
+                f.code, "business IDs of tag '" + tag + "': " + f.getMessage());
+          }
+          failure = f;
+        }
+      }
+      final long now = System.nanoTime();
+      final long next = healthy() > 0 ? now : firstDue(now, due + 1);
+      if (next - due > 0 || Thread.currentThread().isInterrupted()) break;
+      try {
+        TimeUnit.NANOSECONDS.sleep(Math.max(0, next - System.nanoTime()));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    if (Thread.currentThread().isInterrupted()) {
+      throw new SnowidException(
+          Code.UNAVAILABLE, "interrupted while asking for business IDs of tag '" + tag + "'");
+    }
+    throw new SnowidException(Code.UNAVAILABLE, "no node gave business IDs of tag '" + tag
+        + "' within " + wait.toMillis() + " ms"
+        + (failure == null ? ": every endpoint is backing off" : ": " + failure.getMessage()));
   }
 
   /** Aborts the calls under way (each fails at once) and ends the helper threads. */
@@ -232,39 +306,54 @@ final class Endpoints {
   }
 
   // One refill call to `node`: its /v1/info first if unread, then the batch (in JSON again at once
-  // if the node refuses binary), held above the last of its issuer. Counts it; backs the node off
-  // if it failed for its own sake.
+  // if the node refuses binary), held above the last of its issuer.
   private long[] call(Node node, String tag, int count) throws CallFailure {
-    counters.calls.incrementAndGet();
-    try {
-      if (node.info == null) {
-        node.info = transport.info(node.uri);
-        layout = node.info.layout();
+    return counted(node, () -> {
+      Replies.NodeInfo info = node.info;
+      if (info == null) {
+        node.info = info = transport.info(node.uri);
+        layout = info.layout();
       }
-      final int asked = (int) Math.min(count, node.info.maxBatch() > 0 ? node.info.maxBatch() : count);
+      final int asked = (int) Math.min(count, info.maxBatch() > 0 ? info.maxBatch() : count);
       HttpTransport.Batch batch;
       try {
         batch = transport.ids(node.uri, tag, asked, node.binary);
       } catch (HttpTransport.BinaryRefused refused) {
         node.binary = false; // a node from before format=binary: JSON from now on
         counters.calls.incrementAndGet();
-        batch = transport.ids(node.uri, tag, asked, false);
+        try {
+          batch = transport.ids(node.uri, tag, asked, false);
+        } catch (HttpTransport.BinaryRefused e) {
+          throw new IllegalStateException("a JSON request refused as binary", e); // cannot happen
+        }
       }
       final long last = node.order.advance(tag, batch.issuer(), batch.ids());
       if (last >= 0) throw notAbove(node, tag, batch, last);
-      node.backingOff = false;
-      node.backoffNs = 0;
       counters.idsReceived.addAndGet(batch.ids().length);
       return batch.ids();
+    });
+  }
+
+  /** One call to a node, as `counted` runs it. */
+  private interface NodeCall<T> {
+    T run() throws CallFailure, InterruptedException;
+  }
+
+  // Runs `call` to `node` and counts it; marks the node answering if it succeeded, backs it off if
+  // it failed for its own sake (not a refusal, which is the caller's).
+  private <T> T counted(Node node, NodeCall<T> call) throws CallFailure {
+    counters.calls.incrementAndGet();
+    try {
+      final T result = call.run();
+      node.answered();
+      return result;
     } catch (CallFailure f) {
       if (!f.refused) {
         counters.failedCalls.incrementAndGet();
         if (f.invalidAnswer) counters.invalidAnswers.incrementAndGet();
-        backOff(node);
+        node.backOff(options.backoffInitial().toNanos(), options.backoffMax().toNanos());
       }
       throw f;
-    } catch (HttpTransport.BinaryRefused e) {
-      throw new IllegalStateException("a JSON request refused as binary", e); // cannot happen
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CallFailure(false, Code.CLOSED, "the client is closed");
@@ -274,14 +363,16 @@ final class Endpoints {
   // A healthy node not tried yet, drawn at random and marked tried; null if there is none.
   private Node draw(boolean[] tried) {
     final long now = System.nanoTime();
+    final boolean[] healthy = new boolean[nodes.length];
     int candidates = 0;
     for (int i = 0; i < nodes.length; i++) {
-      if (!tried[i] && (!nodes[i].backingOff || nodes[i].retryAt - now <= 0)) candidates++;
+      healthy[i] = !tried[i] && nodes[i].healthyAt(now);
+      if (healthy[i]) candidates++;
     }
     if (candidates == 0) return null;
     int pick = ThreadLocalRandom.current().nextInt(candidates);
     for (int i = 0; i < nodes.length; i++) {
-      if (!tried[i] && (!nodes[i].backingOff || nodes[i].retryAt - now <= 0) && pick-- == 0) {
+      if (healthy[i] && pick-- == 0) {
         tried[i] = true;
         return nodes[i];
       }
@@ -296,23 +387,19 @@ final class Endpoints {
         + " starts at " + batch.ids()[0] + ", not above the last one's " + last);
   }
 
-  // Skips `node` for a wait drawn in [backoff / 2, backoff], the backoff doubled per failure.
-  private void backOff(Node node) {
-    final long initial = options.backoffInitial().toNanos();
-    node.backoffNs =
-        node.backoffNs == 0 ? initial : Math.min(options.backoffMax().toNanos(), node.backoffNs * 2);
-    final long half = node.backoffNs / 2;
-    node.retryAt = System.nanoTime() + half + ThreadLocalRandom.current().nextLong(half + 1);
-    node.backingOff = true;
-    node.info = null; // a node that comes back may have been reconfigured
-  }
-
   // When the first node backing off is due (a refill period ahead if none is).
   private long firstRetry() {
     final long now = System.nanoTime();
-    long first = now + options.refillPeriod().toNanos();
+    return firstDue(now, now + options.refillPeriod().toNanos());
+  }
+
+  // The earliest time (nanoTime) a node backing off at `now` is due, if before `latest`; else
+  // `latest`.
+  private long firstDue(long now, long latest) {
+    long first = latest;
     for (Node node : nodes) {
-      if (node.backingOff && node.retryAt - first < 0 && node.retryAt - now > 0) first = node.retryAt;
+      final long due = node.dueAfter(now);
+      if (due != now && due - first < 0) first = due;
     }
     return first;
   }

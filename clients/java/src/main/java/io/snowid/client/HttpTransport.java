@@ -10,12 +10,14 @@
  *
  * The call deadline covers the whole call: connect, headers and the whole body. A body is read
  * into at most what its answer may take (HttpConnection): a binary batch of N numbers 8 * N bytes, a
- * JSON one N * 24 + 64, /v1/info INFO_LIMIT; a longer one fails the call as soon as that is known.
+ * JSON one N * 24 + 64, a business batch businessLimit(N), /v1/info INFO_LIMIT; a longer one fails
+ * the call as soon as that is known.
  *
  * Every failure is a CallFailure that says what it means for the client: NODE (connection
  * refused or reset, deadline passed, 5xx, 408, 429, a reply that is not the expected one: back
- * off this endpoint and ask the next) or REFUSED (401 and 403: the token; 404: the tag; other 4xx:
- * this client's request is wrong, every node will say the same, so callers are told at once). A
+ * off this endpoint and ask the next) or REFUSED (401 and 403: the token; 404: the tag; 409: the
+ * tag's state, retired or its period's numbers past the template's width; other 4xx: this client's
+ * request is wrong, every node will say the same, so callers are told at once). A
  * NODE failure after a 200 to a batch call (a batch that breaks docs/clients.md "What a client
  * accepts": malformed, too long, too slow, of the wrong Content-Type) is an invalid answer, which
  * the client counts.
@@ -31,6 +33,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -139,7 +142,37 @@ final class HttpTransport {
     }
   }
 
+  /**
+   * What the body of a business batch of `count` IDs may take: each ID's 256 bytes escaped (at most
+   * 6 bytes a byte, as \\u00XX) with its quotes and comma, and 1 KiB for the tag and the rest.
+   */
+  static int businessLimit(int count) {
+    return (int) Math.min(Integer.MAX_VALUE - 8,
+        (long) count * (6 * Replies.MAX_BUSINESS_ID_BYTES + 3) + 1024);
+  }
+
+  /**
+   * Exactly `count` business IDs of segment tag `tag` (GET /v1/business/{tag}?count=N, the tag
+   * percent-encoded), as Replies.businessIds() reads them from an answer whose Content-Type is
+   * JSON; anything else a node sends is an invalid answer.
+   */
+  List<String> business(URI node, String tag, int count)
+      throws CallFailure, InterruptedException {
+    final String path = "/v1/business/" + percentEncode(tag) + "?count=" + count;
+    final HttpConnection.Answer response = get(node, path, businessLimit(count), true);
+    try {
+      final String type = response.contentType();
+      if (!mediaType(type).equals(JSON_TYPE)) {
+        throw new JsonException("Content-Type '" + type + "' where " + JSON_TYPE + " is due");
+      }
+      return Replies.businessIds(response.body(), tag, count);
+    } catch (JsonException e) {
+      throw CallFailure.invalidAnswer(node + path + ": unexpected reply: " + e.getMessage());
+    }
+  }
+
   static final String BINARY_TYPE = "application/octet-stream";
+  static final String JSON_TYPE = "application/json";
 
   /** A Content-Type's media type: parameters left off, in lower case (RFC 9110 8.3.1). */
   static String mediaType(String contentType) {
@@ -260,6 +293,7 @@ final class HttpTransport {
       return new CallFailure(true, Code.UNAUTHENTICATED, text, false, status);
     }
     if (status == 404) return new CallFailure(true, Code.NOT_FOUND, text, false, status);
+    if (status == 409) return new CallFailure(true, Code.FAILED_PRECONDITION, text, false, status);
     if (status >= 400 && status < 500 && status != 408 && status != 429) {
       return new CallFailure(true, Code.INVALID_ARGUMENT, text, false, status);
     }

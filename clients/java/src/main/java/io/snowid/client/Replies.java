@@ -7,6 +7,10 @@
  *                                                         other members skipped)
  *   the same with &format=binary                          8 bytes a number, little-endian: 1 to N
  *                                                         numbers below 2^63, strictly increasing
+ *   GET /v1/business/{tag}?count=N                        {"tag":"…","ids":["…",…]} (the tag
+ *                                                         asked, exactly N distinct IDs, each 1 to
+ *                                                         256 bytes without control characters;
+ *                                                         other members skipped)
  *   any 4xx/5xx                                           {"error":"…"}
  *   GET /v1/info                                          an object whose "layout" object gives the
  *                                                         bit widths, unit, epoch and sequence
@@ -21,7 +25,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 final class Replies {
@@ -85,6 +91,85 @@ final class Replies {
       ids[i] = before = id;
     }
     return ids;
+  }
+
+  /** The most UTF-8 bytes one business ID may take. */
+  static final int MAX_BUSINESS_ID_BYTES = 256;
+
+  /**
+   * {"tag":"…","ids":["…",…]} for `tag`, with exactly `count` business IDs: each a JSON string of 1
+   * to MAX_BUSINESS_ID_BYTES bytes of UTF-8 without a control character (C0, DEL or C1), no two
+   * alike. "tag" must be `tag` itself; "tag" or "ids" twice is refused; other members are skipped
+   * (a later node may add some; their grammar is still checked).
+   */
+  static List<String> businessIds(byte[] body, String tag, int count) throws JsonException {
+    final JsonReader reader = new JsonReader(body);
+    String answeredTag = null;
+    List<String> ids = null;
+    reader.beginObject();
+    while (reader.hasNext()) {
+      final String name = reader.nextName();
+      if (name.equals("tag")) {
+        if (answeredTag != null) throw new JsonException("\"tag\" twice");
+        answeredTag = reader.nextString();
+      } else if (name.equals("ids")) {
+        if (ids != null) throw new JsonException("\"ids\" twice");
+        ids = businessIdArray(reader, count);
+      } else {
+        reader.skipValue();
+      }
+    }
+    reader.endObject();
+    reader.endDocument();
+    if (answeredTag == null || ids == null) {
+      throw new JsonException("expected {\"tag\":…,\"ids\":[…]}");
+    }
+    if (!answeredTag.equals(tag)) {
+      throw new JsonException(
+          "IDs of tag '" + printable(answeredTag) + "' where '" + tag + "' was asked");
+    }
+    if (ids.size() != count) {
+      throw new JsonException(ids.size() + " IDs where " + count + " were asked for");
+    }
+    return ids;
+  }
+
+  // The array of a business batch: at most `count` IDs, each valid, none twice.
+  private static List<String> businessIdArray(JsonReader reader, int count) throws JsonException {
+    final List<String> ids = new ArrayList<>(Math.min(count, 1024));
+    final Set<String> seen = new HashSet<>();
+    reader.beginArray();
+    while (reader.hasNext()) {
+      if (ids.size() == count) throw new JsonException("more than the " + count + " IDs asked for");
+      final String id = reader.nextString();
+      final int bytes = id.getBytes(StandardCharsets.UTF_8).length;
+      if (bytes == 0 || bytes > MAX_BUSINESS_ID_BYTES) {
+        throw new JsonException(
+            "a business ID of " + bytes + " bytes, not 1 to " + MAX_BUSINESS_ID_BYTES);
+      }
+      if (id.codePoints().anyMatch(c -> Character.getType(c) == Character.CONTROL)) {
+        throw new JsonException("a control character in business ID '" + printable(id) + "'");
+      }
+      if (!seen.add(id)) {
+        throw new JsonException("business ID '" + printable(id) + "' twice in the batch");
+      }
+      ids.add(id);
+    }
+    reader.endArray();
+    return ids;
+  }
+
+  // `text` cut to 64 characters, its control characters as \\uXXXX: safe to put in a message.
+  private static String printable(String text) {
+    final StringBuilder out = new StringBuilder();
+    text.codePoints().limit(64).forEach(c -> {
+      if (Character.getType(c) == Character.CONTROL) {
+        out.append(String.format("\\u%04x", c));
+      } else {
+        out.appendCodePoint(c);
+      }
+    });
+    return text.codePointCount(0, text.length()) > 64 ? out + "…" : out.toString();
   }
 
   /** The message of {"error":"…"}; the body itself (cut to 200 characters) if it is not that. */

@@ -9,8 +9,12 @@
  * until the first batch has come), for the refill; it then throws UNAVAILABLE (never blocks
  * forever). Each refill goes to a healthy endpoint drawn at random; endpoints that fail are skipped
  * with jittered exponential backoff, and while one answers, callers see no error. A refused token
- * (UNAUTHENTICATED), an unknown tag (NOT_FOUND) or another refusal (INVALID_ARGUMENT) reaches
- * callers at once. Every error is a SnowidException, unchecked.
+ * (UNAUTHENTICATED), an unknown tag (NOT_FOUND), a retired one (FAILED_PRECONDITION) or another
+ * refusal (INVALID_ARGUMENT) reaches callers at once. Every error is a SnowidException, unchecked.
+ *
+ * nextBusiness() is the exception to the buffer: the business IDs of a tag with a template
+ * (GET /v1/business/{tag}), fetched by the caller's own call through the same endpoint choice,
+ * failover, deadline and backoff.
  *
  * Order: every ID handed out is unique (issued by a node once, taken from the buffer once), and one
  * buffer hands its IDs out in the order they came, each batch increasing and above the last batch
@@ -26,12 +30,18 @@
  */
 package io.snowid.client;
 
+import io.snowid.client.SnowidException.Code;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+
 /** A buffered client of snowidd nodes; open with {@link #open(SnowidClientOptions)}. */
 public final class SnowidClient implements AutoCloseable {
   private final Endpoints endpoints;
   private final Refiller refiller;
   private final IdRing snowflake; // refiller.snowflake.ring, one hop less on the hot path
   private final Counters counters = new Counters();
+  private final Duration emptyWait;
 
   /**
    * What a client did since it was opened, in docs/clients.md's vocabulary ("Stats").
@@ -59,6 +69,7 @@ public final class SnowidClient implements AutoCloseable {
     this.endpoints = new Endpoints(options, new HttpTransport(options), counters);
     this.refiller = new Refiller(options, endpoints, counters);
     this.snowflake = refiller.snowflake.ring;
+    this.emptyWait = options.emptyWait();
   }
 
   /**
@@ -116,6 +127,32 @@ public final class SnowidClient implements AutoCloseable {
     final long id = buffer.ring.take(System.nanoTime());
     if (id != IdRing.EMPTY) return id;
     return refiller.waitAndTake(buffer);
+  }
+
+  /**
+   * `count` business IDs of segment tag `tag` (a tag with a template, such as
+   * ORD-{yyyyMMdd}-{seq:06}: docs/segments.md), distinct, in the order the node gave them; never
+   * buffered: one call to one node on this thread (GET /v1/business/{tag}), drawn and failed over
+   * as refills are, each call within callDeadline, the backing-off nodes tried as they come due
+   * while within emptyWait of the start. Throws SnowidException: INVALID_ARGUMENT for a bad tag
+   * (as next(String)), a count outside 1 to 1,000,000, or one above a node's max_batch (HTTP 400);
+   * UNAUTHENTICATED (401, 403); NOT_FOUND if the nodes do not know the tag or it has no template;
+   * FAILED_PRECONDITION if the tag is retired or its period's numbers outgrew the template (409);
+   * UNAVAILABLE if no node gave a valid answer (connection errors, deadlines, 5xx such as a store
+   * down, invalid answers: each counted in stats() as a refill call is); CLOSED once closed.
+   */
+  public List<String> nextBusiness(String tag, int count) throws SnowidException {
+    Names.checkTag(tag);
+    if (count < 1 || count > SnowidClientOptions.MAX_BATCH_LIMIT) {
+      throw new SnowidException(Code.INVALID_ARGUMENT, "count " + count
+          + " is not in [1, " + SnowidClientOptions.MAX_BATCH_LIMIT + "]");
+    }
+    return Collections.unmodifiableList(endpoints.business(tag, count, emptyWait));
+  }
+
+  /** One business ID of segment tag `tag`: nextBusiness(tag, 1).get(0). */
+  public String nextBusiness(String tag) throws SnowidException {
+    return nextBusiness(tag, 1).get(0);
   }
 
   /**

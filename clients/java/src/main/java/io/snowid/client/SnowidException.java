@@ -17,13 +17,18 @@ public final class SnowidException extends RuntimeException {
   public enum Code {
     /**
      * A bad option or argument, or the nodes refuse this client's request (HTTP 400 and other 4xx
-     * but 401, 403 and 404).
+     * but 401, 403, 404, 408, 409 and 429).
      */
     INVALID_ARGUMENT,
     /** The nodes refuse the bearer token: none where one is needed (401) or a wrong one (403). */
     UNAUTHENTICATED,
     /** The nodes do not know the segment tag, or serve no segments (HTTP 404). */
     NOT_FOUND,
+    /**
+     * The segment tag's state refuses the call (HTTP 409): it is retired, or the business IDs of
+     * its period have outgrown its template's width. Not retried: every node says the same.
+     */
+    FAILED_PRECONDITION,
     /**
      * No ID was buffered and none could be fetched within emptyWait (startWait until the first
      * batch came): every endpoint is down, slow, unable to issue (connection errors, deadlines,

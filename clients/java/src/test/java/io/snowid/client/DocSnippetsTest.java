@@ -10,7 +10,9 @@
  * and the two local nodes http://127.0.0.1:8080, http://127.0.0.1:8081) become the live nodes' URLs,
  * and the JDBC example's database URL the PostgreSQL that clients/java/test.sh starts
  * (clients/testing/postgres.sh; POSTGRES_PORT). The JDBC example's rows are then checked: as many
- * as it inserted, each keyed by a distinct ID issued by one of the two nodes.
+ * as it inserted, each keyed by a distinct ID issued by one of the two nodes. The nodes share one
+ * SQLite segment store, create segment tags on first use, and know the tag "invoices" with the
+ * template INV-{yyyyMMdd}-{seq:06} (made over POST /v1/tags), for the business-ID example.
  */
 package io.snowid.client;
 
@@ -19,8 +21,12 @@ import static org.junit.Assert.assertTrue;
 
 import java.io.File;
 import java.lang.reflect.Method;
+import java.net.URI;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -52,8 +58,10 @@ public class DocSnippetsTest {
         + "clients/testing/postgres.sh)", port != null && !port.isEmpty());
     final String database = "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres";
     final Path work = Files.createTempDirectory("snowid-java-snippets-");
-    try (Snowidd a = new Snowidd(0, 11, "--segment-auto-create", "true");
-        Snowidd b = new Snowidd(0, 12, "--segment-auto-create", "true")) {
+    final String store = "sqlite://" + work.resolve("segments.db").toAbsolutePath();
+    try (Snowidd a = new Snowidd(0, 11, "--segment-auto-create", "true", "--segment-store", store);
+        Snowidd b = new Snowidd(0, 12, "--segment-auto-create", "true", "--segment-store", store)) {
+      createInvoices(a);
       int n = 0;
       boolean jdbc = false;
       for (Snippet snippet : snippets) {
@@ -132,6 +140,17 @@ public class DocSnippetsTest {
         throw new AssertionError(where + " failed: " + e.getCause(), e.getCause());
       }
     }
+  }
+
+  // The tag of the business-ID example: POST /v1/tags (the nodes have no tokens: anyone may).
+  private static void createInvoices(Snowidd node) throws Exception {
+    final String tag = "{\"tag\": \"invoices\", \"step\": 100, "
+        + "\"template\": \"INV-{yyyyMMdd}-{seq:06}\", \"zone\": \"UTC\"}";
+    final HttpResponse<String> created = HttpClient.newHttpClient().send(
+        HttpRequest.newBuilder(URI.create(node.url() + "/v1/tags"))
+            .POST(HttpRequest.BodyPublishers.ofString(tag)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(created.body(), 201, created.statusCode());
   }
 
   // The JDBC example's table: its rows, each keyed by a distinct ID of node a or b.

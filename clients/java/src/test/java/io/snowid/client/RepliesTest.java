@@ -12,6 +12,7 @@ import static org.junit.Assert.assertTrue;
 
 import io.snowid.client.JsonReader.JsonException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.Test;
 
 public class RepliesTest {
@@ -150,6 +151,60 @@ public class RepliesTest {
     final byte[] badUtf8 = bytes("{" + layout.formatted("low") + ",\"x\":\"..\"}");
     badUtf8[badUtf8.length - 4] = (byte) 0xc3; // a lead byte followed by '.'
     assertThrows(JsonException.class, () -> Replies.info(badUtf8));
+  }
+
+  private static List<String> business(String text, int count) throws JsonException {
+    return Replies.businessIds(bytes(text), "orders", count);
+  }
+
+  @Test
+  public void readsABusinessBatchOfExactlyTheCountForTheTagAsked() throws JsonException {
+    assertEquals(List.of("ORD-20261202-000001", "ORD-20261202-000002"),
+        business("{\"ids\":[\"ORD-20261202-000001\",\"ORD-20261202-000002\"],"
+            + "\"tag\":\"orders\"}", 2));
+    assertEquals(List.of("é-1"),
+        business(" {\"tag\" : \"orders\", \"ids\" : [\"\\u00e9-1\"], \"x\": [1]}\n", 1));
+    final String longest = "x".repeat(Replies.MAX_BUSINESS_ID_BYTES);
+    assertEquals(List.of(longest),
+        business("{\"tag\":\"orders\",\"ids\":[\"" + longest + "\"]}", 1));
+    assertEquals(List.of("a/b"),
+        Replies.businessIds(bytes("{\"tag\":\"ord/x y\",\"ids\":[\"a/b\"]}"), "ord/x y", 1));
+  }
+
+  @Test
+  public void refusesABusinessBatchThatBreaksTheRule() {
+    final String tooLong = "x".repeat(Replies.MAX_BUSINESS_ID_BYTES + 1);
+    final String tooLongInBytes = "é".repeat(Replies.MAX_BUSINESS_ID_BYTES / 2) + "x"; // 257 bytes
+    for (String body : List.of(
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A1\",\"A2\"]}", // a duplicate
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\"]}", // fewer than asked
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\",\"A3\",\"A4\"]}", // more
+        "{\"tag\":\"orders\",\"ids\":[]}",
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"\",\"A3\"]}", // empty
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A\\u0000\",\"A3\"]}", // NUL
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A\\n\",\"A3\"]}", // newline
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A\\u007f\",\"A3\"]}", // DEL
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A\\u0085\",\"A3\"]}", // C1 (NEL)
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"" + tooLong + "\",\"A3\"]}",
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"" + tooLongInBytes + "\",\"A3\"]}",
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",2,\"A3\"]}", // a number
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",null,\"A3\"]}",
+        "{\"tag\":\"orders\",\"ids\":\"A1\"}",
+        "{\"tag\":\"orders\",\"id\":\"A1\"}", // the single shape, not asked for
+        "{\"ids\":[\"A1\",\"A2\",\"A3\"]}", // no tag
+        "{\"tag\":\"invoices\",\"ids\":[\"A1\",\"A2\",\"A3\"]}", // another tag
+        "{\"tag\":1,\"ids\":[\"A1\",\"A2\",\"A3\"]}",
+        "{\"tag\":\"orders\",\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\",\"A3\"]}",
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\",\"A3\"],\"ids\":[\"A4\",\"A5\",\"A6\"]}",
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\",\"A3\"]", // truncated
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\",\"A3\"]} x",
+        "[\"A1\",\"A2\",\"A3\"]",
+        "<html>ok</html>")) {
+      assertThrows(body, JsonException.class, () -> business(body, 3));
+    }
+    final byte[] badUtf8 = bytes("{\"tag\":\"orders\",\"ids\":[\"A.\"]}");
+    badUtf8[badUtf8.length - 5] = (byte) 0xc3; // a lead byte followed by '.'
+    assertThrows(JsonException.class, () -> Replies.businessIds(badUtf8, "orders", 1));
   }
 
   @Test

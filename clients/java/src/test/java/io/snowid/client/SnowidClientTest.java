@@ -249,7 +249,8 @@ public class SnowidClientTest {
   }
 
   // Both refusals of the token, 401 (none where one is needed) and 403 (a wrong one), are
-  // UNAUTHENTICATED and the caller's, not the node's; 400 is INVALID_ARGUMENT; 503 the node's.
+  // UNAUTHENTICATED and the caller's, not the node's; 400 is INVALID_ARGUMENT, 409
+  // FAILED_PRECONDITION (a retired tag); 503 the node's.
   @Test
   public void bothRefusalsOfTheTokenAreUnauthenticated() {
     for (int status : new int[] {401, 403}) {
@@ -259,6 +260,8 @@ public class SnowidClientTest {
     }
     assertEquals(Code.INVALID_ARGUMENT, HttpTransport.failure("n", 400, "m").code);
     assertEquals(Code.NOT_FOUND, HttpTransport.failure("n", 404, "m").code);
+    assertEquals(Code.FAILED_PRECONDITION, HttpTransport.failure("n", 409, "m").code);
+    assertTrue(HttpTransport.failure("n", 409, "m").refused);
     assertTrue(!HttpTransport.failure("n", 503, "m").refused);
   }
 
