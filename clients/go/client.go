@@ -65,9 +65,10 @@ type Client struct {
 	invalidAnswers atomic.Int64 // batches discarded (batch.go)
 
 	bases      []string   // the endpoints' base URLs, fixed after Open
-	nodes      []node     // refill goroutine only
-	random     *rand.Rand // refill goroutine only: endpoints and jitter
-	candidates []int      // refill goroutine only: pickEndpoint's scratch
+	nodes      []node     // refill goroutine only (but their health: healthMu)
+	healthMu   sync.Mutex // guards nodes' retryAt and backoff, random and candidates
+	random     *rand.Rand // endpoints and jitter
+	candidates []int      // pickEndpoint's scratch
 }
 
 // Stats counts what the client did since Open, under the names every snowid
@@ -168,9 +169,8 @@ func (c *Client) NextN(out []int64) error {
 // its own. ErrNotFound if the nodes do not know the tag; ErrInvalidArgument
 // if it is empty, longer than 128 bytes, "." or "..", or the nodes refuse it.
 func (c *Client) NextTag(tag string) (int64, error) {
-	if tag == "" || len(tag) > 128 || tag == "." || tag == ".." {
-		return 0, newError(ErrInvalidArgument,
-			fmt.Sprintf("tag %q: must be 1 to 128 bytes, not \".\" or \"..\"", tag))
+	if err := checkTag(tag); err != nil {
+		return 0, err
 	}
 	b := c.bufferFor(tag)
 	if id, ok := c.takeFresh(b); ok {

@@ -18,6 +18,11 @@ var (
 	ErrRefused = errors.New("refused")
 	// ErrNotFound: the nodes do not know the segment tag (404).
 	ErrNotFound = errors.New("not found")
+	// ErrFailedPrecondition: the tag's state refuses a business-ID call
+	// (409: the tag is retired, has no template, or its period's numbers
+	// outgrew the template's width). Retrying will not help until an
+	// administrator changes the tag.
+	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrUnavailable: nothing was buffered and no node answered within
 	// Options.EmptyWait (nodes down, slow or unable to issue).
 	ErrUnavailable = errors.New("unavailable")

@@ -35,7 +35,9 @@
 // node's max_batch (its /v1/info) caps the batch there.
 //
 // Thread-safety: the fields marked "refill goroutine only" are touched by
-// it alone; a buffer's err and refused are guarded by Client.mu.
+// it alone; a buffer's err and refused are guarded by Client.mu; the
+// endpoints' health (retryAt, backoff) and the random draws by
+// Client.healthMu, as business calls (business.go) share them.
 package snowid
 
 import (
@@ -80,7 +82,8 @@ func (b *buffer) what() string {
 }
 
 // node: one endpoint, its health and the order of its batches. Refill
-// goroutine only.
+// goroutine only, but retryAt and backoff, which business calls
+// (business.go) read and set too: guarded by Client.healthMu.
 type node struct {
 	base    string
 	retryAt time.Time
@@ -191,6 +194,8 @@ func (c *Client) refill(b *buffer, wakeAt *time.Time) {
 // call under way for b and do not refuse it; false if there is none.
 func (c *Client) pickEndpoint(b *buffer, wakeAt *time.Time) (int, bool) {
 	now := time.Now()
+	c.healthMu.Lock()
+	defer c.healthMu.Unlock()
 	c.candidates = c.candidates[:0]
 	for i := range c.nodes {
 		n := &c.nodes[i]
@@ -260,7 +265,7 @@ func (c *Client) finish(r result) {
 	}
 	switch {
 	case err == nil:
-		n.backoff, n.retryAt = 0, time.Time{}
+		c.markHealthy(r.endpoint)
 		c.put(b, r.got.ids, r.expires, r.started)
 	case r.maxBatch > 0: // ask again at once, for no more than the node gives
 		b.batchCap = r.maxBatch
@@ -272,7 +277,7 @@ func (c *Client) finish(r result) {
 		if err.failure == failAnswer {
 			c.invalidAnswers.Add(1)
 		}
-		c.backOff(n, time.Now())
+		c.backOff(r.endpoint, time.Now())
 		c.recordError(b, err.err, false)
 	}
 }
@@ -302,9 +307,19 @@ func notAbove(base string, b *buffer, got batch, last int64) *callError {
 		base, what, issuer, got.ids[0], last))
 }
 
+// markHealthy ends endpoint's backoff after a call it answered.
+func (c *Client) markHealthy(endpoint int) {
+	c.healthMu.Lock()
+	defer c.healthMu.Unlock()
+	c.nodes[endpoint].backoff, c.nodes[endpoint].retryAt = 0, time.Time{}
+}
+
 // backOff doubles the endpoint's backoff (BackoffInitial the first time, at
 // most BackoffMax) and skips it for a wait drawn in [backoff/2, backoff].
-func (c *Client) backOff(n *node, now time.Time) {
+func (c *Client) backOff(endpoint int, now time.Time) {
+	c.healthMu.Lock()
+	defer c.healthMu.Unlock()
+	n := &c.nodes[endpoint]
 	if n.backoff == 0 {
 		n.backoff = c.options.BackoffInitial
 	} else if n.backoff *= 2; n.backoff > c.options.BackoffMax {

@@ -9,12 +9,13 @@ import (
 )
 
 func TestBackoffDoublesAndEachWaitIsDrawnBetweenHalfAndAllOfIt(t *testing.T) {
-	c := &Client{options: DefaultOptions(), random: rand.New(rand.NewSource(1))}
+	c := &Client{options: DefaultOptions(), random: rand.New(rand.NewSource(1)),
+		nodes: make([]node, 1)}
 	now := time.Now()
-	var n node
+	n := &c.nodes[0]
 	want := c.options.BackoffInitial
 	for failure := 0; failure < 10; failure++ {
-		c.backOff(&n, now)
+		c.backOff(0, now)
 		if n.backoff != want {
 			t.Fatalf("failure %d: backoff %v, want %v", failure, n.backoff, want)
 		}
@@ -31,7 +32,7 @@ func TestBackoffDoublesAndEachWaitIsDrawnBetweenHalfAndAllOfIt(t *testing.T) {
 	lowest, highest := n.backoff, time.Duration(0)
 	for i := 0; i < 100; i++ {
 		n.backoff = c.options.BackoffMax / 2 // doubled to BackoffMax by backOff
-		c.backOff(&n, now)
+		c.backOff(0, now)
 		wait := n.retryAt.Sub(now)
 		seen[wait] = true
 		if wait < lowest {

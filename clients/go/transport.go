@@ -1,5 +1,5 @@
 // The client's HTTP calls to snowidd (docs/server.md): GET /v1/ids,
-// /v1/segment/{tag} and /v1/info, each with the call deadline, the bearer
+// /v1/segment/{tag}, /v1/business/{tag} (business.go) and /v1/info, each with the call deadline, the bearer
 // token and the agent, on kept-alive connections; and what a failed call
 // means for the client.
 //
@@ -118,19 +118,35 @@ type answer struct {
 // in calls (and failedCalls), whose 200 answer that then breaks is an
 // invalid answer (failAnswer).
 func (t *transport) get(base, target string, limit int64, forIDs bool) (answer, *callError) {
+	return t.getWithin(t.ctx, base, target, limit, forIDs)
+}
+
+// getWithin is get, also ended when ctx is (besides Close and the deadline).
+func (t *transport) getWithin(ctx context.Context, base, target string, limit int64,
+	forIDs bool) (answer, *callError) {
 	if forIDs {
 		t.calls.Add(1)
 	}
-	got, err := t.call(base, target, limit, forIDs)
+	got, err := t.call(ctx, base, target, limit, forIDs)
 	if err != nil && forIDs {
 		t.failedCalls.Add(1)
 	}
 	return got, err
 }
 
-func (t *transport) call(base, target string, limit int64, forIDs bool) (answer, *callError) {
-	ctx, cancel := context.WithTimeout(t.ctx, t.deadline)
+func (t *transport) call(parent context.Context, base, target string, limit int64,
+	forIDs bool) (answer, *callError) {
+	ctx, cancel := context.WithTimeout(parent, t.deadline)
 	defer cancel()
+	if parent != t.ctx { // a caller's context: Close ends the call too
+		go func() {
+			select {
+			case <-t.ctx.Done():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	url := base + target
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -37,7 +37,7 @@ export interface ClientOptions {
 export const DEFAULTS: Readonly<Required<Omit<ClientOptions, "ca">> & { ca: undefined }>;
 
 /** The code of a SnowidError: the C++ client's error_code_name. */
-export type ErrorCode = "invalid_argument" | "not_found" | "unavailable";
+export type ErrorCode = "invalid_argument" | "not_found" | "failed_precondition" | "unavailable";
 
 export class SnowidError extends Error {
   readonly code: ErrorCode;
@@ -95,6 +95,8 @@ export class Client {
   nextMany(count: number): Promise<bigint[]>;
   /** The next number of segment tag `tag` (never ages); "not_found" for an unknown tag. */
   nextTag(tag: string): Promise<bigint>;
+  /** `count` (default 1) business IDs of tag `tag` (its numbers formatted by its template, e.g. "ORD-20261202-000001"), from one node in one call, unbuffered, failed over as refills are; "not_found" for an unknown tag, "failed_precondition" for a retired tag, one without a template or one whose period outgrew its template. */
+  nextBusiness(tag: string, count?: number): Promise<string[]>;
   /** The nodes' layout from GET /v1/info, fetched once. */
   layout(): Promise<Layout>;
   /** The fields of an ID under the nodes' layout. */

@@ -30,7 +30,7 @@ CLIENT_PROJECT_DIR=$(node test/project.mjs)
 export CLIENT_PROJECT_DIR
 
 # One file at a time (each starts its own snowidd nodes; CI has 2 cores).
-for file in answer client hostile spread failover workers package docs; do
+for file in answer client business hostile spread failover workers package docs; do
   node --test "test/$file.test.mjs"
 done
 echo "clients/node/test.sh: $((SECONDS - started)) s"

@@ -30,6 +30,13 @@
 // not answer does. An endpoint that refuses format=binary (a node from
 // before it: 400 naming the format) is asked for JSON from then on.
 //
+// Business IDs (nextBusiness) are not buffered: each call asks one node
+// for its batch, drawn as a refill's endpoint is among the healthy ones,
+// then the others in turn while they fail (no answer, the deadline, a 5xx
+// such as 503, an invalid answer: lib/business.js), each failure backing
+// its endpoint off for the refills too and counted in stats(). A refusal
+// (4xx; 409 "failed_precondition") is returned at once.
+//
 // Order: every ID handed out is unique (issued by a node once, taken from
 // the buffer once). Batches from several nodes are handed out in the order
 // they arrived, so IDs rise within a batch, not across nodes.
@@ -39,7 +46,15 @@ const { performance } = require("node:perf_hooks");
 
 const { jitteredWait, nextBackoff } = require("./backoff.js");
 const { Watermarks, binaryLimit, jsonLimit, parseBinaryBatch, parseJsonBatch } = require("./answer.js");
-const { INVALID_ARGUMENT, NOT_FOUND, SnowidError, UNAVAILABLE, invalidArgument } = require("./errors.js");
+const { fetchBusiness } = require("./business.js");
+const {
+  FAILED_PRECONDITION,
+  INVALID_ARGUMENT,
+  NOT_FOUND,
+  SnowidError,
+  UNAVAILABLE,
+  invalidArgument,
+} = require("./errors.js");
 const { IdBuffer } = require("./id_buffer.js");
 const { decodeId, layoutFromInfo } = require("./layout.js");
 const { resolveOptions } = require("./options.js");
@@ -140,6 +155,50 @@ class Client {
     const id = buffer.take(0);
     if (buffer.size < buffer.low) this.#wake(buffer);
     return id !== undefined ? Promise.resolve(id) : this.#waitAndTake(buffer);
+  }
+
+  // `count` business IDs (strings) of tag `tag`, from one node in one call
+  // (see the top of the file), callDeadlineMs per endpoint. "not_found" for
+  // an unknown tag; "failed_precondition" (naming it) for a retired tag, one
+  // without a template, or one whose period outgrew its template;
+  // "invalid_argument" for a refused token; "unavailable" naming each
+  // endpoint's failure when none answered.
+  async nextBusiness(tag, count = 1) {
+    if (typeof tag !== "string" || tag.length === 0 || tag.length > 255) {
+      throw invalidArgument(`tag: '${tag}' is not a segment tag`);
+    }
+    if (!Number.isInteger(count) || count < 1 || count > 1_000_000) {
+      throw invalidArgument(`count: ${count} is not a whole number from 1 to 1000000`);
+    }
+    const path = `/v1/business/${encodedTag(tag)}?count=${count}`;
+    const tried = new Set();
+    const failures = [];
+    for (;;) {
+      if (this.#closed) throw new SnowidError(UNAVAILABLE, "the client is closed");
+      let node = this.#pick(tried, now());
+      if (node === undefined && tried.size > 0) {
+        const why = failures.join("; ");
+        throw new SnowidError(UNAVAILABLE, `no endpoint gave ${count} business IDs of tag '${tag}': ${why}`);
+      }
+      // None healthy: the one whose backoff ends first (a call asks a node).
+      node ??= this.#nodes.reduce((a, b) => (b.retryAt < a.retryAt ? b : a));
+      tried.add(node);
+      this.#calls.sent++;
+      try {
+        const ids = await fetchBusiness(node, path, tag, count);
+        node.backoffMs = 0;
+        return ids;
+      } catch (error) {
+        this.#calls.failed++;
+        if (error instanceof HttpError) {
+          const code = { 404: NOT_FOUND, 409: FAILED_PRECONDITION }[error.status] ?? INVALID_ARGUMENT;
+          throw new SnowidError(code, error.message, error.status);
+        }
+        if (error instanceof InvalidAnswer) this.#calls.invalid++;
+        this.#backOff(node);
+        failures.push(error.message);
+      }
+    }
   }
 
   // The layout of the nodes, from GET /v1/info of the first that answers;
@@ -277,7 +336,7 @@ class Client {
         comeBack = Math.min(comeBack, buffer.refusedUntil);
         break;
       }
-      const node = this.#pick(buffer, at);
+      const node = this.#pick(buffer.busy, at);
       if (node === undefined) {
         comeBack = Math.min(comeBack, this.#healthyAgainAt(buffer, at));
         break;
@@ -287,13 +346,14 @@ class Client {
     this.#arm(buffer, comeBack);
   }
 
-  // An endpoint drawn at random among those healthy at `at` that no call of
-  // `buffer` is at; undefined if there is none.
-  #pick(buffer, at) {
+  // An endpoint drawn at random among those healthy at `at` and not in
+  // `busy` (those a call of the buffer is at, or a business call tried);
+  // undefined if there is none.
+  #pick(busy, at) {
     let chosen;
     let seen = 0;
     for (const node of this.#nodes) {
-      if (node.retryAt > at || buffer.busy.has(node)) continue;
+      if (node.retryAt > at || busy.has(node)) continue;
       seen++;
       if (Math.random() * seen < 1) chosen = node; // each of the `seen` alike
     }
@@ -406,9 +466,14 @@ class Client {
       this.#record(buffer, new SnowidError(code, error.message, error.status), true);
       return;
     }
-    node.backoffMs = nextBackoff(node.backoffMs, o);
-    node.retryAt = now() + jitteredWait(node.backoffMs);
+    this.#backOff(node);
     this.#record(buffer, new SnowidError(UNAVAILABLE, error.message));
+  }
+
+  // Skips a failed endpoint for a jittered wait of its doubled backoff.
+  #backOff(node) {
+    node.backoffMs = nextBackoff(node.backoffMs, this.#options);
+    node.retryAt = now() + jitteredWait(node.backoffMs);
   }
 
   #record(buffer, error, refused = false) {
@@ -439,8 +504,11 @@ class Client {
 function pathOf(tag, count, binary) {
   const query = binary ? `?count=${count}&format=binary` : `?count=${count}`;
   if (tag === "") return `/v1/ids${query}`;
-  const encoded = /^\.\.?$/.test(tag) ? tag.replaceAll(".", "%2E") : encodeURIComponent(tag);
-  return `/v1/segment/${encoded}${query}`;
+  return `/v1/segment/${encodedTag(tag)}${query}`;
+}
+
+function encodedTag(tag) {
+  return /^\.\.?$/.test(tag) ? tag.replaceAll(".", "%2E") : encodeURIComponent(tag);
 }
 
 // A batch of 1 to `count` IDs (a BigInt64Array) for tag `tag` ("" for

@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 
 import { Client, DEFAULTS, SnowidError, decodeId } from "../index.mjs";
-import { Node, deadEndpoint, httpGet } from "./snowidd.mjs";
+import { Node, deadEndpoint, httpGet, rejection } from "./snowidd.mjs";
 
 const TOKEN = "s3cret-token";
 const run = promisify(execFile);
@@ -19,16 +19,6 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // What a loaded 2-core machine adds to a wait measured here (a 200 ms timer
 // fired after up to 3.5 s at a load average of 25).
 const SLACK_MS = 2500;
-
-// Resolves to the error `promise` rejects with; fails if it resolves.
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 describe("options", () => {
   const bad = [

@@ -47,7 +47,8 @@ function assertThreeIdsFromTheNode(stdout) {
 
 test("npm pack ships the client, its types and its README, not its tests", () => {
   assert.deepEqual(project.files, [
-    "README.md", "index.d.ts", "index.js", "index.mjs", "lib/answer.js", "lib/backoff.js", "lib/client.js",
+    "README.md", "index.d.ts", "index.js", "index.mjs", "lib/answer.js", "lib/backoff.js", "lib/business.js",
+    "lib/client.js",
     "lib/errors.js", "lib/id_buffer.js", "lib/layout.js", "lib/options.js", "lib/transport.js", "package.json",
   ]);
   assert.ok(existsSync(path.join(project.dir, "node_modules/snowid-client/index.mjs")));
@@ -94,12 +95,14 @@ test("index.d.ts checks with TypeScript from an ES module and from CommonJS", { 
     const stats: ClientStats = client.stats();
     const counts: number[] = [stats.calls, stats.failedCalls, stats.invalidAnswers, stats.idsReceived,
       stats.idsServed, stats.idsExpired];
-    const code: "invalid_argument" | "not_found" | "unavailable" = new SnowidError().code;
+    const code: "invalid_argument" | "not_found" | "failed_precondition" | "unavailable" =
+      new SnowidError().code;
+    const orders: Promise<string[]> = client.nextBusiness("orders", 10);
     // @ts-expect-error: a duration's name carries its unit
     new Client({ endpoints: [], maxAge: 1 });
     // @ts-expect-error: an ID is a BigInt, never a Number
     const rounded: number = fast;
-    export { id, counts, code, rounded };
+    export { id, counts, code, orders, rounded };
   `;
   writeFileSync(path.join(project.dir, "typed.mts"), typed(
     `import { Client, SnowidError, type ClientOptions, type ClientStats } from "snowid-client";`));

@@ -1,5 +1,7 @@
 // Test support: real snowidd nodes on free loopback ports, each with a
-// fresh state directory, started from $SNOWIDD and stopped by pid.
+// fresh state directory, started from $SNOWIDD and stopped by pid; and
+// rejection(), the error a promise rejects with.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -10,6 +12,16 @@ export const SNOWIDD = process.env.SNOWIDD;
 if (!SNOWIDD) throw new Error("set SNOWIDD to the snowidd binary");
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Resolves to the error `promise` rejects with; fails if it resolves.
+export async function rejection(promise) {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  assert.fail("expected a rejection");
+}
 
 // GET `url` on a fresh connection: { status, body (text) }.
 export function httpGet(url, headers = {}) {

@@ -2,7 +2,8 @@
 is parsed with Python 3.9's grammar and run, each in a process of its own,
 against two live snowidd nodes: the documentation's endpoints
 (http://10.0.0.1:8080, http://10.0.0.2:8080, http://127.0.0.1:8080) are
-replaced by the nodes' addresses, and `token` is "" (the nodes take any).
+replaced by the nodes' addresses, and `token` is "" (the nodes take any);
+tag "order-nos" carries a business-ID template.
 
 Blocks after a `<!-- python-test: NAME -->` line are the framework examples
 and need the PostgreSQL that test.sh starts (libpq's PG* variables and
@@ -15,6 +16,7 @@ decode to one of the two nodes."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -22,6 +24,8 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from nodes import SnowidNode
@@ -52,6 +56,18 @@ exec(open(sys.argv[2]).read(), {"__name__": "__main__"})
 """
 
 
+def _create_business_tag(node: SnowidNode, tag: str, template: str) -> None:
+    """POST /v1/tags (no token configured: anyone administers); a 409 says
+    the nodes' shared store has it already."""
+    body = json.dumps({"tag": tag, "step": 100, "template": template, "zone": "UTC"})
+    request = urllib.request.Request(node.url + "/v1/tags", data=body.encode(), method="POST")
+    try:
+        urllib.request.urlopen(request, timeout=5).close()
+    except urllib.error.HTTPError as refusal:
+        if refusal.code != 409:
+            raise
+
+
 def blocks(document: Path) -> list[tuple[str, str, int]]:
     """(name or "", code, line) of each Python block of `document`."""
     text = document.read_text()
@@ -67,6 +83,7 @@ class DocumentationBlocksTest(unittest.TestCase):
         cls.nodes = [SnowidNode(w, 3, "--segment-auto-create", "true") for w in (17, 18)]
         for node in cls.nodes:
             cls.addClassCleanup(node.stop)
+            _create_business_tag(node, "order-nos", "ORD-{yyyyMMdd}-{seq:06}")
         cls.found = {d.name: blocks(d) for d in DOCUMENTS}
 
     def localize(self, code: str) -> str:

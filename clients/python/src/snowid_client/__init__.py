@@ -15,13 +15,14 @@ from .aio import AsyncClient
 from .client import Client
 from .core import Stats
 from .decode import DecodedId, Layout, decode
-from .errors import InvalidArgument, NotFound, SnowidError, Unavailable
+from .errors import FailedPrecondition, InvalidArgument, NotFound, SnowidError, Unavailable
 from .options import Options
 
 __all__ = [
     "AsyncClient",
     "Client",
     "DecodedId",
+    "FailedPrecondition",
     "InvalidArgument",
     "Layout",
     "NotFound",

@@ -11,8 +11,9 @@ network call, and no wait on another thread, ever blocks the loop:
   thread resolves (call_soon_threadsafe) when a batch or an error arrives,
   for at most empty_wait (start_wait until the first batch), then raises
   Unavailable.
-- `await layout()`, `await decode()` (the first /v1/info) and `await
-  close()` (the thread's end) run in the loop's default executor.
+- `await layout()`, `await decode()` (the first /v1/info), `await
+  next_business()` (a call to a node) and `await close()` (the thread's
+  end) run in the loop's default executor.
 
 Thread-safety: one AsyncClient may be used from several tasks, loops and
 threads at once; make it anywhere (the constructor starts the refill
@@ -64,6 +65,13 @@ class AsyncClient:
     async def next_tag(self, tag: str) -> int:
         """The next number of segment tag `tag`; NotFound if unknown."""
         return await self._core.take_async(self._core.tag_buffer(tag))
+
+    async def next_business(self, tag: str, count: int = 1) -> list[str]:
+        """`count` business IDs of tag `tag`: Client.next_business() (its
+        errors too), run in the loop's default executor."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._core.direct.business, tag, count
+        )
 
     async def layout(self) -> Layout:
         """The nodes' layout (/v1/info, read once in the executor)."""

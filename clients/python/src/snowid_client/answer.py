@@ -19,7 +19,14 @@ Anything else is refused whole: the caller discards the batch and counts it. int
 "+12", "1_000" and Arabic-Indic digits, json floats and negatives: the
 pattern is checked first.
 
-parse_binary() and parse_batch() are pure; a Watermarks belongs to one endpoint and is used by
+Business IDs (GET /v1/business/{tag}?count=N, always in JSON) are taken
+only if the body is at most business_body_limit(N, tag) bytes, one JSON
+object of exactly two members, "tag" (the tag asked for) and "ids", an
+array of exactly N strings, each 1 to 256 bytes of UTF-8 without control
+characters, no two alike (parse_business). Their Content-Type is node.py's
+to check.
+
+parse_binary(), parse_batch() and parse_business() are pure; a Watermarks belongs to one endpoint and is used by
 one thread (the refill thread).
 """
 
@@ -43,6 +50,10 @@ _ID_LIMIT = 1 << 63
 # Issuers remembered per tag and endpoint: a proxy fronts a few nodes, a
 # node that draws a new token per answer does not fill the memory.
 _ISSUERS_KEPT = 64
+# The longest business ID, in bytes of UTF-8, and the control characters
+# none may hold (C0, DEL and C1).
+BUSINESS_ID_LIMIT = 256
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def body_limit(count: int, binary: bool = False) -> int:
@@ -100,6 +111,45 @@ def parse_batch(body: bytes, count: int) -> list[int]:
 def _all_decimal(texts: list[str]) -> bool:
     joined = ",".join(texts)
     return _JOINED_IDS.fullmatch(joined) is not None and joined.count(",") == len(texts) - 1
+
+
+def business_body_limit(count: int, tag: str) -> int:
+    """The most bytes an answer of `count` business IDs of `tag` can take:
+    each ID at most 256 bytes, each escaped as \\uXXXX at worst (6 bytes),
+    with its quotes and comma; the tag likewise; 64 for the rest."""
+    return count * (6 * BUSINESS_ID_LIMIT + 3) + 6 * len(tag.encode("utf-8")) + 64
+
+
+def parse_business(body: bytes, tag: str, count: int) -> list[str]:
+    """The business IDs of an answer to a request for `count` of `tag`;
+    ValueError saying what is wrong otherwise."""
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ValueError("the answer is not JSON") from None
+    if not isinstance(answer, dict) or set(answer) != {"tag", "ids"}:
+        raise ValueError('the answer is not a JSON object of "tag" and "ids" alone')
+    if answer["tag"] != tag:
+        raise ValueError(f"the answer is for tag {answer['tag']!r}, not {tag!r}")
+    ids = answer["ids"]
+    if not isinstance(ids, list) or len(ids) != count:
+        raise ValueError(f"the answer holds no array of exactly {count} IDs")
+    for id_ in ids:
+        if type(id_) is not str or not id_:
+            raise ValueError(f"ID {id_!r} is not a non-empty string")
+        try:
+            size = len(id_.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate ("\\ud800")
+            raise ValueError(f"ID {id_!r} is not valid Unicode") from None
+        if size > BUSINESS_ID_LIMIT:
+            raise ValueError(f"ID {id_[:32]!r}... is {size} bytes, above {BUSINESS_ID_LIMIT}")
+        if _CONTROL.search(id_):
+            raise ValueError(f"ID {id_!r} holds a control character")
+    if len(set(ids)) != count:
+        seen: set[str] = set()
+        repeated = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise ValueError(f"ID {repeated!r} appears twice in the batch")
+    return ids
 
 
 class Watermarks:

@@ -1,7 +1,9 @@
 """snowid_client.Client: IDs for a Python program from one or more snowidd
 nodes, served from a local buffer that a daemon thread keeps topped up over
 HTTP/1.1 keep-alive connections (GET /v1/ids, GET /v1/segment/{tag}, in
-binary), each refill from a healthy endpoint drawn at random.
+binary), each refill from a healthy endpoint drawn at random. Business IDs
+(next_business) are not buffered: each call asks a node on the caller's
+thread.
 
 next() pops an ID from a collections.deque: no lock, no I/O, one clock read
 while IDs are buffered. Only when the buffer is empty does it wait, at most
@@ -79,6 +81,17 @@ class Client:
         (percent-encoded in the path; the nodes judge the name). NotFound if
         the nodes do not know the tag."""
         return self._core.take(self._core.tag_buffer(tag))
+
+    def next_business(self, tag: str, count: int = 1) -> list[str]:
+        """`count` business IDs of tag `tag` (its numbers formatted by its
+        template, e.g. "ORD-20261202-000001"), from one node in one call on
+        this thread, unbuffered; the endpoint is drawn and failed over as a
+        refill's is, within call_deadline per endpoint. NotFound if the tag
+        is unknown or has no template; FailedPrecondition if it is retired
+        or its period's numbers outgrew the template; InvalidArgument for a
+        refused token; Unavailable naming each endpoint's failure (a 503, an
+        invalid answer) when none answered."""
+        return self._core.direct.business(tag, count)
 
     def layout(self) -> Layout:
         """The nodes' layout, from the first endpoint's /v1/info that

@@ -1,5 +1,5 @@
 """What Client and AsyncClient share: the options, the buffers, the refill
-thread, the layout, the stats, and the slow paths of taking an ID (a chunk
+thread, the direct calls (direct.py), the layout, the stats, and the slow paths of taking an ID (a chunk
 ran out, an ID expired, the buffer is empty).
 
 Waiting on an empty buffer: a taker registers a Waiter (state.py) and waits
@@ -39,7 +39,8 @@ from typing import Sequence
 from .decode import Layout
 from .errors import InvalidArgument, SnowidError, Unavailable
 from .node import Node, NodeFailure, Refused
-from .options import Options, make_options
+from .direct import DirectCaller
+from .options import Options, check_tag, make_options
 from .refill import Refiller
 from .state import Buffer, Signals, Waiter
 
@@ -77,6 +78,7 @@ class Core:
         self.refiller = Refiller(
             self.options, nodes, self.buffers, self.signals, self._set_layout
         )
+        self.direct = DirectCaller(self.options, headers, self.refiller)
         self._start_in_child = False
         self.refiller.start()
         _LIVE.add(self)
@@ -206,10 +208,7 @@ class Core:
         buffer = self._tags.get(tag)
         if buffer is not None:
             return buffer
-        if not isinstance(tag, str) or not tag or len(tag) > 128 or not tag.isprintable():
-            raise InvalidArgument(
-                f"tag: {tag!r} is not a segment tag (1 to 128 printable characters)"
-            )
+        check_tag(tag)
         with self.signals.lock:
             buffer = self._tags.get(tag)
             if buffer is None:
@@ -275,6 +274,7 @@ class Core:
         self._layout_lock = threading.Lock()
         self.signals.forget_after_fork([self.snowflake, *self._tags.values()])
         self.refiller.forget_after_fork()
+        self.direct.forget_after_fork()
         self._start_in_child = not self.signals.stopping
 
     def _start_refill_in_child(self) -> None:
@@ -287,6 +287,7 @@ class Core:
         """Stops the refill thread (ending its call in flight) and empties
         the buffers. Blocks for at most call_deadline + 1 s."""
         self.refiller.stop(self.options.call_deadline + 1.0)
+        self.direct.close()
         for buffer in self.buffers():
             self.signals.discard(buffer)
 

@@ -7,7 +7,11 @@ Every error is a SnowidError; its subclass says what the caller can do:
 - InvalidArgument (also a ValueError): a bad option or argument, or a node
   refused this client's request (bearer token, agent, count, tag name:
   HTTP 400, 401, 403). Retrying the same request does not help.
-- NotFound (also a LookupError): the nodes do not know the segment tag (404).
+- NotFound (also a LookupError): the nodes do not know the segment tag, or
+  it has no business-ID template (404).
+- FailedPrecondition: the tag's state refuses a business-ID call (409: the
+  tag is retired, or this period's numbers outgrew the template's width).
+  Retrying does not help until an administrator changes the tag.
 
 `status` is the HTTP status of the refusal that caused the error, if any.
 Exception classes only: safe to use from any thread.
@@ -39,3 +43,7 @@ class InvalidArgument(SnowidError, ValueError):
 
 class NotFound(SnowidError, LookupError):
     """The nodes do not know the segment tag."""
+
+
+class FailedPrecondition(SnowidError):
+    """The tag's state refuses the call (retired, or its template too narrow)."""

@@ -1,6 +1,6 @@
 """One snowidd endpoint as the refill thread sees it: a keep-alive HTTP/1.1
 connection, the calls the client makes (/v1/ids, /v1/segment/{tag},
-/v1/info) with a deadline, what a failure means, and the endpoint's backoff.
+/v1/business/{tag}, /v1/info) with a deadline, what a failure means, and the endpoint's backoff.
 
 Batches are asked for in binary (format=binary: 8 bytes a number). A node
 from before format=binary answers 400 naming the format; that endpoint is
@@ -14,7 +14,8 @@ A call either returns a parsed answer or raises:
   another Content-Type than asked for, above what the count asked for can
   take, or not whole within the deadline): the batch is discarded,
   counted, and the node backed off as above.
-- Refused: the node refuses this request (400, 401, 403, 404); `too_large`
+- Refused: the node refuses this request (400, 401, 403, 404, and 409 for a
+  business call: the tag is retired or its template too narrow); `too_large`
   when the count is above the node's max_batch (ask for less).
 
 Deadline: a call (connect, request, headers and the whole body) ends by
@@ -38,14 +39,16 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from .answer import Watermarks, body_limit, parse_batch, parse_binary
-from .errors import InvalidArgument, NotFound, SnowidError
+from .answer import Watermarks, body_limit, business_body_limit, parse_batch, parse_binary
+from .answer import parse_business
+from .errors import FailedPrecondition, InvalidArgument, NotFound, SnowidError
 from .options import split_endpoint
 
 # The most bytes read of a /v1/info answer, and of a refusal's text.
 _INFO_LIMIT = 64 * 1024
 _REFUSAL_LIMIT = 4096
 _BINARY_TYPE = "application/octet-stream"
+_JSON_TYPE = "application/json"
 # Whether a new Node asks for binary batches first (the tests turn it off
 # to hold the JSON answers to their rule too).
 ASK_BINARY = True
@@ -170,6 +173,16 @@ class Node:
         self._watermarks.record(tag, issuer, ids)
         return ids
 
+    def business(self, tag: str, count: int) -> list[str]:
+        """`count` business IDs of tag `tag`, as answer.py takes them (JSON
+        only: a 200 of another Content-Type is an InvalidAnswer)."""
+        path = f"/v1/business/{quote(tag, safe='')}?count={count}"
+        body, _ = self._answer(path, business_body_limit(count, tag), count, _JSON_TYPE)
+        try:
+            return parse_business(body, tag, count)
+        except ValueError as e:
+            raise InvalidAnswer(f"{self.endpoint}{path}: {e}") from None
+
     def info(self) -> dict[str, Any]:
         """GET /v1/info, a JSON object."""
         body, _ = self._answer("/v1/info", _INFO_LIMIT, 0)
@@ -205,16 +218,21 @@ class Node:
             self._connection = None
 
     def _answer(
-        self, path: str, limit: int, count: int, binary: bool = False
+        self, path: str, limit: int, count: int, kind: str | bool = False
     ) -> tuple[bytes, str | None]:
-        """The body and Snowid-Issuer of a 200 answer; raises for another."""
-        status, body, issuer = self._get(path, limit, binary)
+        """The body and Snowid-Issuer of a 200 answer; raises for another.
+        `kind`: True for a binary batch, or the Content-Type a 200 must have
+        (False: any)."""
+        binary = kind is True
+        status, body, issuer = self._get(path, limit, kind)
         if status == 200:
             return body, issuer
         text = _error_text(body)
         message = f"{self.endpoint}{path}: HTTP {status}: {text}"
         if status == 404:
             raise Refused(NotFound(message, status))
+        if status == 409 and path.startswith("/v1/business/"):
+            raise Refused(FailedPrecondition(message, status))
         if binary and status == 400 and "format" in text and "binary" in text:
             raise _BinaryRefused(message)
         if status in (400, 401, 403):
@@ -222,13 +240,13 @@ class Node:
             raise Refused(InvalidArgument(message, status), too_large)
         raise NodeFailure(message)
 
-    def _get(self, path: str, limit: int, binary: bool) -> tuple[int, bytes, str | None]:
+    def _get(self, path: str, limit: int, kind: str | bool) -> tuple[int, bytes, str | None]:
         start = time.monotonic()
         deadline = start + self._deadline
         for attempt in (0, 1):
             reused = self._connection is not None and self._connection.sock is not None
             try:
-                return self._exchange(path, limit, deadline, binary)
+                return self._exchange(path, limit, deadline, kind)
             except NodeFailure:
                 self.close()
                 raise
@@ -242,7 +260,7 @@ class Node:
         raise AssertionError("unreachable")
 
     def _exchange(
-        self, path: str, limit: int, deadline: float, binary: bool
+        self, path: str, limit: int, deadline: float, kind: str | bool
     ) -> tuple[int, bytes, str | None]:
         if self._connection is None:
             self._connection = http.client.HTTPConnection(self._host, self._port)
@@ -257,11 +275,12 @@ class Node:
         connection.sock.deadline = deadline
         connection.request("GET", path, headers=self._headers)
         response = connection.getresponse()
-        if binary and response.status == 200:
-            kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
-            if kind != _BINARY_TYPE:  # a proxy that dropped the parameter, a page
+        expected = _BINARY_TYPE if kind is True else kind
+        if expected and response.status == 200:
+            got = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+            if got != expected:  # a proxy that dropped the parameter, a page
                 raise InvalidAnswer(
-                    f"{self.endpoint}{path}: Content-Type {kind or 'none'!r}, not {_BINARY_TYPE}"
+                    f"{self.endpoint}{path}: Content-Type {got or 'none'!r}, not {expected}"
                 )
         body = self._read(response, limit, f"{self.endpoint}{path}")
         return response.status, body, response.getheader("Snowid-Issuer")

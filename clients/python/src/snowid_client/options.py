@@ -142,3 +142,12 @@ def make_options(endpoints: Sequence[str], **given: object) -> Options:
         max_batch=options.max_batch,
         **fields,
     )
+
+
+def check_tag(tag: object) -> None:
+    """InvalidArgument unless `tag` could name a segment tag (the nodes
+    judge the rest): 1 to 128 printable characters."""
+    if not isinstance(tag, str) or not tag or len(tag) > 128 or not tag.isprintable():
+        raise InvalidArgument(
+            f"tag: {tag!r} is not a segment tag (1 to 128 printable characters)"
+        )

@@ -22,8 +22,13 @@ and is counted. A refusal is the request's, not the node's: it reaches the
 callers, is not asked of the next endpoint, and the buffer is not refilled
 again for backoff_max.
 
-Thread-safety: every method but stop() and the counters' reads runs on the
-refill thread.
+Direct calls (direct.py, business IDs) draw their endpoint, back it off and
+count their calls here too (draw(), back_off(), count()), from the callers'
+threads: so one endpoint's health and one set of counts serve both.
+
+Thread-safety: every method but stop(), draw(), back_off(), count() and the
+counters' reads runs on the refill thread; _lock guards the backoffs and
+the counters.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ class Refiller:
         self._on_layout = on_layout
         self._random = random.Random()
         self._in_flight: Node | None = None
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="snowid-refill", daemon=True)
         # Read by stats() from any thread (one attribute read each). A call
         # is one request for a batch to one node, with what it takes: the
@@ -82,6 +88,7 @@ class Refiller:
         for node in self._nodes:
             node.forget_connection()
         self._random.seed()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="snowid-refill", daemon=True)
 
     def alive(self) -> bool:
@@ -142,23 +149,18 @@ class Refiller:
         tried: set[int] = set()
         while True:
             started = time.monotonic()
-            healthy = [
-                i for i, n in enumerate(self._nodes) if i not in tried and n.retry_at <= started
-            ]
-            if not healthy or self._signals.stopping:
+            index = self.draw(tried, started)
+            if index is None or self._signals.stopping:
                 return _NONE_ANSWERED
-            index = self._random.choice(healthy)
             tried.add(index)
             node = self._nodes[index]
             count = min(buffer.batch, buffer.batch_cap)
             try:
                 ids = self._call(node, buffer.tag, count)
             except NodeFailure as failure:
-                self.failed_calls += 1
-                if isinstance(failure, InvalidAnswer):
-                    self.invalid_answers += 1
+                self.count(failure)
                 self._signals.tell(buffer, Unavailable(str(failure)), False)
-                self._back_off(node, started)
+                self.back_off(index, started)
                 continue
             except Refused as refusal:
                 if refusal.too_large:
@@ -170,13 +172,13 @@ class Refiller:
                 return _REFUSED
             if self._signals.stopping:
                 return _NONE_ANSWERED
-            node.backoff = 0.0
+            self.back_off(index, None)
             self._put(buffer, ids, started)
             return None
 
     def _call(self, node: Node, tag: str, count: int) -> list[int]:
         self._in_flight = node
-        self.calls += 1
+        self.count(None)
         try:
             if self._signals.stopping:
                 raise NodeFailure("the client is closing")
@@ -192,6 +194,35 @@ class Refiller:
             return node.ids(tag, min(count, node.max_batch))
         finally:
             self._in_flight = None
+
+    def draw(self, tried: set[int], now: float) -> int | None:
+        """The index of an endpoint drawn at random among the healthy ones
+        not in `tried`; None if there is none."""
+        nodes = self._nodes
+        healthy = [i for i, n in enumerate(nodes) if i not in tried and n.retry_at <= now]
+        return self._random.choice(healthy) if healthy else None
+
+    def soonest(self) -> int:
+        """The index of the endpoint whose backoff ends first."""
+        return min(range(len(self._nodes)), key=lambda i: self._nodes[i].retry_at)
+
+    def count(self, failure: NodeFailure | None) -> None:
+        """Counts a call (failure None) or the failure of one."""
+        with self._lock:
+            if failure is None:
+                self.calls += 1
+                return
+            self.failed_calls += 1
+            if isinstance(failure, InvalidAnswer):
+                self.invalid_answers += 1
+
+    def back_off(self, index: int, now: float | None) -> None:
+        """After a failure at `now` (None: a success) of endpoint `index`."""
+        with self._lock:
+            if now is None:
+                self._nodes[index].backoff = 0.0
+            else:
+                self._back_off(self._nodes[index], now)
 
     def _back_off(self, node: Node, now: float) -> None:
         """Skips `node` for a jittered wait: half to all of its backoff,
