@@ -116,7 +116,8 @@ final class Replies {
         if (ids != null) throw new JsonException("\"ids\" twice");
         ids = businessIdArray(reader, count);
       } else {
-        reader.skipValue();
+        // Exactly two members, as every client takes a business batch (clients.md).
+        throw new JsonException("member \"" + printable(name) + "\" in a business batch");
       }
     }
     reader.endObject();

@@ -163,7 +163,7 @@ public class RepliesTest {
         business("{\"ids\":[\"ORD-20261202-000001\",\"ORD-20261202-000002\"],"
             + "\"tag\":\"orders\"}", 2));
     assertEquals(List.of("é-1"),
-        business(" {\"tag\" : \"orders\", \"ids\" : [\"\\u00e9-1\"], \"x\": [1]}\n", 1));
+        business(" {\"tag\" : \"orders\", \"ids\" : [\"\\u00e9-1\"]}\n", 1));
     final String longest = "x".repeat(Replies.MAX_BUSINESS_ID_BYTES);
     assertEquals(List.of(longest),
         business("{\"tag\":\"orders\",\"ids\":[\"" + longest + "\"]}", 1));
@@ -191,6 +191,7 @@ public class RepliesTest {
         "{\"tag\":\"orders\",\"ids\":[\"A1\",null,\"A3\"]}",
         "{\"tag\":\"orders\",\"ids\":\"A1\"}",
         "{\"tag\":\"orders\",\"id\":\"A1\"}", // the single shape, not asked for
+        "{\"tag\":\"orders\",\"ids\":[\"A1\",\"A2\",\"A3\"],\"x\":[1]}", // an extra member
         "{\"ids\":[\"A1\",\"A2\",\"A3\"]}", // no tag
         "{\"tag\":\"invoices\",\"ids\":[\"A1\",\"A2\",\"A3\"]}", // another tag
         "{\"tag\":1,\"ids\":[\"A1\",\"A2\",\"A3\"]}",
