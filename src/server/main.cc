@@ -256,6 +256,7 @@ DescriptorBudget plan_listener_descriptors(const ServerConfig& config) {
 Exit open_tag_book(const ServiceConfig& config, const std::string& segment_url, Subsystems& out) {
   tags::TagBookOptions options;
   options.width_warning_fraction = config.segment.business_width_warning;
+  options.refresh = config.segment.tag_refresh;
   options.range_memory =
       std::filesystem::path(config.generator.state_dir) / kBusinessRangeMemoryFile;
   options.store_name = segment::segment_store_name(segment_url);

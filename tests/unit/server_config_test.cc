@@ -216,6 +216,7 @@ const std::map<std::string, OptionCase>& option_cases(const std::string& file) {
       {"segment_retry_max_ms", {"500", segments}},
       {"tag_audit_log", {"\"/tmp/snowid-tag-audit.log\"", segments}},
       {"business_width_warning", {"0.5", segments}},
+      {"tag_refresh_ms", {"500", segments}},
   };
   return cases;
 }

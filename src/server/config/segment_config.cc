@@ -28,6 +28,8 @@ OptionRows<SegmentConfig> segment_rows() {
       {"tag_audit_log", option::text(&S::tag_audit_log), shown(&S::tag_audit_log), segments},
       {"business_width_warning", option::fraction(&S::business_width_warning),
        [](const S& c) { return fmt::format("{}", c.business_width_warning); }, segments},
+      {"tag_refresh_ms", option::positive_duration(&S::tag_refresh), shown(&S::tag_refresh),
+       segments},
   };
 }
 

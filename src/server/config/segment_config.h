@@ -36,6 +36,9 @@ struct SegmentConfig {
   // A business tag's period warns once its numbers pass this fraction of
   // its template's width.
   double business_width_warning = 0.8;
+  // How often a node reads every tag's settings from the store (a change
+  // made on another node reaches this one within it).
+  std::chrono::milliseconds tag_refresh{1000};
 };
 
 // The rows after segment_store, in table order; they apply unless segment
