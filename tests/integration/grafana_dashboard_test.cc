@@ -240,6 +240,12 @@ TEST(GrafanaDashboard, EveryMetricItQueriesIsExported) {
   // A call of each kind, so that the labelled series exist.
   EXPECT_EQ(http_get(port, "/v1/id?agent=dashboard").status, 200);
   EXPECT_EQ(http_get(port, "/v1/segment/order").status, 200);
+  const std::string tag = R"({"tag": "invoice", "template": "INV{seq:06}"})";
+  const auto business = test::http_raw(
+      port, "POST /v1/tags HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                std::to_string(tag.size()) + "\r\n\r\n" + tag);
+  EXPECT_EQ(business.status, 201) << business.body;
+  EXPECT_EQ(http_get(port, "/v1/business/invoice").status, 200);
   EXPECT_EQ(http_get(port, "/v1/ids").status, 400);
   const Exposition exported = read_exposition(http_get(port, "/metrics").body);
   ASSERT_FALSE(exported.samples.empty());
