@@ -25,6 +25,12 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSettingsPrefix = "#tag:";
+// Every template a tag has carried: the rows '#t:<tag>:<n>', n from 1, each
+// holding one template in its description, never removed (not by a
+// retirement either). A new template is checked against all of them, since
+// strings of any of them may have been handed out.
+constexpr std::string_view kHistoryPrefix = "#t:";
+constexpr std::int64_t kMaxTemplatesPerTag = 999'999;
 constexpr std::string_view kSettingsMagic = "snowid-tag/1";
 // Settings rows the cache reads at most: the store's tag count bounds them.
 constexpr std::size_t kMaxSettingsRows = 100'000;
@@ -36,8 +42,14 @@ constexpr std::size_t kMaxAbsentRemembered = 10'000;
 // How far above its handed-out numbers a retired tag may be created again
 // (the store is raised a range of at most kMaxSegmentStep at a time).
 constexpr std::int64_t kMaxStartRaise = 1'000'000'000'000;
+// The highest start: room for at least one range of the largest step.
+constexpr std::int64_t kMaxStart = INT64_MAX - kMaxSegmentStep;
 
 std::string settings_key(std::string_view tag) { return fmt::format("{}{}", kSettingsPrefix, tag); }
+
+std::string history_prefix(std::string_view tag) {
+  return fmt::format("{}{}:", kHistoryPrefix, tag);
+}
 
 std::string period_key(std::string_view label, std::string_view tag) {
   return fmt::format("#{}:{}", label, tag);
@@ -140,6 +152,7 @@ struct BusinessState {
   std::optional<std::string> exhausted;  // a period whose numbers outgrew the width
   std::optional<std::string> warned;     // a period the width warning was logged for
   long long civil_second = -1;  // the second `civil` was read for
+  std::int64_t civil_version = -1;  // ... under these settings (their zone)
   CivilTime civil{};
   BusinessTagStats stats;
 };
@@ -211,9 +224,10 @@ class StoreTagBook final : public TagBook {
     std::unique_lock lock(state->mutex);
     const milliseconds now = clock_->now();
     const long long second = now.count() / 1000;
-    if (second != state->civil_second) {
+    if (second != state->civil_second || entry->settings.version != state->civil_version) {
       state->civil = format.civil_time(now);
       state->civil_second = second;
+      state->civil_version = entry->settings.version;
     }
     const std::string label = format.period_label(state->civil);
     const std::size_t first = out.size();
@@ -245,8 +259,9 @@ class StoreTagBook final : public TagBook {
   Result<TagView> create(const TagCreation& creation, std::string_view actor) override {
     if (Status valid = check_tag(creation.tag); !valid.ok()) return valid.error();
     if (Status valid = check_step(creation.step); !valid.ok()) return valid.error();
-    if (creation.start < 0) {
-      return invalid_argument(fmt::format("start must be >= 0, got {}", creation.start));
+    if (creation.start < 0 || creation.start > kMaxStart) {
+      return invalid_argument(
+          fmt::format("start must be between 0 and {}, got {}", kMaxStart, creation.start));
     }
     TagSettings settings;
     settings.template_text = creation.template_text;
@@ -271,10 +286,8 @@ class StoreTagBook final : public TagBook {
             "or above, never below (start {} would repeat numbers)",
             creation.tag, (*row)->max_id, (*row)->max_id, creation.start));
       }
-      if (Status changed = check_template_change((*existing)->template_text, (*existing)->zone,
-                                                 settings);
-          !changed.ok()) {
-        return changed.error();
+      if (Status admitted = admit_template(creation.tag, settings); !admitted.ok()) {
+        return admitted.error();
       }
       if (!*row) {
         Status created = with_store([&](SegmentStore& store) {
@@ -299,6 +312,18 @@ class StoreTagBook final : public TagBook {
                         creation.start, creation.step, json_text(settings.template_text),
                         json_text(settings.zone)));
       return show(creation.tag);
+    }
+    // A tag row may exist without settings (made with `snowid segment
+    // create`, or a create cut short): then it is an existing tag.
+    auto present = read_tag_row(creation.tag);
+    if (!present.ok()) return present.error();
+    if (*present) {
+      return Error{ErrorCode::kAlreadyExists,
+                   fmt::format("tag '{}' already exists (give it a template with a change)",
+                               creation.tag)};
+    }
+    if (Status admitted = admit_template(creation.tag, settings); !admitted.ok()) {
+      return admitted.error();
     }
     Status created = with_store([&](SegmentStore& store) {
       return store.create_tag(creation.tag, creation.start, creation.step, creation.description);
@@ -376,20 +401,27 @@ class StoreTagBook final : public TagBook {
     if (change.template_text) after.template_text = *change.template_text;
     if (change.zone) after.zone = change.zone->empty() ? "UTC" : *change.zone;
     if (Status valid = check_template(after); !valid.ok()) return valid.error();
-    if (Status valid = check_template_change(before.template_text, before.zone, after);
-        !valid.ok()) {
-      return valid.error();
+    if (after.template_text != before.template_text) {
+      if (Status admitted = admit_template(tag, after); !admitted.ok()) return admitted.error();
     }
-    if (change.step) {
-      Status stepped = with_store([&](SegmentStore& store) { return store.set_step(tag, *change.step); });
-      if (!stepped.ok()) return stepped.error();
-    }
+    // The settings first: a change that loses to another node's leaves the
+    // tag's row as it was.
     Status written = *existing ? replace_settings(tag, before.version, after)
                                : with_store([&](SegmentStore& store) {
                                    return store.create_own_row(settings_key(tag), 1, 1,
                                                                encode_tag_settings(after));
                                  });
     if (!written.ok()) return written.error();
+    if (change.step) {
+      Status stepped =
+          with_store([&](SegmentStore& store) { return store.set_step(tag, *change.step); });
+      if (!stepped.ok()) {
+        audit(actor, tag, "change",
+              fmt::format("business step {} -> {}; the tag's own step not written: {}",
+                          before.step, after.step, stepped.error().message));
+        return stepped.error();
+      }
+    }
     std::string what;
     if (change.step) what += fmt::format("step {} -> {}; ", before.step, after.step);
     if (change.template_text) {
@@ -531,19 +563,59 @@ class StoreTagBook final : public TagBook {
     return {};
   }
 
-  static Status check_template_change(const std::string& before_template,
-                                      const std::string& before_zone, const TagSettings& after) {
-    if (before_template.empty() || after.template_text.empty()) {
-      if (before_template == after.template_text) return {};
-      // Plain numbers and strings are different kinds of answer; a template
-      // without a date counts in the tag's own row, so its numbers continue.
-      return {};
-    }
-    auto before = BusinessFormat::parse(before_template, before_zone);
-    if (!before.ok()) return {};  // a template this node cannot read never served here
+  // Checks `after`'s template against every template the tag has carried
+  // (check_business_template_change), then records it among them, before
+  // the settings that start serving it are written. An empty template
+  // (plain numbers) needs no check: numbers are not strings.
+  Status admit_template(std::string_view tag, const TagSettings& after) {
+    if (after.template_text.empty()) return {};
     auto next = BusinessFormat::parse(after.template_text, after.zone);
     if (!next.ok()) return next.error();
-    return check_business_template_change(*before, *next);
+    const std::string prefix = history_prefix(tag);
+    auto rows = with_store_result<std::vector<SegmentTagRecord>>([&](SegmentStore& store) {
+      return store.list_own_rows(prefix, static_cast<std::size_t>(kMaxTemplatesPerTag) + 1);
+    });
+    if (!rows.ok()) return rows.error();
+    std::int64_t count = 0;
+    for (const auto& row : *rows) {
+      const std::string_view number = std::string_view(row.tag).substr(prefix.size());
+      if (number.empty() ||
+          !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        continue;  // another tag's ("#t:a:b:1" is tag "a:b"'s)
+      }
+      ++count;
+      if (row.description == after.template_text) continue;
+      auto earlier = BusinessFormat::parse(row.description, "UTC");
+      if (!earlier.ok()) {
+        return invalid_argument(fmt::format(
+            "tag '{}' carried the template '{}', which this node cannot read, so it cannot check "
+            "that '{}' repeats none of its strings",
+            tag, row.description, after.template_text));
+      }
+      if (Status disjoint = check_business_template_change(*earlier, *next); !disjoint.ok()) {
+        return invalid_argument(fmt::format(
+            "tag '{}' carried the template '{}' before, whose strings may have been handed out: "
+            "{}",
+            tag, row.description, disjoint.error().message));
+      }
+    }
+    const bool known = std::any_of(rows->begin(), rows->end(), [&](const SegmentTagRecord& row) {
+      return row.description == after.template_text;
+    });
+    if (known) return {};
+    if (count >= kMaxTemplatesPerTag) {
+      return failed(fmt::format("tag '{}' has carried {} templates, the most it may", tag, count));
+    }
+    Status recorded = with_store([&](SegmentStore& store) {
+      return store.create_own_row(fmt::format("{}{}", prefix, count + 1), 1, 1,
+                                  after.template_text);
+    });
+    if (!recorded.ok() && recorded.error().code == ErrorCode::kAlreadyExists) {
+      return failed(fmt::format(
+          "tag '{}' was given another template by another node meanwhile; read it again and retry",
+          tag));
+    }
+    return recorded;
   }
 
   // The settings of `tag`: from the cache, else read from the store (and
@@ -655,8 +727,8 @@ class StoreTagBook final : public TagBook {
   // Takes the next range of `label` for `tag` into `state` (its mutex held).
   Status fill(std::string_view tag, const Entry& entry, const BusinessFormat& format,
               const std::string& label, BusinessState& state, std::unique_lock<std::mutex>& lock) {
-    if (state.exhausted == std::optional<std::string>(label) &&
-        state.version == entry.settings.version) {
+    if (state.version != entry.settings.version) state.exhausted.reset();  // widened, maybe
+    if (state.exhausted == std::optional<std::string>(label)) {
       ++state.stats.refused_width;
       return width_error(tag, format, label);
     }
@@ -712,6 +784,7 @@ class StoreTagBook final : public TagBook {
                     tag, label);
       return width_error(tag, format, label);
     }
+    state.exhausted.reset();
     state.stats.width_used =
         largest == INT64_MAX ? 0.0
                              : static_cast<double>(state.end - 1) / static_cast<double>(largest);

@@ -185,6 +185,8 @@ TEST_F(BusinessIdTest, AdministeredOnOneNodeServedByTheOther) {
                           R"({"tag": "orders", "template": "{MMdd}{seq:04}"})",
                           R"({"tag": "orders", "step": 0})", R"({"tag": "orders", "stpe": 5})",
                           R"({"tag": "orders", "template": "A{seq:04}", "zone": "Mars/Base"})",
+                          R"({"tag": "orders", "tag": "payments"})",
+                          R"({"tag": "orders", "start": 9223372036854775807})",
                           "not json"}) {
     const HttpReply refused = admin(*a, "POST", "/v1/tags", bad);
     EXPECT_EQ(refused.status, 400) << bad << ": " << refused.body;

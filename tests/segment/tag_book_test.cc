@@ -239,5 +239,49 @@ TEST_F(TagBookTest, AStoreThatWentBackIsRefused) {
   }
 }
 
+// A template is checked against every template the tag has carried, not
+// only the last: A -> B -> C is refused when A -> C would be, whether B is
+// another template, no template (plain numbers), or a retirement between.
+TEST_F(TagBookTest, ATemplateIsCheckedAgainstEveryTemplateTheTagCarried) {
+  auto node = book(&SystemClock::instance());
+  ASSERT_TRUE(node->create(creation("orders", 100, "X{yyyy}{seq:04}"), "x").ok());
+  std::vector<std::string> out;
+  ASSERT_TRUE(node->next("orders", 1000, out).ok());  // X20260001 .. X20261000
+  EXPECT_FALSE(node->change("orders", new_template("X{yyyyMM}{seq:02}"), "x").ok());
+  ASSERT_TRUE(node->change("orders", new_template("Y{seq}"), "x").ok());
+  const auto refused = node->change("orders", new_template("X{yyyyMM}{seq:02}"), "x");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("carried the template 'X{yyyy}{seq:04}' before"),
+            std::string::npos)
+      << refused.error().message;
+  ASSERT_TRUE(node->change("orders", new_template(""), "x").ok());
+  EXPECT_FALSE(node->change("orders", new_template("X{yyyyMM}{seq:02}"), "x").ok());
+  ASSERT_TRUE(node->retire("orders", "x").ok());
+  EXPECT_FALSE(node->create(creation("orders", 100, "X{yyyyMM}{seq:02}", "UTC", 100000), "x").ok());
+  // A template it carried before is welcome again (its counters continue).
+  ASSERT_TRUE(node->create(creation("orders", 100, "X{yyyy}{seq:04}", "UTC", 100000), "x").ok());
+  std::vector<std::string> again;
+  ASSERT_TRUE(node->next("orders", 5, again).ok());
+  for (const auto& id : again) {
+    EXPECT_EQ(std::find(out.begin(), out.end(), id), out.end()) << id;
+  }
+}
+
+// A width outgrown, then widened: served again until the new width is used.
+TEST_F(TagBookTest, AWidenedTemplateServesAgainAfterItsWidthRanOut) {
+  auto node = book(&SystemClock::instance());
+  ASSERT_TRUE(node->create(creation("w", 1, "W{seq:1}"), "x").ok());
+  std::vector<std::string> out;
+  ASSERT_TRUE(node->next("w", 9, out).ok());
+  EXPECT_EQ(node->next("w", 1, out).error().code, ErrorCode::kFailedPrecondition);
+  ASSERT_TRUE(node->change("w", new_template("W{seq:4}"), "x").ok());
+  for (int i = 0; i < 20; ++i) {
+    const Status served = node->next("w", 1, out);
+    ASSERT_TRUE(served.ok()) << i << ": " << served.error().message;
+  }
+  std::set<std::string> distinct(out.begin(), out.end());
+  EXPECT_EQ(distinct.size(), out.size());
+}
+
 }  // namespace
 }  // namespace snowid::tags

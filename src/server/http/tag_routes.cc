@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "http_target.h"
 
@@ -25,10 +28,23 @@ nlohmann::json tag_json(const tags::TagView& view) {
 // The request's body as a JSON object whose keys are all `allowed`.
 Result<nlohmann::json> body_object(std::string_view body,
                                    std::initializer_list<std::string_view> allowed) {
-  nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  // A key given twice would otherwise count only the last time.
+  std::vector<std::string> keys;
+  bool repeated = false;
+  const nlohmann::json::parser_callback_t note_keys =
+      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (depth == 1 && event == nlohmann::json::parse_event_t::key) {
+          const std::string key = parsed.get<std::string>();
+          repeated = repeated || std::find(keys.begin(), keys.end(), key) != keys.end();
+          keys.push_back(key);
+        }
+        return true;
+      };
+  nlohmann::json parsed = nlohmann::json::parse(body, note_keys, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return invalid_argument("the request body must be a JSON object");
   }
+  if (repeated) return invalid_argument("a key is given twice in the request body");
   for (const auto& [key, value] : parsed.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       return invalid_argument(
