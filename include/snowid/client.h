@@ -1,6 +1,8 @@
 // snowid::Client: IDs for an application from one or more snowidd nodes,
 // served from a local buffer that a background thread keeps topped up over
 // gRPC (NextIds for Snowflake IDs, NextSegmentIds for a tag's numbers).
+// Business IDs (NextBusinessIds) are not buffered: next_business() asks a
+// node on the caller's thread.
 //
 // next() takes an ID from the buffer: no lock, no allocation, no system call
 // but a coarse clock read. Only when the buffer is empty does it wait, at
@@ -112,6 +114,22 @@ class Client {
   // The next number of segment-mode tag `tag`, from a buffer of its own.
   // kNotFound if the nodes do not know the tag.
   virtual Result<std::int64_t> next(std::string_view tag) = 0;
+
+  // `count` (1..1000) business IDs of `tag`, a tag with a template
+  // (docs/segments.md), appended to `out` in the order the node took them.
+  // Not buffered: a business ID shows the period it was taken in, and one
+  // held over a period change would show the old date, so each call asks a
+  // node, on the caller's thread, within call_deadline per endpoint. An
+  // endpoint that fails, or whose answer is not exactly `count` IDs of 1 to
+  // 256 bytes without control characters and no two alike (counted in
+  // invalid_answers and never handed out), passes the call to the next.
+  // kInvalidArgument for a bad tag or count, or a refused token or count;
+  // kNotFound for an unknown tag; kFailedPrecondition for a retired tag, one
+  // without a template, or a period whose numbers outgrew the template;
+  // kUnavailable if no endpoint answered. `out` is left as it
+  // was on error.
+  virtual Status next_business(std::string_view tag, std::size_t count,
+                               std::vector<std::string>& out) = 0;
 
   virtual ClientStats stats() const = 0;
 

@@ -42,6 +42,7 @@
 #include "snowid/layout.h"
 #include "snowid_version.h"
 #include "state_commands.h"
+#include "tag_commands.h"
 #include "subcommand.h"
 #include "thrift_bench.h"
 #include "time_text.h"
@@ -582,7 +583,7 @@ using MakeSubcommand = std::unique_ptr<Subcommand> (*)(CLI::App&, LayoutArgs&);
 constexpr MakeSubcommand kSubcommands[] = {
     make<GenCommand>,   make<DecodeCommand>,  make<ComposeCommand>, make<LayoutCommand>,
     make<BenchCommand>, make<ClusterCommands>, make<NodeIdCommand>,  make<SegmentCommands>,
-    make<CheckCommand>, make<StateCommands>,  make<OpaqueCommands>,
+    make<CheckCommand>, make<StateCommands>,  make<OpaqueCommands>, make<TagCommands>,
 };
 
 int run(int argc, char** argv) {

@@ -30,6 +30,7 @@
 #include <sstream>
 #include <thread>
 
+#include "business_answer.h"
 #include "id_ring.h"
 #include "snowid/segment_tag.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -231,8 +232,12 @@ class GrpcClient final : public Client {
         capacity_(ring_capacity(options.max_batch)),
         snowflake_("", capacity_, options.initial_batch) {
     grpc::ChannelArguments args;
-    // A batch of max_batch fixed64 IDs, with room for the framing.
-    args.SetMaxReceiveMessageSize(static_cast<int>(options.max_batch) * 9 + 4096);
+    // A batch of max_batch fixed64 IDs, or of kMaxBusinessBatch business
+    // IDs, with room for the framing.
+    args.SetMaxReceiveMessageSize(
+        static_cast<int>(std::max<std::size_t>(std::size_t{options.max_batch} * 9,
+                                               kMaxBusinessBatch * (kMaxBusinessIdBytes + 3)) +
+                         4096));
     // gRPC's reconnects follow the client's own backoff, so that a node
     // that is back is used again within backoff_max.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
@@ -279,6 +284,57 @@ class GrpcClient final : public Client {
   Result<std::int64_t> next(std::string_view tag) override {
     if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid.error();
     return take(buffer_for(tag));
+  }
+
+  Status next_business(std::string_view tag, std::size_t count,
+                       std::vector<std::string>& out) override {
+    if (Status valid = validate_segment_tag(tag); !valid.ok()) return valid;
+    if (count == 0 || count > kMaxBusinessBatch) {
+      return invalid_argument(
+          fmt::format("count: {} is not in 1..{}", count, kMaxBusinessBatch));
+    }
+    v1::NextBusinessIdsRequest request;
+    request.set_tag(std::string(tag));
+    request.set_count(count);
+    request.set_agent(options_.agent);
+    // The endpoints from one drawn at random, each asked once.
+    thread_local std::minstd_rand random{std::random_device{}()};
+    const std::size_t first = std::uniform_int_distribution<std::size_t>(0, nodes_.size() - 1)(random);
+    Error last{ErrorCode::kUnavailable, "no endpoint answered"};
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& node = nodes_[(first + i) % nodes_.size()];
+      calls_.fetch_add(1, std::memory_order_relaxed);
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + options_.call_deadline);
+      if (!options_.bearer_token.empty()) {
+        context.AddMetadata("authorization", "Bearer " + options_.bearer_token);
+      }
+      v1::NextBusinessIdsResponse response;
+      grpc::Status status = node.stub->NextBusinessIds(&context, request, &response);
+      if (status.ok()) {
+        const std::string why = why_invalid_business(response.ids(), count);
+        if (why.empty()) {
+          out.insert(out.end(), response.ids().begin(), response.ids().end());
+          return {};
+        }
+        invalid_answers_.fetch_add(1, std::memory_order_relaxed);
+        status = grpc::Status(grpc::StatusCode::DATA_LOSS, "an answer discarded: " + why);
+      } else if (over_receive_limit(status)) {
+        // An answer too large to be one of count IDs: the endpoint's fault.
+        invalid_answers_.fetch_add(1, std::memory_order_relaxed);
+        status = grpc::Status(grpc::StatusCode::DATA_LOSS, status.error_message());
+      }
+      failed_calls_.fetch_add(1, std::memory_order_relaxed);
+      const std::string message =
+          fmt::format("{}: {} (gRPC status {})", node.target, status.error_message(),
+                      static_cast<int>(status.error_code()));
+      if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+        return Error{ErrorCode::kFailedPrecondition, message};
+      }
+      if (classify(status.error_code()) != Failure::kNode) return refusal(status, message);
+      last = Error{ErrorCode::kUnavailable, message};
+    }
+    return last;
   }
 
   ClientStats stats() const override {

@@ -1,7 +1,6 @@
 #include "etcd_server_time.h"
 
 #include <fmt/format.h>
-#include <openssl/ssl.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "bounded_http_get.h"
+#include "bounded_http_request.h"
 
 namespace snowid::coord {
 namespace {
@@ -50,7 +49,7 @@ Result<std::chrono::sys_seconds> date_of(const http::response<http::string_body>
   return *parsed;
 }
 
-// GET /version on `stream`, within `timeout` (bounded_http_get.h: a member
+// GET /version on `stream`, within `timeout` (bounded_http_request.h: a member
 // or a proxy that accepts and never answers does not hold the coordinator's
 // thread, which renews the lease and fences the node); its Date.
 template <typename Stream>
@@ -60,7 +59,7 @@ Result<std::chrono::sys_seconds> ask_date(asio::io_context& io, Stream& stream,
                                           std::chrono::milliseconds timeout) {
   http::request<http::empty_body> request{http::verb::get, "/version", 11};
   request.set(http::field::host, host);
-  auto response = bounded_http_get(io, stream, addresses, request, timeout, kMaxBody);
+  auto response = bounded_http_request(io, stream, addresses, request, timeout, kMaxBody);
   if (!response.ok()) return response.error();
   return date_of(*response);
 }
@@ -97,15 +96,7 @@ Result<std::chrono::sys_seconds> member_time(std::string_view endpoint,
       return ask_date(io, stream, addresses, where.host, timeout);
     }
     beast::ssl_stream<beast::tcp_stream> stream(io, *tls);
-    stream.set_verify_callback(ssl::host_name_verification(where.host));
-    boost::system::error_code not_an_address;
-    asio::ip::make_address(where.host, not_an_address);
-    // SSL_set_tlsext_host_name() without its C cast: the name is only read.
-    if (not_an_address &&
-        SSL_ctrl(stream.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                 const_cast<char*>(where.host.c_str())) != 1) {
-      return Error{ErrorCode::kUnavailable, "cannot set the TLS server name"};
-    }
+    if (Status named = verify_tls_server(stream, where.host); !named.ok()) return named.error();
     return ask_date(io, stream, addresses, where.host, timeout);
   } catch (const std::exception& failure) {
     return Error{ErrorCode::kUnavailable, failure.what()};

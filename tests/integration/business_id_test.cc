@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "business_node.h"
 #include "faketime.h"
 #include "server_process.h"
 #include "subprocess.h"
@@ -29,16 +30,6 @@ using test::ServerProcess;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-const char* const kTokens = R"([[token]]
-name = "ops"
-token = "ops-secret"
-admin = true
-
-[[token]]
-name = "orders-svc"
-token = "orders-secret"
-tags = ["orders", "small"]
-)";
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 8000ms) {
   const auto deadline = Clock::now() + limit;
@@ -51,14 +42,7 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
 
 HttpReply request(int port, const std::string& method, const std::string& target,
                   const std::string& token, const std::string& body = "") {
-  std::string bytes = method + " " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                      token + "\r\nConnection: close\r\n";
-  if (!body.empty() || method == "POST" || method == "PATCH") {
-    bytes += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-             "\r\n";
-  }
-  bytes += "\r\n" + body;
-  return test::http_raw(port, bytes);
+  return test::http_with_token(port, method, target, token, body);
 }
 
 class BusinessIdTest : public ::testing::Test {
@@ -68,7 +52,7 @@ class BusinessIdTest : public ::testing::Test {
   std::string tokens = dir.file("tokens.toml");
   std::string audit = dir.file("tag-audit.log");
 
-  void SetUp() override { std::ofstream(tokens) << kTokens; }
+  void SetUp() override { std::ofstream(tokens) << test::kBusinessTokensFile; }
 
   std::unique_ptr<ServerProcess> start(const std::string& name, int worker,
                                        const std::map<std::string, std::string>& env = {}) {

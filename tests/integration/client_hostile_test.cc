@@ -1,5 +1,5 @@
 // snowid::Client against hostile nodes: an in-process gRPC server that
-// answers NextIds and NextSegmentIds as a broken node, or a proxy in
+// answers NextIds, NextSegmentIds and NextBusinessIds as a broken node, or a proxy in
 // between, might (the gRPC side of tests/support/hostile_node.py, which the
 // HTTP clients meet). The client must hand out nothing but IDs a node could
 // have issued (docs/clients.md, "What a client accepts"): each bad answer
@@ -14,7 +14,9 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "snowid/client.h"
 #include "snowid/v1/snowid.grpc.pb.h"
@@ -42,6 +44,10 @@ enum class Mode {
   kBehind,      // every batch from kFirstId again, one issuer
   kSlow,        // a valid batch after 2 s
   kHuge,        // 300,000 IDs, above the channel's receive limit
+  // Business IDs only (the others answer as kValid):
+  kControlCharacter,  // the second ID holds a line break
+  kLongId,            // the second ID is 257 bytes
+  kEmptyId,           // the second ID is ""
 };
 
 // One hostile node on a free loopback port, in this process.
@@ -57,6 +63,7 @@ class HostileNode final : public v1::IdService::Service {
 
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   int asked() const { return asked_.load(); }
+  int business_asked() const { return business_asked_.load(); }
 
   grpc::Status NextIds(grpc::ServerContext* context, const v1::NextIdsRequest* request,
                        v1::NextIdsResponse* response) override {
@@ -68,6 +75,23 @@ class HostileNode final : public v1::IdService::Service {
                               const v1::NextSegmentIdsRequest* request,
                               v1::NextSegmentIdsResponse* response) override {
     for (const std::uint64_t id : answer(context, request->count())) response->add_ids(id);
+    return grpc::Status::OK;
+  }
+
+  // Business IDs "B-<n>" of the numbers NextIds would give, spoiled as the
+  // mode says.
+  grpc::Status NextBusinessIds(grpc::ServerContext* context,
+                               const v1::NextBusinessIdsRequest* request,
+                               v1::NextBusinessIdsResponse* response) override {
+    business_asked_.fetch_add(1);
+    const std::uint64_t count = std::max<std::uint64_t>(1, request->count());
+    for (const std::uint64_t id : answer(context, count)) {
+      response->add_ids("B-" + std::to_string(id));
+    }
+    if (response->ids_size() < 2) return grpc::Status::OK;
+    if (mode_ == Mode::kControlCharacter) response->set_ids(1, "B-\n1");
+    if (mode_ == Mode::kLongId) response->set_ids(1, std::string(257, 'B'));
+    if (mode_ == Mode::kEmptyId) response->set_ids(1, "");
     return grpc::Status::OK;
   }
 
@@ -113,6 +137,7 @@ class HostileNode final : public v1::IdService::Service {
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::atomic<int> asked_{0};
+  std::atomic<int> business_asked_{0};
   std::mutex mutex_;
   std::uint64_t next_ = kFirstId;
   std::uint64_t next_other_ = kOtherFirstId;
@@ -163,6 +188,15 @@ std::vector<std::int64_t> draw(Client& client, int n, const std::string& tag = "
   return ids;
 }
 
+// A client of `hostile` (in `mode`) and `valid`, its deadline below a slow
+// node's answer.
+std::unique_ptr<Client> open_beside(const HostileNode& hostile, const HostileNode& valid,
+                                    Mode mode) {
+  ClientOptions options = options_for({hostile.endpoint(), valid.endpoint()});
+  if (mode == Mode::kSlow) options.call_deadline = 1000ms;  // the answer takes 2 s
+  return open_client(options);
+}
+
 class HostileModeTest : public ::testing::TestWithParam<Mode> {};
 
 // Beside a valid node, every bad answer is discarded and counted; what the
@@ -173,9 +207,7 @@ TEST_P(HostileModeTest, BadAnswersAreDiscardedAndTheNextNodeServes) {
   SKIP_UNDER_THREAD_SANITIZER(kFirstCallsUnordered);
   HostileNode hostile(GetParam());
   HostileNode valid(Mode::kValid);
-  ClientOptions options = options_for({hostile.endpoint(), valid.endpoint()});
-  if (GetParam() == Mode::kSlow) options.call_deadline = 1000ms;  // the answer takes 2 s
-  auto client = open_client(options);
+  auto client = open_beside(hostile, valid, GetParam());
   ASSERT_NE(client, nullptr);
   // Refills go to either node at random: drawn until the hostile one was
   // asked for both kinds of buffer (its backoff, at most backoff_max, over
@@ -209,6 +241,47 @@ INSTANTIATE_TEST_SUITE_P(EveryBadAnswer, HostileModeTest,
                          ::testing::Values(Mode::kDuplicates, Mode::kAt2To63, Mode::kEmpty,
                                            Mode::kTooMany, Mode::kDescending, Mode::kSlow,
                                            Mode::kHuge));
+
+class HostileBusinessTest : public ::testing::TestWithParam<Mode> {};
+
+// Business IDs are not buffered, but their answers are checked as strictly:
+// beside a valid node every bad answer is discarded, counted and the call
+// passed to the valid node (both count from kFirstId, so a bad answer let
+// through would repeat an ID); alone, the call fails and hands out nothing.
+TEST_P(HostileBusinessTest, BadAnswersAreDiscardedAndTheNextNodeServes) {
+  SKIP_UNDER_THREAD_SANITIZER(kFirstCallsUnordered);
+  HostileNode hostile(GetParam());
+  HostileNode valid(Mode::kValid);
+  auto client = open_beside(hostile, valid, GetParam());
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> ids;
+  for (int round = 0; round < 40 && hostile.business_asked() == 0; ++round) {
+    const Status status = client->next_business("orders", 10, ids);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+  }
+  EXPECT_EQ(hostile.business_asked(), 1);
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
+  EXPECT_EQ(ids.size() % 10, 0u);
+  if (GetParam() != Mode::kSlow) {
+    // At least that answer (the refill thread's NextIds calls may add theirs).
+    EXPECT_GE(client->stats().invalid_answers, 1u);
+  }
+
+  ClientOptions alone = options_for({hostile.endpoint()});
+  alone.call_deadline = 1000ms;
+  auto lonely = open_client(alone);
+  ASSERT_NE(lonely, nullptr);
+  std::vector<std::string> none;
+  const Status refused = lonely->next_business("orders", 10, none);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable) << refused.error().message;
+  EXPECT_TRUE(none.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBadAnswer, HostileBusinessTest,
+                         ::testing::Values(Mode::kDuplicates, Mode::kEmpty, Mode::kTooMany,
+                                           Mode::kSlow, Mode::kHuge, Mode::kControlCharacter,
+                                           Mode::kLongId, Mode::kEmptyId));
 
 // Alone, a hostile node gets nothing handed out: the call fails within
 // empty_wait, never with an ID.

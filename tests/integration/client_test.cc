@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "business_node.h"
 #include "certificates.h"
 #include "id_ring.h"
 #include "server_process.h"
@@ -574,6 +575,47 @@ TEST(ClientTest, BearerTokenAndAgent) {
   const std::string metrics = test::http_get(server->port(), "/metrics").body;
   EXPECT_NE(metrics.find("snowid_ids_issued_total{agent=\"billing-7\"} 300\n"), std::string::npos)
       << metrics.substr(0, 2000);
+}
+
+// Business IDs straight from the node (never buffered): exactly the count
+// asked, in order, never twice; the node's refusals as their error codes.
+TEST(ClientTest, BusinessIdsComeFromTheNodeAndItsRefusalsAreNamed) {
+  test::TempDir dir;
+  auto server = test::start_business_node(dir);
+  ASSERT_TRUE(server->started()) << server->log();
+  ASSERT_EQ(test::create_tag(*server, "orders", "ORD-{seq:06}").status, 201);
+  ASSERT_EQ(test::create_tag(*server, "plain", "").status, 201);
+  ClientOptions options;
+  options.endpoints = {endpoint_of(*server)};
+  options.bearer_token = test::kOrdersToken;
+  auto client = open_client(options);
+  ASSERT_TRUE(client);
+  std::vector<std::string> ids;
+  ASSERT_TRUE(client->next_business("orders", 1, ids).ok());
+  ASSERT_TRUE(client->next_business("orders", 1000, ids).ok());
+  ASSERT_EQ(ids.size(), 1001u);
+  EXPECT_EQ(ids.front(), "ORD-000001");
+  EXPECT_EQ(ids.back(), "ORD-001001");
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
+  EXPECT_EQ(client->stats().invalid_answers, 0u);
+
+  // The refusal's code (kUnavailable stands for none: every call is refused).
+  const auto code = [&](std::string_view tag, std::size_t count) {
+    std::vector<std::string> none;
+    const Status status = client->next_business(tag, count, none);
+    EXPECT_FALSE(status.ok()) << tag;
+    EXPECT_TRUE(none.empty());
+    return status.ok() ? ErrorCode::kUnavailable : status.error().code;
+  };
+  EXPECT_EQ(code("orders", 0), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code("orders", 1001), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code("#bad", 1), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code("plain", 1), ErrorCode::kFailedPrecondition);  // no template
+  EXPECT_EQ(code("invoices", 1), ErrorCode::kInvalidArgument);  // the token does not open it
+  ASSERT_EQ(test::http_with_token(server->port(), "DELETE", "/v1/tags/orders", test::kAdminToken)
+                .status,
+            200);
+  EXPECT_EQ(code("orders", 1), ErrorCode::kFailedPrecondition);
 }
 
 }  // namespace

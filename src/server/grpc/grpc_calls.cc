@@ -52,6 +52,32 @@ grpc::Status counted(IdService& service, Call call, Answerer&& answer) {
   return grpc::Status(grpc_code(outcome.outcome), outcome.message);
 }
 
+// The Tag message of `view`: the HTTP JSON's fields (tag_routes.h).
+void set_tag(const tags::TagView& view, v1::Tag& out) {
+  out.set_tag(view.tag);
+  out.set_max_id(view.max_id);
+  out.set_step(view.step);
+  out.set_description(view.description);
+  out.set_updated_at(view.updated_at);
+  out.set_template_(view.settings.template_text);
+  out.set_zone(view.settings.zone);
+  out.set_business_step(view.settings.step);
+  out.set_retired(view.settings.retired);
+  out.set_version(view.settings.version);
+}
+
+// A tag administration call answered with one tag: `ask(view)` asks the
+// service.
+template <typename Asker>
+grpc::Status answer_with_tag(IdService& service, v1::Tag& response, Asker&& ask) {
+  return counted(service, Call::kTagAdmin, [&] {
+    tags::TagView view;
+    Answer answer = std::forward<Asker>(ask)(view);
+    if (answer.ok()) set_tag(view, response);
+    return answer;
+  });
+}
+
 }  // namespace
 
 grpc::Status answer_next_id(IdService& service, GrpcAuthorization authorization,
@@ -181,6 +207,73 @@ grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorizat
     response.set_kind(fields.contains("kind") ? fields["kind"].get<std::string>() : "snowflake");
     response.set_json(fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return answer;
+  });
+}
+
+grpc::Status answer_next_business_ids(IdService& service, GrpcAuthorization authorization,
+                                      const v1::NextBusinessIdsRequest& request,
+                                      v1::NextBusinessIdsResponse& response) {
+  return counted(service, Call::kBusiness, [&] {
+    thread_local std::vector<std::string> ids;
+    ids.clear();
+    const std::uint64_t count = request.count() == 0 ? 1 : request.count();
+    Answer answer = service.next_business_ids(
+        {caller(authorization), request.agent(), request.tag(), count}, ids);
+    if (!answer.ok()) return answer;
+    response.mutable_ids()->Reserve(static_cast<int>(ids.size()));
+    for (std::string& id : ids) response.add_ids(std::move(id));
+    return answer;
+  });
+}
+
+grpc::Status answer_create_tag(IdService& service, GrpcAuthorization authorization,
+                               const v1::CreateTagRequest& request, v1::Tag& response) {
+  tags::TagCreation creation;
+  creation.tag = request.tag();
+  if (request.has_start()) creation.start = request.start();
+  if (request.has_step()) creation.step = request.step();
+  creation.description = request.description();
+  creation.template_text = request.template_();
+  if (request.has_zone()) creation.zone = request.zone();
+  return answer_with_tag(service, response, [&](tags::TagView& view) {
+    return service.create_tag(caller(authorization), creation, view);
+  });
+}
+
+grpc::Status answer_list_tags(IdService& service, GrpcAuthorization authorization,
+                              const v1::ListTagsRequest&, v1::ListTagsResponse& response) {
+  return counted(service, Call::kTagAdmin, [&] {
+    std::vector<tags::TagView> views;
+    Answer answer = service.list_tags(caller(authorization), views);
+    if (!answer.ok()) return answer;
+    response.mutable_tags()->Reserve(static_cast<int>(views.size()));
+    for (const tags::TagView& view : views) set_tag(view, *response.add_tags());
+    return answer;
+  });
+}
+
+grpc::Status answer_get_tag(IdService& service, GrpcAuthorization authorization,
+                            const v1::GetTagRequest& request, v1::Tag& response) {
+  return answer_with_tag(service, response, [&](tags::TagView& view) {
+    return service.show_tag(caller(authorization), request.tag(), view);
+  });
+}
+
+grpc::Status answer_change_tag(IdService& service, GrpcAuthorization authorization,
+                               const v1::ChangeTagRequest& request, v1::Tag& response) {
+  tags::TagChange change;
+  if (request.has_step()) change.step = request.step();
+  if (request.has_template_()) change.template_text = request.template_();
+  if (request.has_zone()) change.zone = request.zone();
+  return answer_with_tag(service, response, [&](tags::TagView& view) {
+    return service.change_tag(caller(authorization), request.tag(), change, view);
+  });
+}
+
+grpc::Status answer_retire_tag(IdService& service, GrpcAuthorization authorization,
+                               const v1::RetireTagRequest& request, v1::Tag& response) {
+  return answer_with_tag(service, response, [&](tags::TagView& view) {
+    return service.retire_tag(caller(authorization), request.tag(), view);
   });
 }
 

@@ -52,6 +52,26 @@ grpc::Status answer_decode_text(IdService& service, GrpcAuthorization authorizat
                                 const v1::DecodeTextRequest& request,
                                 v1::DecodeTextResponse& response);
 
+// Business IDs (count 0 means 1); as answer_next_segment_ids otherwise, and
+// FAILED_PRECONDITION for a retired tag or a period whose numbers outgrew
+// the template's width.
+grpc::Status answer_next_business_ids(IdService& service, GrpcAuthorization authorization,
+                                      const v1::NextBusinessIdsRequest& request,
+                                      v1::NextBusinessIdsResponse& response);
+
+// Tag administration (admin token): the Tag as GET /v1/tags/{tag} shows it.
+grpc::Status answer_create_tag(IdService& service, GrpcAuthorization authorization,
+                               const v1::CreateTagRequest& request, v1::Tag& response);
+grpc::Status answer_list_tags(IdService& service, GrpcAuthorization authorization,
+                              const v1::ListTagsRequest& request,
+                              v1::ListTagsResponse& response);
+grpc::Status answer_get_tag(IdService& service, GrpcAuthorization authorization,
+                            const v1::GetTagRequest& request, v1::Tag& response);
+grpc::Status answer_change_tag(IdService& service, GrpcAuthorization authorization,
+                               const v1::ChangeTagRequest& request, v1::Tag& response);
+grpc::Status answer_retire_tag(IdService& service, GrpcAuthorization authorization,
+                               const v1::RetireTagRequest& request, v1::Tag& response);
+
 // A request whose bytes are not a `message` (a cut varint, a string that
 // is not UTF-8): UNAUTHENTICATED if the token check fails (a caller without
 // it is told nothing about its arguments), else INVALID_ARGUMENT.

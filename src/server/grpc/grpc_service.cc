@@ -128,14 +128,15 @@ grpc::ServerUnaryReactor* unary(IdService& service, grpc::CallbackServerContext*
 }
 
 // Every method on raw bytes (see parse()).
-using RawIdService =
-    v1::IdService::WithRawCallbackMethod_NextId<v1::IdService::WithRawCallbackMethod_NextIds<
-        v1::IdService::WithRawCallbackMethod_Decode<v1::IdService::WithRawCallbackMethod_Info<
-            v1::IdService::WithRawCallbackMethod_NextSegmentIds<
-                v1::IdService::WithRawCallbackMethod_NextFormattedIds<
-                    v1::IdService::WithRawCallbackMethod_DecodeText<
-                        v1::IdService::WithRawCallbackMethod_StreamIds<
-                            v1::IdService::Service>>>>>>>>;
+using S = v1::IdService;
+using RawIdService = S::WithRawCallbackMethod_NextId<S::WithRawCallbackMethod_NextIds<
+    S::WithRawCallbackMethod_Decode<S::WithRawCallbackMethod_Info<
+        S::WithRawCallbackMethod_NextSegmentIds<S::WithRawCallbackMethod_NextFormattedIds<
+            S::WithRawCallbackMethod_DecodeText<S::WithRawCallbackMethod_StreamIds<
+                S::WithRawCallbackMethod_NextBusinessIds<S::WithRawCallbackMethod_CreateTag<
+                    S::WithRawCallbackMethod_ListTags<S::WithRawCallbackMethod_GetTag<
+                        S::WithRawCallbackMethod_ChangeTag<S::WithRawCallbackMethod_RetireTag<
+                            S::Service>>>>>>>>>>>>>>;
 
 // Every call is answered inline by grpc_calls.h.
 class Handlers final : public RawIdService {
@@ -191,6 +192,48 @@ class Handlers final : public RawIdService {
                                        grpc::ByteBuffer* response) override {
     return unary<v1::DecodeTextRequest, v1::DecodeTextResponse>(service_, context, request,
                                                                 response, answer_decode_text);
+  }
+
+  grpc::ServerUnaryReactor* NextBusinessIds(grpc::CallbackServerContext* context,
+                                            const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) override {
+    return unary<v1::NextBusinessIdsRequest, v1::NextBusinessIdsResponse>(
+        service_, context, request, response, answer_next_business_ids);
+  }
+
+  grpc::ServerUnaryReactor* CreateTag(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return unary<v1::CreateTagRequest, v1::Tag>(service_, context, request, response,
+                                                answer_create_tag);
+  }
+
+  grpc::ServerUnaryReactor* ListTags(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override {
+    return unary<v1::ListTagsRequest, v1::ListTagsResponse>(service_, context, request, response,
+                                                            answer_list_tags);
+  }
+
+  grpc::ServerUnaryReactor* GetTag(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override {
+    return unary<v1::GetTagRequest, v1::Tag>(service_, context, request, response,
+                                             answer_get_tag);
+  }
+
+  grpc::ServerUnaryReactor* ChangeTag(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return unary<v1::ChangeTagRequest, v1::Tag>(service_, context, request, response,
+                                                answer_change_tag);
+  }
+
+  grpc::ServerUnaryReactor* RetireTag(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return unary<v1::RetireTagRequest, v1::Tag>(service_, context, request, response,
+                                                answer_retire_tag);
   }
 
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamIds(

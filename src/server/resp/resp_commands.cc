@@ -23,6 +23,7 @@ constexpr std::array<RespCommand, kOther> kRows{{
     {kSnowidIds, "snowid.ids", 2, 2, "fast", 0, 0, kQueued},
     {kSnowidDecode, "snowid.decode", 2, 2, "fast", 0, 0, kQueued},
     {kSnowidInfo, "snowid.info", 1, 1, "fast", 0, 0, kQueued},
+    {kSnowidBusiness, "snowid.business", 2, 3, "write fast", 1, 1, kQueued},
     {kExists, "exists", 2, kAny, "readonly fast", 1, -1, kQueued},
     {kType, "type", 2, 2, "readonly fast", 1, 1, kQueued},
     {kTtl, "ttl", 2, 2, "readonly fast", 1, 1, kQueued},

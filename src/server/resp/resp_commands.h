@@ -29,6 +29,7 @@ enum RespCommandId : std::size_t {
   kSnowidIds,
   kSnowidDecode,
   kSnowidInfo,
+  kSnowidBusiness,
   kExists,
   kType,
   kTtl,
@@ -96,7 +97,7 @@ std::optional<std::int64_t> integer_argument(std::string_view text);
 // false with `refusal` set to the RESP error otherwise.
 bool incrby_increment(std::string_view text, std::int64_t& count, std::string& refusal);
 
-// SNOWID.IDS's count: a positive integer (max_batch is the service's rule);
+// SNOWID.IDS's and SNOWID.BUSINESS's count: a positive integer (max_batch is the service's rule);
 // false with `refusal` set to the RESP error otherwise.
 bool snowid_ids_count(std::string_view text, std::int64_t& count, std::string& refusal);
 

@@ -168,7 +168,8 @@ class RespConnection final : public StreamHandler {
       }
       return fmt::format(
           "ERR unknown command '{}', with args beginning with: {}; snowid serves INCR, INCRBY, "
-          "SNOWID.ID, SNOWID.IDS, SNOWID.DECODE, SNOWID.INFO (COMMAND lists them all)",
+          "SNOWID.ID, SNOWID.IDS, SNOWID.DECODE, SNOWID.INFO, SNOWID.BUSINESS (COMMAND lists them "
+          "all)",
           printable(args[0]), args.size() > 1 ? printable(args[1]) : "");
     }
     if (args.size() < row->min_arguments || args.size() > row->max_arguments) {
@@ -208,6 +209,11 @@ class RespConnection final : public StreamHandler {
       if (row.id == kSnowidIds && !snowid_ids_count(args[1], count, refusal)) return refusal;
       ids = static_cast<std::uint64_t>(count);
       answer = service_.admit(IdRequest{caller(), agent_, ids});
+    } else if (row.id == kSnowidBusiness) {
+      std::int64_t count = 1;
+      if (args.size() == 3 && !snowid_ids_count(args[2], count, refusal)) return refusal;
+      ids = static_cast<std::uint64_t>(count);
+      answer = service_.admit(BusinessRequest{caller(), agent_, args[1], ids});
     }
     return answer.ok() ? std::string{} : refusal_text(answer);
   }
@@ -232,6 +238,9 @@ class RespConnection final : public StreamHandler {
         return true;
       case kSnowidInfo:
         info(reply);
+        return true;
+      case kSnowidBusiness:
+        business(args, reply);
         return true;
       case kExists:
       case kType:
@@ -427,6 +436,23 @@ class RespConnection final : public StreamHandler {
     for (Id id : ids_) reply.decimal(id);
   }
 
+  // SNOWID.BUSINESS tag [count]: the tag's business IDs as an array of bulk
+  // strings, one by default.
+  void business(const Arguments& args, RespReply& reply) {
+    std::int64_t count = 1;
+    std::string refusal;
+    if (args.size() == 3 && !snowid_ids_count(args[2], count, refusal)) {
+      return reply.error(refusal);
+    }
+    const BusinessRequest request{caller(), agent_, args[1], static_cast<std::uint64_t>(count)};
+    strings_.clear();
+    const Answer answer =
+        counted(Call::kBusiness, [&] { return service_.next_business_ids(request, strings_); });
+    if (!answer.ok()) return refuse(answer, reply);
+    reply.array(strings_.size());
+    for (const std::string& id : strings_) reply.bulk(id);
+  }
+
   void decode(std::string_view text, RespReply& reply) {
     IdFields fields;
     const Answer answer = counted(Call::kDecode, [&] {
@@ -592,6 +618,7 @@ class RespConnection final : public StreamHandler {
   std::string agent_;  // CLIENT SETNAME's name; empty: none
   std::vector<Id> ids_;
   std::vector<std::int64_t> numbers_;
+  std::vector<std::string> strings_;  // SNOWID.BUSINESS's
   std::optional<RespTransaction> transaction_;  // after MULTI, until EXEC or DISCARD
 };
 

@@ -11,6 +11,9 @@
 //                              clients read integers into doubles
 //   SNOWID.DECODE id           the ID's fields (a map in RESP3, a flat array in RESP2)
 //   SNOWID.INFO                /v1/info's JSON, as a bulk string
+//   SNOWID.BUSINESS tag [n]    the tag's business IDs (one; n, 1..max_batch)
+//                              as an array of bulk strings, behind a token
+//                              that opens the tag, as INCR
 //   EXISTS tag…, TYPE, TTL, PTTL tag
 //                              whether this node serves the tag (a fetch of it
 //                              succeeded): EXISTS counts them, TYPE "string" or

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bounded_http_get.h"
+#include "bounded_http_request.h"
 
 namespace snowid::server {
 namespace {
@@ -56,7 +56,7 @@ Result<PeerAnswer> ask(const std::string& peer, const std::string& token) {
     const auto began = std::chrono::steady_clock::now();
     // Within kPeerTimeout, connect included: a peer that accepts and never
     // answers does not hold the start.
-    auto answered = bounded_http_get(io, stream, addresses, request, kPeerTimeout, 1 << 20);
+    auto answered = bounded_http_request(io, stream, addresses, request, kPeerTimeout, 1 << 20);
     if (!answered.ok()) return answered.error();
     const auto round_trip =
         std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - began);

@@ -226,19 +226,24 @@ class IdService {
   // in turn) is sorted: every batch's numbers rise, but not every batch lies
   // above the one before (segment_numbers_rise()).
   Answer next_segment_ids(const SegmentRequest& request, std::vector<std::int64_t>& out);
-  // Business IDs (tags/tag_book.h): the tag's token, agent, segment mode on
-  // and keeping tag settings (kDisabled), the tag's name, count
-  // (1..max_batch); then request.count strings appended to `out`.
-  // kNotFound: no such tag or no template; kConflict: retired, or the
+  // Everything next_business_ids() checks before it asks the tag book: the
+  // tag's token, agent, segment mode on and keeping tag settings
+  // (kDisabled), the tag's name, count (1..max_batch). For a request that
+  // must be admitted before it runs (RESP's MULTI).
+  Answer admit(const BusinessRequest& request) const;
+  // Business IDs (tags/tag_book.h): admit(request)'s checks, then
+  // request.count strings appended to `out`.
+  // kNotFound: no such tag; kConflict: retired, no template, or the
   // period's numbers outgrew the template's width; kUnavailable: the store,
   // or the node's clock and the store's disagree about the period.
   Answer next_business_ids(const BusinessRequest& request, std::vector<std::string>& out);
 
   // Tag administration (tag_book.h), each behind an admin token and
   // written to the tag audit log with the token's name: kDisabled as
-  // above, kInvalidArgument for a bad name, step, start or template,
-  // kNotFound, kConflict (exists, retired, a change that could repeat
-  // strings, a concurrent change), kUnavailable (the store).
+  // above, kInvalidArgument for a bad name, step, start or template (a
+  // template change that could repeat strings among them), kNotFound,
+  // kConflict (exists, retired, a concurrent change), kUnavailable (the
+  // store).
   Answer create_tag(const Caller& caller, const tags::TagCreation& creation, tags::TagView& out);
   Answer list_tags(const Caller& caller, std::vector<tags::TagView>& out);
   Answer show_tag(const Caller& caller, std::string_view tag, tags::TagView& out);

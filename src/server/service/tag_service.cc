@@ -88,8 +88,7 @@ Answer IdService::check_tag_book() const {
   return {};
 }
 
-Answer IdService::next_business_ids(const BusinessRequest& request,
-                                    std::vector<std::string>& out) {
+Answer IdService::admit(const BusinessRequest& request) const {
   if (Answer allowed = authorize(request.caller, TokenScope::segment_tag(request.tag));
       !allowed.ok()) {
     return allowed;
@@ -97,7 +96,12 @@ Answer IdService::next_business_ids(const BusinessRequest& request,
   if (Answer agent = check_agent(request.agent); !agent.ok()) return agent;
   if (Answer on = check_tag_book(); !on.ok()) return on;
   if (Answer tag = check_tag(request.tag); !tag.ok()) return tag;
-  if (Answer count = check_count(request.count); !count.ok()) return count;
+  return check_count(request.count);
+}
+
+Answer IdService::next_business_ids(const BusinessRequest& request,
+                                    std::vector<std::string>& out) {
+  if (Answer admitted = admit(request); !admitted.ok()) return admitted;
   Status issued = tag_book_->next(request.tag, static_cast<std::size_t>(request.count), out);
   if (!issued.ok()) return tag_refusal(issued.error());
   return {};
