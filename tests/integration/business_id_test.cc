@@ -89,12 +89,17 @@ class BusinessIdTest : public ::testing::Test {
 TEST_F(BusinessIdTest, TwoNodesAcrossMidnightNeverRepeatAndRestartAtOne) {
   test::FaketimeControl clock;
   if (!clock.available()) GTEST_SKIP() << test::kFaketimeMissing;
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::system_clock::now().time_since_epoch());
   const std::chrono::milliseconds day{86'400'000};
-  const auto next_midnight = (now / day + 1) * day;
-  // Starts 4 s before midnight: the nodes start, then serve across it.
-  clock.set_offset(next_midnight - now - 4000ms);
+  // The nodes' clocks read `before` ahead of midnight (UTC) from now on.
+  const auto before_midnight = [&](std::chrono::milliseconds before) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    clock.set_offset((now / day + 1) * day - now - before);
+  };
+  // The nodes start two minutes before midnight (however long their start
+  // takes on a loaded machine), and are moved to 2 s before it just before
+  // the load: they serve across it.
+  before_midnight(120'000ms);
   auto a = start("a", 1, clock.env());
   auto b = start("b", 2, clock.env());
   ASSERT_TRUE(a->started()) << a->log();
@@ -103,6 +108,7 @@ TEST_F(BusinessIdTest, TwoNodesAcrossMidnightNeverRepeatAndRestartAtOne) {
                                   R"({"tag": "orders", "step": 50,
                                       "template": "ORD-{yyyyMMdd}-{seq:06}"})");
   ASSERT_EQ(created.status, 201) << created.body;
+  before_midnight(2000ms);
 
   std::vector<std::string> from[2];
   std::atomic<int> refused{0};
