@@ -275,44 +275,7 @@ class StoreTagBook final : public TagBook {
       return Error{ErrorCode::kAlreadyExists,
                    fmt::format("tag '{}' already exists", creation.tag)};
     }
-    if (*existing) {
-      // Created again after it was retired: its numbers continue above
-      // every one handed out, in its own row and in its periods' rows.
-      auto row = read_tag_row(creation.tag);
-      if (!row.ok()) return row.error();
-      if (*row && creation.start < (*row)->max_id) {
-        return failed(fmt::format(
-            "tag '{}' was retired with numbers up to {} handed out: it is created again at {} "
-            "or above, never below (start {} would repeat numbers)",
-            creation.tag, (*row)->max_id, (*row)->max_id, creation.start));
-      }
-      if (Status admitted = admit_template(creation.tag, settings); !admitted.ok()) {
-        return admitted.error();
-      }
-      if (!*row) {
-        Status created = with_store([&](SegmentStore& store) {
-          return store.create_tag(creation.tag, creation.start, creation.step,
-                                  creation.description);
-        });
-        if (!created.ok()) return created.error();
-      } else {
-        Status stepped = with_store(
-            [&](SegmentStore& store) { return store.set_step(creation.tag, creation.step); });
-        if (!stepped.ok()) return stepped.error();
-        if (creation.start > (*row)->max_id) {
-          Status raised = raise_to(creation.tag, (*row)->max_id, creation.start);
-          if (!raised.ok()) return raised.error();
-        }
-      }
-      settings.retired = false;
-      Status written = replace_settings(creation.tag, (*existing)->version, settings);
-      if (!written.ok()) return written.error();
-      audit(actor, creation.tag, "create",
-            fmt::format("created again after retirement: start {}, step {}, template {}, zone {}",
-                        creation.start, creation.step, json_text(settings.template_text),
-                        json_text(settings.zone)));
-      return show(creation.tag);
-    }
+    if (*existing) return recreate(creation, std::move(settings), (*existing)->version, actor);
     // A tag row may exist without settings (made with `snowid segment
     // create`, or a create cut short): then it is an existing tag.
     auto present = read_tag_row(creation.tag);
@@ -337,6 +300,46 @@ class StoreTagBook final : public TagBook {
           fmt::format("start {}, step {}, template {}, zone {}", creation.start, creation.step,
                       json_text(settings.template_text), json_text(settings.zone)));
     forget_absent(creation.tag);
+    return show(creation.tag);
+  }
+
+  // A retired tag created again (admin_mutex_ held): its numbers continue
+  // above every one handed out, in its own row and in its periods' rows.
+  Result<TagView> recreate(const TagCreation& creation, TagSettings settings,
+                           std::int64_t version, std::string_view actor) {
+    auto row = read_tag_row(creation.tag);
+    if (!row.ok()) return row.error();
+    if (*row && creation.start < (*row)->max_id) {
+      return failed(fmt::format(
+          "tag '{}' was retired with numbers up to {} handed out: it is created again at {} "
+          "or above, never below (start {} would repeat numbers)",
+          creation.tag, (*row)->max_id, (*row)->max_id, creation.start));
+    }
+    if (Status admitted = admit_template(creation.tag, settings); !admitted.ok()) {
+      return admitted.error();
+    }
+    if (!*row) {
+      Status created = with_store([&](SegmentStore& store) {
+        return store.create_tag(creation.tag, creation.start, creation.step,
+                                creation.description);
+      });
+      if (!created.ok()) return created.error();
+    } else {
+      Status stepped = with_store(
+          [&](SegmentStore& store) { return store.set_step(creation.tag, creation.step); });
+      if (!stepped.ok()) return stepped.error();
+      if (creation.start > (*row)->max_id) {
+        Status raised = raise_to(creation.tag, (*row)->max_id, creation.start);
+        if (!raised.ok()) return raised.error();
+      }
+    }
+    settings.retired = false;
+    Status written = replace_settings(creation.tag, version, settings);
+    if (!written.ok()) return written.error();
+    audit(actor, creation.tag, "create",
+          fmt::format("created again after retirement: start {}, step {}, template {}, zone {}",
+                      creation.start, creation.step, json_text(settings.template_text),
+                      json_text(settings.zone)));
     return show(creation.tag);
   }
 
@@ -754,6 +757,13 @@ class StoreTagBook final : public TagBook {
     // narrow width cannot afford). The store call is bounded.
     if (!new_period && state.prefetch_pending) {
       state.prefetched.wait(lock, [&] { return !state.prefetch_pending; });
+      // Another request may have filled the state while this one waited
+      // (the lock is let go only here): then its range serves this one too,
+      // and taking another would skip the rest of it.
+      if (state.filled && state.label == label && state.version == entry.settings.version &&
+          state.next < state.end) {
+        return {};
+      }
     }
     state.increment = next_increment(state, entry.settings.step, format);
     state.range_taken = std::chrono::steady_clock::now();
