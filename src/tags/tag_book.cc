@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <map>
@@ -39,6 +40,9 @@ constexpr std::size_t kMaxSettingsRows = 100'000;
 // second at most).
 constexpr milliseconds kAbsentFor{1000};
 constexpr std::size_t kMaxAbsentRemembered = 10'000;
+// How long after a store call failed business requests are refused without
+// calling it (check_store_answers).
+constexpr std::chrono::milliseconds kStoreQuietFor{1000};
 // How far above its handed-out numbers a retired tag may be created again
 // (the store is raised a range of at most kMaxSegmentStep at a time).
 constexpr std::int64_t kMaxStartRaise = 1'000'000'000'000;
@@ -501,14 +505,41 @@ class StoreTagBook final : public TagBook {
   using Cache = std::map<std::string, std::shared_ptr<const Entry>, std::less<>>;
 
   // The store is one connection, used by one thread at a time.
+  // Every call also notes whether the store answered (note_store).
   Status with_store(const std::function<Status(SegmentStore&)>& call) {
     std::lock_guard lock(store_mutex_);
-    return call(*store_);
+    Status status = call(*store_);
+    note_store(status.ok() ? nullptr : &status.error());
+    return status;
   }
   template <typename T>
   Result<T> with_store_result(const std::function<Result<T>(SegmentStore&)>& call) {
     std::lock_guard lock(store_mutex_);
-    return call(*store_);
+    Result<T> result = call(*store_);
+    note_store(result.ok() ? nullptr : &result.error());
+    return result;
+  }
+
+  void note_store(const Error* error) {
+    if (error == nullptr) {
+      store_failed_at_.store(0);
+    } else if (error->code == ErrorCode::kUnavailable) {
+      store_failed_at_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+  }
+
+  // A request for business IDs does not wait on a store that failed within
+  // kStoreQuietFor (each call may take the store's whole call timeout, on
+  // the listener's thread): it is refused at once while the book's thread
+  // keeps asking the store, and served again once it answers.
+  Status check_store_answers() const {
+    const auto failed_at = store_failed_at_.load();
+    if (failed_at == 0) return {};
+    const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+                       std::chrono::steady_clock::duration(failed_at);
+    if (since >= kStoreQuietFor) return {};
+    return Error{ErrorCode::kUnavailable,
+                 "the segment store did not answer a moment ago; retry shortly"};
   }
 
   Result<std::optional<SegmentTagRecord>> read_tag_row(std::string_view tag) {
@@ -636,6 +667,7 @@ class StoreTagBook final : public TagBook {
         return std::shared_ptr<const Entry>();
       }
     }
+    if (Status answers = check_store_answers(); !answers.ok()) return answers.error();
     auto settings = read_settings(tag);
     if (!settings.ok()) return settings.error();
     if (!*settings) {
@@ -736,6 +768,11 @@ class StoreTagBook final : public TagBook {
       return width_error(tag, format, label);
     }
     const bool new_period = !state.filled || state.label != label;
+    const bool standby_serves = !new_period && state.standby && state.standby_label == label &&
+                                state.standby_version == entry.settings.version;
+    if (!standby_serves && !state.prefetch_pending) {
+      if (Status answers = check_store_answers(); !answers.ok()) return answers;
+    }
     if (new_period && !label.empty()) {
       // The store's clock must see the same period: a node whose clock is
       // off would otherwise count in a period the store is not in.
@@ -912,6 +949,9 @@ class StoreTagBook final : public TagBook {
   TagBookOptions options_;
   Clock* clock_;
   std::mutex store_mutex_;
+  // steady_clock ticks of the last store call that failed unavailable; 0
+  // once one succeeds.
+  std::atomic<std::chrono::steady_clock::rep> store_failed_at_{0};
   std::mutex admin_mutex_;  // one administration call at a time on this node
 
   mutable std::shared_mutex cache_mutex_;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <set>
 #include <string>
@@ -279,6 +280,104 @@ TEST_F(TagBookTest, AWidenedTemplateServesAgainAfterItsWidthRanOut) {
     const Status served = node->next("w", 1, out);
     ASSERT_TRUE(served.ok()) << i << ": " << served.error().message;
   }
+  std::set<std::string> distinct(out.begin(), out.end());
+  EXPECT_EQ(distinct.size(), out.size());
+}
+
+// A real store that can be made to stop answering: while `down`, every
+// call waits `timeout` (as a silent database does) and fails unavailable.
+class SilencedStore final : public SegmentStore {
+ public:
+  SilencedStore(std::unique_ptr<SegmentStore> store, std::atomic<bool>& down)
+      : store_(std::move(store)), down_(down) {}
+  const char* kind() const override { return store_->kind(); }
+  Status create_tag(std::string_view tag, std::int64_t start, std::int64_t step,
+                    std::string_view description) override {
+    return gate([&] { return store_->create_tag(tag, start, step, description); });
+  }
+  Status ping() override { return gate([&] { return store_->ping(); }); }
+  Result<std::vector<SegmentTagRecord>> list_tags(std::size_t max_rows) override {
+    return gate([&] { return store_->list_tags(max_rows); });
+  }
+  Result<std::optional<SegmentTagRecord>> read_tag(std::string_view tag) override {
+    return gate([&] { return store_->read_tag(tag); });
+  }
+  Status set_step(std::string_view tag, std::int64_t step) override {
+    return gate([&] { return store_->set_step(tag, step); });
+  }
+  Result<SegmentRange> take_range(std::string_view tag,
+                                  std::optional<std::int64_t> increment) override {
+    return gate([&] { return store_->take_range(tag, increment); });
+  }
+  Result<std::optional<SegmentTagRecord>> read_own_row(std::string_view key) override {
+    return gate([&] { return store_->read_own_row(key); });
+  }
+  Result<std::vector<SegmentTagRecord>> list_own_rows(std::string_view prefix,
+                                                      std::size_t max_rows) override {
+    return gate([&] { return store_->list_own_rows(prefix, max_rows); });
+  }
+  Status create_own_row(std::string_view key, std::int64_t start, std::int64_t step,
+                        std::string_view description) override {
+    return gate([&] { return store_->create_own_row(key, start, step, description); });
+  }
+  Result<bool> replace_own_row(std::string_view key, std::int64_t version,
+                               std::string_view description) override {
+    return gate([&] { return store_->replace_own_row(key, version, description); });
+  }
+  Result<SegmentRange> take_own_range(std::string_view key, std::int64_t increment) override {
+    return gate([&] { return store_->take_own_range(key, increment); });
+  }
+  Result<std::chrono::milliseconds> store_time() override {
+    return gate([&] { return store_->store_time(); });
+  }
+
+ private:
+  template <typename Call>
+  auto gate(Call call) -> decltype(call()) {
+    if (!down_) return call();
+    std::this_thread::sleep_for(milliseconds{300});
+    return Error{ErrorCode::kUnavailable, "the store did not answer"};
+  }
+  std::unique_ptr<SegmentStore> store_;
+  std::atomic<bool>& down_;
+};
+
+// A store that stops answering costs a business request one call timeout,
+// not one per request: the next are refused at once until the book's thread
+// finds the store answering again.
+TEST_F(TagBookTest, AStoreThatDoesNotAnswerIsNotWaitedOnByEveryRequest) {
+  std::atomic<bool> down{false};
+  auto store = open_segment_store(url);
+  ASSERT_TRUE(store.ok());
+  TagBookOptions options;
+  options.refresh = milliseconds{100};
+  auto node =
+      TagBook::open(std::make_unique<SilencedStore>(std::move(*store), down), options);
+  ASSERT_TRUE(node.ok());
+  ASSERT_TRUE((*node)->create(creation("orders", 10, "O{seq:05}"), "x").ok());
+  std::vector<std::string> out;
+  ASSERT_TRUE((*node)->next("orders", 10, out).ok());
+  down = true;
+  // The book's own thread finds the store silent first (a refresh, a range
+  // taken ahead); then five requests that need the store are refused at once.
+  std::this_thread::sleep_for(milliseconds{800});
+  const auto refused_at = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {
+    const Status refused = (*node)->next("orders", 50, out);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - refused_at, milliseconds{250})
+      << "the requests waited on the silent store";
+  down = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+  Status served;
+  do {
+    served = (*node)->next("orders", 50, out);
+    if (served.ok()) break;
+    std::this_thread::sleep_for(milliseconds{50});
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_TRUE(served.ok()) << served.error().message;
   std::set<std::string> distinct(out.begin(), out.end());
   EXPECT_EQ(distinct.size(), out.size());
 }
