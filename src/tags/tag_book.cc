@@ -759,6 +759,22 @@ class StoreTagBook final : public TagBook {
     }
   }
 
+  // The store's clock must see the same period as this node's: a node whose
+  // clock is off would otherwise count in a period the store is not in.
+  Status check_store_period(std::string_view tag, const BusinessFormat& format,
+                            const std::string& label, BusinessState& state) {
+    auto store_now =
+        with_store_result<milliseconds>([](SegmentStore& store) { return store.store_time(); });
+    if (!store_now.ok()) return store_now.error();
+    const std::string store_label = format.period_label(format.civil_time(*store_now));
+    if (store_label == label) return {};
+    ++state.stats.refused_clock;
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("tag '{}': this node's clock is in period {} and the segment "
+                             "store's in {}; refusing rather than guessing the period",
+                             tag, label, store_label)};
+  }
+
   // Takes the next range of `label` for `tag` into `state` (its mutex held).
   Status fill(std::string_view tag, const Entry& entry, const BusinessFormat& format,
               const std::string& label, BusinessState& state, std::unique_lock<std::mutex>& lock) {
@@ -774,18 +790,8 @@ class StoreTagBook final : public TagBook {
       if (Status answers = check_store_answers(); !answers.ok()) return answers;
     }
     if (new_period && !label.empty()) {
-      // The store's clock must see the same period: a node whose clock is
-      // off would otherwise count in a period the store is not in.
-      auto store_now =
-          with_store_result<milliseconds>([](SegmentStore& store) { return store.store_time(); });
-      if (!store_now.ok()) return store_now.error();
-      const std::string store_label = format.period_label(format.civil_time(*store_now));
-      if (store_label != label) {
-        ++state.stats.refused_clock;
-        return Error{ErrorCode::kUnavailable,
-                     fmt::format("tag '{}': this node's clock is in period {} and the segment "
-                                 "store's in {}; refusing rather than guessing the period",
-                                 tag, label, store_label)};
+      if (Status agreed = check_store_period(tag, format, label, state); !agreed.ok()) {
+        return agreed;
       }
     }
     const std::int64_t largest = format.max_number();

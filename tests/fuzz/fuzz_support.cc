@@ -45,8 +45,14 @@ server::IdService* start_service(ServiceKind kind) {
   auto node = server::Node::start(*resolved);
   if (!node.ok()) fail("node", node.error());
   // No tokens_file: the service's one token is config.bearer_token.
-  server::IdService::Parts parts{std::move(*node), nullptr, nullptr, nullptr,
-                                 server::configured_endpoints(config), nullptr};
+  server::IdService::Parts parts{std::move(*node),
+                                 nullptr,
+                                 nullptr,
+                                 nullptr,
+                                 server::configured_endpoints(config),
+                                 nullptr,
+                                 nullptr,
+                                 "the fuzz targets open no tag book"};
   const std::string& url = resolved->segment_url;
   if (!url.empty()) {
     auto store = open_segment_store(url);
