@@ -239,7 +239,7 @@ Result<std::unique_ptr<TokenSource>> TokenSource::from_file(const std::string& p
   source->read_ = identify(path);
   auto set = TokenSet::from_file(path);
   if (!set.ok()) return set.error();
-  source->current_.store(std::make_shared<const TokenSet>(std::move(*set)));
+  source->current_ = std::make_shared<const TokenSet>(std::move(*set));
   return source;
 }
 
@@ -263,7 +263,10 @@ bool TokenSource::reload(bool force) {
     return false;
   }
   const std::size_t count = set->tokens().size();
-  current_.store(std::make_shared<const TokenSet>(std::move(*set)));
+  {
+    std::lock_guard publish(current_mutex_);
+    current_ = std::make_shared<const TokenSet>(std::move(*set));
+  }
   spdlog::info("tokens_file {}: read again, {} tokens in force", path_, count);
   return true;
 }

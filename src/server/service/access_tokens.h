@@ -116,7 +116,10 @@ class TokenSource {
   static Result<std::unique_ptr<TokenSource>> from_file(const std::string& path);
 
   // The current tokens; null while none is required.
-  std::shared_ptr<const TokenSet> current() const { return current_.load(); }
+  std::shared_ptr<const TokenSet> current() const {
+    std::lock_guard lock(current_mutex_);
+    return current_;
+  }
   bool required() const { return required_; }
   // The tokens file; empty without one.
   const std::string& path() const { return path_; }
@@ -140,7 +143,11 @@ class TokenSource {
 
   std::string path_;
   bool required_ = false;
-  std::atomic<std::shared_ptr<const TokenSet>> current_;
+  // A mutex, not std::atomic<std::shared_ptr>: libstdc++ 12 guards that one
+  // with a lock bit ThreadSanitizer does not see, and the copy under a mutex
+  // is as cheap where it matters (one per request).
+  mutable std::mutex current_mutex_;
+  std::shared_ptr<const TokenSet> current_;
   std::mutex reload_mutex_;
   FileIdentity read_;  // under reload_mutex_: what the last read (or attempt) saw
 };
