@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -92,21 +94,9 @@ Error retired_error(std::string_view tag) {
       tag));
 }
 
+// `text` as a JSON string, quotes included (for the audit lines).
 std::string json_text(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // A tag's settings as the cache holds them, with the template parsed once.
@@ -908,10 +898,13 @@ class StoreTagBook final : public TagBook {
 
   void audit(std::string_view actor, std::string_view tag, std::string_view action,
              std::string_view what) {
-    const std::string line = fmt::format(
-        "{{\"time_ms\":{},\"actor\":{},\"tag\":{},\"action\":{},\"change\":{}}}",
-        SystemClock::instance().now().count(), json_text(actor), json_text(tag),
-        json_text(action), json_text(what));
+    const std::string line =
+        nlohmann::ordered_json{{"time_ms", SystemClock::instance().now().count()},
+                               {"actor", actor},
+                               {"tag", tag},
+                               {"action", action},
+                               {"change", what}}
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     spdlog::warn("tag {} {} by '{}': {}", action, tag, actor, what);
     if (options_.audit) options_.audit(line);
   }

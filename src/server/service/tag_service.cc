@@ -44,38 +44,40 @@ std::string IdService::business_metrics() const {
   if (stats.size() > kMaxSegmentTagsExported) stats.resize(kMaxSegmentTagsExported);
   std::string out;
   auto sink = std::back_inserter(out);
-  struct Series {
-    std::string_view name;
-    std::string_view type;
-    std::string_view help;
+  // One family: its HELP and TYPE, then `sample(tag's label, stats)` per tag.
+  const auto family = [&](std::string_view name, std::string_view type, std::string_view help,
+                           const auto& sample) {
+    fmt::format_to(sink, "# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+    for (const auto& tag : stats) sample(prometheus_label_value(tag.tag), tag);
   };
-  const Series series[] = {
-      {"snowid_business_ids_total", "counter", "Business IDs handed out, by tag."},
-      {"snowid_business_refused_total", "counter",
-       "Business ID requests refused, by tag and reason (width: the period's numbers outgrew the "
-       "template's width; clock: the node's and the store's clocks disagree about the period)."},
-      {"snowid_business_width_used_ratio", "gauge",
-       "The highest number taken in the current period over the largest the template's width "
-       "holds."},
-      {"snowid_business_width_warning", "gauge",
-       "1 while the current period has passed business_width_warning of its width."},
-  };
-  for (const Series& s : series) {
-    fmt::format_to(sink, "# HELP {0} {1}\n# TYPE {0} {2}\n", s.name, s.help, s.type);
-    for (const auto& tag : stats) {
-      const std::string label = prometheus_label_value(tag.tag);
-      if (s.name == "snowid_business_ids_total") {
-        fmt::format_to(sink, "{}{{tag=\"{}\"}} {}\n", s.name, label, tag.issued);
-      } else if (s.name == "snowid_business_refused_total") {
-        fmt::format_to(sink, "{0}{{tag=\"{1}\",reason=\"width\"}} {2}\n{0}{{tag=\"{1}\",reason=\"clock\"}} {3}\n",
-                       s.name, label, tag.refused_width, tag.refused_clock);
-      } else if (s.name == "snowid_business_width_used_ratio") {
-        fmt::format_to(sink, "{}{{tag=\"{}\"}} {:.6f}\n", s.name, label, tag.width_used);
-      } else {
-        fmt::format_to(sink, "{}{{tag=\"{}\"}} {}\n", s.name, label, tag.width_warning ? 1 : 0);
-      }
-    }
-  }
+  family("snowid_business_ids_total", "counter", "Business IDs handed out, by tag.",
+         [&](const std::string& tag, const tags::BusinessTagStats& s) {
+           fmt::format_to(sink, "snowid_business_ids_total{{tag=\"{}\"}} {}\n", tag, s.issued);
+         });
+  family("snowid_business_refused_total", "counter",
+         "Business ID requests refused, by tag and reason (width: the period's numbers outgrew "
+         "the template's width; clock: the node's and the store's clocks disagree about the "
+         "period).",
+         [&](const std::string& tag, const tags::BusinessTagStats& s) {
+           for (const auto& [reason, count] :
+                {std::pair{"width", s.refused_width}, std::pair{"clock", s.refused_clock}}) {
+             fmt::format_to(sink, "snowid_business_refused_total{{tag=\"{}\",reason=\"{}\"}} {}\n",
+                            tag, reason, count);
+           }
+         });
+  family("snowid_business_width_used_ratio", "gauge",
+         "The highest number taken in the current period over the largest the template's width "
+         "holds.",
+         [&](const std::string& tag, const tags::BusinessTagStats& s) {
+           fmt::format_to(sink, "snowid_business_width_used_ratio{{tag=\"{}\"}} {:.6f}\n", tag,
+                          s.width_used);
+         });
+  family("snowid_business_width_warning", "gauge",
+         "1 while the current period has passed business_width_warning of its width.",
+         [&](const std::string& tag, const tags::BusinessTagStats& s) {
+           fmt::format_to(sink, "snowid_business_width_warning{{tag=\"{}\"}} {}\n", tag,
+                          s.width_warning ? 1 : 0);
+         });
   return out;
 }
 
